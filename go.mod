@@ -1,0 +1,3 @@
+module github.com/debated/debated
+
+go 1.26.8
