@@ -1,0 +1,85 @@
+# debated — run `make help` for the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+BIN := $(CURDIR)/bin
+export PATH := $(BIN):$(PATH)
+
+# Pinned tools, installed from the Go module proxy into ./bin.
+BUF_VERSION                := v1.75.0
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
+GOLANGCI_LINT_VERSION      := v2.15.0
+
+# `make run` settings; override on the command line or in the environment.
+DEBATED_LISTEN      ?= localhost:50051
+DEBATED_ADMIN_TOKEN ?= dev-admin-token
+TEST_DATABASE_URL   ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+export TEST_DATABASE_URL
+
+GO_TEST_FLAGS ?= -count=1 -timeout=15m
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(BIN)/buf-$(BUF_VERSION):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	@touch $@
+
+$(BIN)/protoc-gen-go-$(PROTOC_GEN_GO_VERSION):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	@touch $@
+
+$(BIN)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	@touch $@
+
+$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	@touch $@
+
+PROTO_TOOLS := $(BIN)/buf-$(BUF_VERSION) $(BIN)/protoc-gen-go-$(PROTOC_GEN_GO_VERSION) $(BIN)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION)
+
+.PHONY: tools
+tools: $(PROTO_TOOLS) $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) ## Install the pinned build tools into ./bin.
+
+.PHONY: generate
+generate: $(PROTO_TOOLS) ## Regenerate the protobuf Go code in gen/.
+	buf generate
+
+.PHONY: check-generate
+check-generate: generate ## Fail if the committed generated code is not what `make generate` makes.
+	@if [ -n "$$(git status --porcelain -- gen)" ]; then \
+		echo "generated code is stale: run make generate and commit gen/"; git status --porcelain -- gen; exit 1; fi
+
+.PHONY: lint
+lint: $(PROTO_TOOLS) $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) ## Run golangci-lint, buf lint and buf format.
+	golangci-lint run ./...
+	buf lint
+	buf format -d --exit-code
+
+.PHONY: build
+build: ## Build debated and debatectl into ./bin.
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/ ./cmd/...
+
+.PHONY: run
+run: build ## Run the service on the embedded store (admin token: $(DEBATED_ADMIN_TOKEN)).
+	DEBATED_ADMIN_TOKEN=$(DEBATED_ADMIN_TOKEN) DEBATED_LISTEN=$(DEBATED_LISTEN) DEBATED_LOG_FORMAT=text $(BIN)/debated serve
+
+.PHONY: test
+test: check-generate lint ## Run every check and test (needs PostgreSQL at TEST_DATABASE_URL).
+	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-short
+test-short: ## Run the Go tests only, without lint and generation checks.
+	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: bench
+bench: ## Run the Go benchmarks (both stores) and print the results.
+	go test -run '^$$' -bench . -benchmem -count=1 ./...

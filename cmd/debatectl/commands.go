@@ -1,0 +1,359 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/dealfile"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+func subflags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// oneArg parses fs and requires exactly one positional argument.
+func oneArg(fs *flag.FlagSet, args []string, what string) (string, error) {
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if fs.NArg() != 1 {
+		return "", fmt.Errorf("%s: want exactly one %s", fs.Name(), what)
+	}
+	return fs.Arg(0), nil
+}
+
+func (c *cli) printJSON(m proto.Message) error {
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true}.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(c.out, string(b))
+	return err
+}
+
+func (c *cli) table(header string, rows [][]string) error {
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+func (c *cli) tenantCreate(ctx context.Context, args []string) error {
+	fs := subflags("tenant create")
+	name := fs.String("name", "", "tenant name")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel, err := c.adminCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := debatedv1.NewAdminServiceClient(c.conn).CreateTenant(ctx, &debatedv1.CreateTenantRequest{Name: *name})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	_, err = fmt.Fprintf(c.out, "tenant %s created (name %q)\n", resp.GetTenant().GetTenantId(), resp.GetTenant().GetName())
+	return err
+}
+
+func (c *cli) tenantList(ctx context.Context, args []string) error {
+	if err := subflags("tenant list").Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel, err := c.adminCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	client := debatedv1.NewAdminServiceClient(c.conn)
+	all := &debatedv1.ListTenantsResponse{}
+	for token := ""; ; {
+		resp, err := client.ListTenants(ctx, &debatedv1.ListTenantsRequest{PageSize: 1000, PageToken: token})
+		if err != nil {
+			return err
+		}
+		all.Tenants = append(all.Tenants, resp.GetTenants()...)
+		if token = resp.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	if c.json {
+		return c.printJSON(all)
+	}
+	rows := make([][]string, 0, len(all.Tenants))
+	for _, t := range all.Tenants {
+		rows = append(rows, []string{t.GetTenantId(), t.GetName(), t.GetCreateTime().AsTime().Format("2006-01-02T15:04:05Z")})
+	}
+	return c.table("TENANT_ID\tNAME\tCREATED", rows)
+}
+
+func (c *cli) keyCreate(ctx context.Context, args []string) error {
+	fs := subflags("key create")
+	tenant := fs.String("tenant", "", "tenant id")
+	name := fs.String("name", "", "key name")
+	scope := fs.String("scope", "", "extra scope: admin")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	req := &debatedv1.CreateAPIKeyRequest{TenantId: *tenant, Name: *name}
+	switch *scope {
+	case "":
+	case "admin":
+		req.Scopes = []debatedv1.Scope{debatedv1.Scope_SCOPE_ADMIN}
+	default:
+		return fmt.Errorf("key create: unknown scope %q (want admin)", *scope)
+	}
+	ctx, cancel, err := c.adminCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := debatedv1.NewAdminServiceClient(c.conn).CreateAPIKey(ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	_, err = fmt.Fprintf(c.out, "key %s created for tenant %s\nsecret (shown once): %s\n",
+		resp.GetApiKey().GetKeyId(), resp.GetApiKey().GetTenantId(), resp.GetSecret())
+	return err
+}
+
+func (c *cli) keyRevoke(ctx context.Context, args []string) error {
+	id, err := oneArg(subflags("key revoke"), args, "KEY_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.adminCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := debatedv1.NewAdminServiceClient(c.conn).RevokeAPIKey(ctx, &debatedv1.RevokeAPIKeyRequest{KeyId: id})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	_, err = fmt.Fprintf(c.out, "key %s revoked\n", resp.GetApiKey().GetKeyId())
+	return err
+}
+
+func (c *cli) importDeal(ctx context.Context, args []string) error {
+	dir, err := oneArg(subflags("import-deal"), args, "DIR")
+	if err != nil {
+		return err
+	}
+	b, err := dealfile.Load(dir)
+	if err != nil {
+		return err
+	}
+	req, err := apiconv.BundleToProto(b)
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := debatedv1.NewRegistryServiceClient(c.conn).ImportDeal(ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	d := resp.GetDeal()
+	verb := "imported"
+	if !resp.GetCreated() {
+		verb = "already imported, unchanged"
+	}
+	_, err = fmt.Fprintf(c.out, "deal %s %s: %d claims, %d evidence items, %d spans, %d sanads, %d documents, %d calcs\n",
+		d.GetDeal().GetDealId(), verb, d.GetClaimCount(), d.GetEvidenceItemCount(), d.GetSpanCount(),
+		d.GetSanadCount(), d.GetDocumentCount(), d.GetCalcCount())
+	return err
+}
+
+func (c *cli) dealGet(ctx context.Context, args []string) error {
+	id, err := oneArg(subflags("deal get"), args, "DEAL_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := debatedv1.NewRegistryServiceClient(c.conn).GetDeal(ctx, &debatedv1.GetDealRequest{DealId: id})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	return c.dealTable([]*debatedv1.DealSummary{resp.GetDeal()})
+}
+
+func (c *cli) dealList(ctx context.Context, args []string) error {
+	if err := subflags("deal list").Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	client := debatedv1.NewRegistryServiceClient(c.conn)
+	all := &debatedv1.ListDealsResponse{}
+	for token := ""; ; {
+		resp, err := client.ListDeals(ctx, &debatedv1.ListDealsRequest{PageSize: 1000, PageToken: token})
+		if err != nil {
+			return err
+		}
+		all.Deals = append(all.Deals, resp.GetDeals()...)
+		if token = resp.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	if c.json {
+		return c.printJSON(all)
+	}
+	return c.dealTable(all.Deals)
+}
+
+func (c *cli) dealTable(ds []*debatedv1.DealSummary) error {
+	rows := make([][]string, 0, len(ds))
+	for _, d := range ds {
+		rows = append(rows, []string{d.GetDeal().GetDealId(), d.GetDeal().GetCompanyName(), d.GetDeal().GetStage(),
+			fmt.Sprint(d.GetClaimCount()), fmt.Sprint(d.GetEvidenceItemCount()), fmt.Sprint(d.GetCalcCount())})
+	}
+	return c.table("DEAL_ID\tCOMPANY\tSTAGE\tCLAIMS\tEVIDENCE\tCALCS", rows)
+}
+
+func (c *cli) claimsList(ctx context.Context, args []string) error {
+	fs := subflags("claims list")
+	class := fs.String("class", "", "only this claim class, e.g. FINANCIAL")
+	mat := fs.String("materiality", "", "only this materiality, e.g. HIGH")
+	id, err := oneArg(fs, args, "DEAL_ID")
+	if err != nil {
+		return err
+	}
+	req := &debatedv1.ListClaimsRequest{DealId: id, PageSize: 1000}
+	if *class != "" {
+		n, ok := debatedv1.ClaimClass_value["CLAIM_CLASS_"+strings.ToUpper(*class)]
+		if !ok {
+			return fmt.Errorf("claims list: unknown class %q", *class)
+		}
+		req.ClaimClass = debatedv1.ClaimClass(n)
+	}
+	if *mat != "" {
+		n, ok := debatedv1.Materiality_value["MATERIALITY_"+strings.ToUpper(*mat)]
+		if !ok {
+			return fmt.Errorf("claims list: unknown materiality %q", *mat)
+		}
+		req.Materiality = debatedv1.Materiality(n)
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	client := debatedv1.NewRegistryServiceClient(c.conn)
+	all := &debatedv1.ListClaimsResponse{}
+	for {
+		resp, err := client.ListClaims(ctx, req)
+		if err != nil {
+			return err
+		}
+		all.Claims = append(all.Claims, resp.GetClaims()...)
+		if req.PageToken = resp.GetNextPageToken(); req.PageToken == "" {
+			break
+		}
+	}
+	if c.json {
+		return c.printJSON(all)
+	}
+	return c.claimTable(all.Claims)
+}
+
+func (c *cli) claimGet(ctx context.Context, args []string) error {
+	id, err := oneArg(subflags("claim get"), args, "CLAIM_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := debatedv1.NewRegistryServiceClient(c.conn).GetClaim(ctx, &debatedv1.GetClaimRequest{ClaimId: id})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	return c.claimTable([]*debatedv1.Claim{resp.GetClaim()})
+}
+
+func (c *cli) claimTable(cs []*debatedv1.Claim) error {
+	rows := make([][]string, 0, len(cs))
+	for _, cl := range cs {
+		rows = append(rows, []string{cl.GetClaimKey(), cl.GetClaimId(),
+			strings.TrimPrefix(cl.GetClaimClass().String(), "CLAIM_CLASS_"),
+			strings.TrimPrefix(cl.GetMateriality().String(), "MATERIALITY_"),
+			fmt.Sprint(cl.GetIcBound()), cl.GetClaimText()})
+	}
+	return c.table("KEY\tCLAIM_ID\tCLASS\tMATERIALITY\tIC_BOUND\tTEXT", rows)
+}
+
+// describe renders an error for a person: the gRPC code and message, then
+// one line per field violation.
+func describe(err error) string {
+	var ve *debate.ValidationError
+	if errors.As(err, &ve) {
+		var b strings.Builder
+		b.WriteString("InvalidArgument: the deal files are invalid")
+		for _, v := range ve.Violations {
+			fmt.Fprintf(&b, "\n  %s: %s", v.Field, v.Description)
+		}
+		return b.String()
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", st.Code(), st.Message())
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				fmt.Fprintf(&b, "\n  %s: %s", v.GetField(), v.GetDescription())
+			}
+		}
+	}
+	return b.String()
+}

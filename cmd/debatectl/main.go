@@ -1,0 +1,143 @@
+// Command debatectl is the command-line client of debated.
+//
+//	debatectl [--addr HOST:PORT] [--api-key KEY] [--admin-token T] [--json] <command> ...
+//
+// Run "debatectl help" for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+)
+
+const usage = `usage: debatectl [global flags] <command> [args]
+
+global flags (each also read from the environment):
+  --addr HOST:PORT     server address (DEBATECTL_ADDR, default localhost:50051)
+  --api-key KEY        tenant API key (DEBATECTL_API_KEY)
+  --admin-token TOKEN  admin token for tenant and key commands (DEBATECTL_ADMIN_TOKEN)
+  --json               print machine-readable JSON
+  --timeout D          deadline of each call (default 30s)
+
+commands:
+  tenant create --name NAME            create a tenant (admin)
+  tenant list                          list tenants (admin)
+  key create --tenant ID [--name N] [--scope admin]
+                                       create an API key; prints its secret once (admin)
+  key revoke KEY_ID                    revoke an API key (admin)
+  import-deal DIR                      import a deal directory (deal.json, claims.json, ...)
+  deal get DEAL_ID                     show a deal
+  deal list                            list deals
+  claims list DEAL_ID [--class C] [--materiality M]
+                                       list a deal's claims
+  claim get CLAIM_ID                   show one claim
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "debatectl:", describe(err))
+		os.Exit(1)
+	}
+}
+
+// cli is one invocation's global settings and connection.
+type cli struct {
+	addr       string
+	apiKey     string
+	adminToken string
+	json       bool
+	timeout    time.Duration
+	out        io.Writer
+	conn       *grpc.ClientConn
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("debatectl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	c := &cli{out: stdout}
+	addr := getenv("DEBATECTL_ADDR")
+	if addr == "" {
+		addr = "localhost:50051"
+	}
+	fs.StringVar(&c.addr, "addr", addr, "server address")
+	fs.StringVar(&c.apiKey, "api-key", getenv("DEBATECTL_API_KEY"), "tenant API key")
+	fs.StringVar(&c.adminToken, "admin-token", getenv("DEBATECTL_ADMIN_TOKEN"), "admin token")
+	fs.BoolVar(&c.json, "json", false, "print JSON")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline of each call")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 || rest[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	c.conn = conn
+	return c.dispatch(ctx, rest)
+}
+
+func (c *cli) dispatch(ctx context.Context, args []string) error {
+	cmd := args[0]
+	if len(args) > 1 {
+		cmd += " " + args[1]
+	}
+	switch cmd {
+	case "tenant create":
+		return c.tenantCreate(ctx, args[2:])
+	case "tenant list":
+		return c.tenantList(ctx, args[2:])
+	case "key create":
+		return c.keyCreate(ctx, args[2:])
+	case "key revoke":
+		return c.keyRevoke(ctx, args[2:])
+	case "deal get":
+		return c.dealGet(ctx, args[2:])
+	case "deal list":
+		return c.dealList(ctx, args[2:])
+	case "claims list":
+		return c.claimsList(ctx, args[2:])
+	case "claim get":
+		return c.claimGet(ctx, args[2:])
+	}
+	if args[0] == "import-deal" {
+		return c.importDeal(ctx, args[1:])
+	}
+	return fmt.Errorf("unknown command %q (see debatectl help)", cmd)
+}
+
+// adminCtx returns a call context authorised by the admin token.
+func (c *cli) adminCtx(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if c.adminToken == "" {
+		return nil, nil, errors.New("this command needs --admin-token or DEBATECTL_ADMIN_TOKEN")
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+c.adminToken), cancel, nil
+}
+
+// tenantCtx returns a call context authorised by the tenant API key.
+func (c *cli) tenantCtx(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if c.apiKey == "" {
+		return nil, nil, errors.New("this command needs --api-key or DEBATECTL_API_KEY")
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+c.apiKey), cancel, nil
+}

@@ -1,0 +1,227 @@
+// Command debated is the debated gRPC service.
+//
+//	debated serve   [--listen HOST:PORT] [--database-url URL] ...
+//	debated migrate [--database-url URL]
+//
+// Every flag has a DEBATED_* environment variable; a flag given on the
+// command line wins. With no database URL the service runs on an embedded
+// SQLite file.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/server"
+	"github.com/debated/debated/internal/store/postgres"
+	"github.com/debated/debated/internal/store/sqlite"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "debated:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: debated <command> [flags]
+
+commands:
+  serve     run the gRPC service
+  migrate   apply database migrations (PostgreSQL) and exit
+  version   print the version
+
+Run "debated <command> -h" for the flags of a command.
+`
+
+// config is everything the binary reads from flags and the environment.
+type config struct {
+	listen          string
+	databaseURL     string
+	dataDir         string
+	adminToken      string
+	migrateOnStart  bool
+	shutdownTimeout time.Duration
+	logLevel        string
+	logFormat       string
+	maxRecvMsgBytes int
+}
+
+// run is main without the process: tests call it with their own arguments,
+// environment and a ready callback that receives the listening address.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(net.Addr)) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve", "migrate":
+	case "version":
+		fmt.Fprintln(stdout, version())
+		return nil
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+	cfg, err := parseConfig(cmd, rest, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, cfg.logLevel, cfg.logFormat)
+	if err != nil {
+		return err
+	}
+	if cmd == "migrate" {
+		if cfg.databaseURL == "" {
+			return errors.New("migrate needs a PostgreSQL URL (--database-url or DEBATED_DATABASE_URL); the embedded store migrates itself")
+		}
+		if err := postgres.Migrate(ctx, cfg.databaseURL); err != nil {
+			return err
+		}
+		log.InfoContext(ctx, "migrations applied")
+		return nil
+	}
+	return serve(ctx, cfg, log, ready)
+}
+
+func parseConfig(cmd string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("debated "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	var cfg config
+	fs.StringVar(&cfg.databaseURL, "database-url", env("DEBATED_DATABASE_URL", ""), "PostgreSQL URL; empty runs on the embedded SQLite store (DEBATED_DATABASE_URL)")
+	fs.StringVar(&cfg.logLevel, "log-level", env("DEBATED_LOG_LEVEL", "info"), "debug, info, warn or error (DEBATED_LOG_LEVEL)")
+	fs.StringVar(&cfg.logFormat, "log-format", env("DEBATED_LOG_FORMAT", "json"), "json or text (DEBATED_LOG_FORMAT)")
+	if cmd == "serve" {
+		migrate, err := strconv.ParseBool(env("DEBATED_MIGRATE_ON_START", "true"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_MIGRATE_ON_START: %w", err)
+		}
+		shutdown, err := time.ParseDuration(env("DEBATED_SHUTDOWN_TIMEOUT", "25s"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_SHUTDOWN_TIMEOUT: %w", err)
+		}
+		maxRecv, err := strconv.Atoi(env("DEBATED_MAX_RECV_MSG_BYTES", strconv.Itoa(16<<20)))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_MAX_RECV_MSG_BYTES: %w", err)
+		}
+		fs.StringVar(&cfg.listen, "listen", env("DEBATED_LISTEN", "localhost:50051"), "gRPC listen address HOST:PORT (DEBATED_LISTEN)")
+		fs.StringVar(&cfg.dataDir, "data-dir", env("DEBATED_DATA_DIR", ".data"), "folder of the embedded store's database file (DEBATED_DATA_DIR)")
+		fs.StringVar(&cfg.adminToken, "admin-token", env("DEBATED_ADMIN_TOKEN", ""), "bootstrap token for AdminService; empty disables it (DEBATED_ADMIN_TOKEN)")
+		fs.BoolVar(&cfg.migrateOnStart, "migrate", migrate, "apply PostgreSQL migrations at start-up (DEBATED_MIGRATE_ON_START)")
+		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", shutdown, "how long SIGTERM waits for running calls (DEBATED_SHUTDOWN_TIMEOUT)")
+		fs.IntVar(&cfg.maxRecvMsgBytes, "max-recv-msg-bytes", maxRecv, "largest request accepted (DEBATED_MAX_RECV_MSG_BYTES)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return cfg, nil
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	default:
+		return nil, fmt.Errorf("log format %q: want json or text", format)
+	}
+}
+
+// stores is the persistence a running service uses.
+type stores interface {
+	debate.TenantStore
+	debate.RegistryStore
+	Close()
+}
+
+func openStores(ctx context.Context, cfg config, log *slog.Logger) (stores, error) {
+	if cfg.databaseURL == "" {
+		if err := os.MkdirAll(cfg.dataDir, 0o750); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		path := filepath.Join(cfg.dataDir, "debated.db")
+		log.InfoContext(ctx, "using the embedded store", slog.String("path", path))
+		return sqlite.Open(ctx, path)
+	}
+	if cfg.migrateOnStart {
+		if err := postgres.Migrate(ctx, cfg.databaseURL); err != nil {
+			return nil, err
+		}
+	}
+	log.InfoContext(ctx, "using PostgreSQL")
+	return postgres.New(ctx, postgres.Config{URL: cfg.databaseURL})
+}
+
+func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Addr)) error {
+	st, err := openStores(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st}, server.Config{
+		AdminToken:     cfg.adminToken,
+		MaxRecvMsgSize: cfg.maxRecvMsgBytes,
+		Logger:         log,
+	})
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return err
+	}
+	log.InfoContext(ctx, "debated listening", slog.String("addr", lis.Addr().String()), slog.Bool("admin_api", cfg.adminToken != ""))
+	if ready != nil {
+		ready(lis.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", slog.Duration("grace", cfg.shutdownTimeout))
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
+	defer cancel()
+	srv.Shutdown(sctx)
+	if err := <-errc; err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"context"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/debate"
+)
+
+// ImportDeal implements RegistryService. The request's shape is checked by
+// its protovalidate rules, then the bundle's cross-field rules (unique ids,
+// known enumerations) by debate.DealBundle.Validate; only then is anything
+// written, in one transaction.
+func (s *Server) ImportDeal(ctx context.Context, req *debatedv1.ImportDealRequest) (*debatedv1.ImportDealResponse, error) {
+	b := apiconv.BundleFromProto(req)
+	if err := b.Validate(); err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	hash, err := b.ContentHash()
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	res, err := s.registry.DealImport(ctx, b, hash, s.now().UTC())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	return &debatedv1.ImportDealResponse{Deal: apiconv.DealSummaryToProto(res.Summary), Created: res.Created}, nil
+}
+
+// GetDeal implements RegistryService.
+func (s *Server) GetDeal(ctx context.Context, req *debatedv1.GetDealRequest) (*debatedv1.GetDealResponse, error) {
+	d, err := s.registry.DealGet(ctx, req.GetDealId())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	return &debatedv1.GetDealResponse{Deal: apiconv.DealSummaryToProto(d)}, nil
+}
+
+// ListDeals implements RegistryService.
+func (s *Server) ListDeals(ctx context.Context, req *debatedv1.ListDealsRequest) (*debatedv1.ListDealsResponse, error) {
+	ds, next, err := s.registry.DealList(ctx, debate.Page{After: req.GetPageToken(), Limit: int(req.GetPageSize())})
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	out := &debatedv1.ListDealsResponse{NextPageToken: next}
+	for _, d := range ds {
+		out.Deals = append(out.Deals, apiconv.DealSummaryToProto(d))
+	}
+	return out, nil
+}
+
+// GetClaim implements RegistryService.
+func (s *Server) GetClaim(ctx context.Context, req *debatedv1.GetClaimRequest) (*debatedv1.GetClaimResponse, error) {
+	c, err := s.registry.ClaimGet(ctx, req.GetClaimId())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	return &debatedv1.GetClaimResponse{Claim: apiconv.ClaimToProto(c)}, nil
+}
+
+// ListClaims implements RegistryService.
+func (s *Server) ListClaims(ctx context.Context, req *debatedv1.ListClaimsRequest) (*debatedv1.ListClaimsResponse, error) {
+	filter := debate.ClaimFilter{
+		DealID:      req.GetDealId(),
+		Class:       apiconv.ClassFromProto(req.GetClaimClass()),
+		Materiality: apiconv.MaterialityFromProto(req.GetMateriality()),
+	}
+	cs, next, err := s.registry.ClaimList(ctx, filter, debate.Page{After: req.GetPageToken(), Limit: int(req.GetPageSize())})
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	out := &debatedv1.ListClaimsResponse{NextPageToken: next}
+	for _, c := range cs {
+		out.Claims = append(out.Claims, apiconv.ClaimToProto(c))
+	}
+	return out, nil
+}

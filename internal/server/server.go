@@ -1,0 +1,183 @@
+// Package server is the gRPC API of debated: the interceptor chain
+// (recovery, logging, authentication, validation) and the handlers of
+// AdminService and RegistryService, plus health and reflection. Handlers
+// take the tenant only from the authenticated context.
+package server
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"time"
+
+	"buf.build/go/protovalidate"
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/debate"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// Config configures the server. Zero values take the documented defaults.
+type Config struct {
+	// AdminToken authorises AdminService. Empty disables the admin API.
+	AdminToken string
+	// MaxRecvMsgSize bounds one request; default 16 MiB.
+	MaxRecvMsgSize int
+	// MaxSendMsgSize bounds one response; default 16 MiB.
+	MaxSendMsgSize int
+	// MaxConcurrentStreams per connection; default 1024.
+	MaxConcurrentStreams uint32
+	// Logger receives structured logs; default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Stores are the persistence the server needs.
+type Stores struct {
+	Tenants  debate.TenantStore
+	Registry debate.RegistryStore
+}
+
+// Server is the debated gRPC server.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	tenants  debate.TenantStore
+	registry debate.RegistryStore
+	health   *health.Server
+	grpc     *grpc.Server
+	validate protovalidate.Validator
+
+	debatedv1.UnimplementedAdminServiceServer
+	debatedv1.UnimplementedRegistryServiceServer
+}
+
+// New builds a server over the stores. Returns an error if a store is
+// missing or the validator cannot be built.
+func New(stores Stores, cfg Config) (*Server, error) {
+	if stores.Tenants == nil || stores.Registry == nil {
+		return nil, errors.New("server: tenant and registry stores are required")
+	}
+	v, err := protovalidate.New()
+	if err != nil {
+		return nil, fmt.Errorf("server: validator: %w", err)
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      cmp.Or(cfg.Logger, slog.Default()),
+		now:      cfg.Now,
+		tenants:  stores.Tenants,
+		registry: stores.Registry,
+		health:   health.NewServer(),
+		validate: v,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	authn := selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(s.authenticate),
+		selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool { return !isPublic(c.FullMethod()) }))
+	authnStream := selector.StreamServerInterceptor(auth.StreamServerInterceptor(s.authenticate),
+		selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool { return !isPublic(c.FullMethod()) }))
+	rec := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		s.log.ErrorContext(ctx, "panic in handler", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+		return status.Error(codes.Internal, "internal error")
+	})
+	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
+	s.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(cmp.Or(cfg.MaxRecvMsgSize, 16<<20)),
+		grpc.MaxSendMsgSize(cmp.Or(cfg.MaxSendMsgSize, 16<<20)),
+		grpc.MaxConcurrentStreams(cmp.Or(cfg.MaxConcurrentStreams, 1024)),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 2 * time.Minute, Timeout: 20 * time.Second}),
+		grpc.ChainUnaryInterceptor(
+			recovery.UnaryServerInterceptor(rec),
+			logging.UnaryServerInterceptor(slogAdapter(s.log), logOpts...),
+			authn,
+			s.validateUnary,
+		),
+		grpc.ChainStreamInterceptor(
+			recovery.StreamServerInterceptor(rec),
+			logging.StreamServerInterceptor(slogAdapter(s.log), logOpts...),
+			authnStream,
+		),
+	)
+	debatedv1.RegisterAdminServiceServer(s.grpc, s)
+	debatedv1.RegisterRegistryServiceServer(s.grpc, s)
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	for name := range s.grpc.GetServiceInfo() {
+		s.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	return s, nil
+}
+
+// GRPC returns the underlying gRPC server, e.g. to serve it on a bufconn.
+func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// Serve accepts connections on lis until Shutdown. It returns nil after a
+// graceful shutdown.
+func (s *Server) Serve(lis net.Listener) error {
+	err := s.grpc.Serve(lis)
+	if errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown marks the server not serving (so readiness probes fail first),
+// stops accepting new calls and waits for running ones until ctx ends, then
+// stops hard.
+func (s *Server) Shutdown(ctx context.Context) {
+	s.health.Shutdown()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.grpc.Stop()
+		<-done
+	}
+}
+
+// validateUnary checks every request against its protovalidate rules and
+// answers InvalidArgument with google.rpc.BadRequest field violations.
+func (s *Server) validateUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if msg, ok := req.(proto.Message); ok {
+		if err := s.validate.Validate(msg); err != nil {
+			var ve *protovalidate.ValidationError
+			if errors.As(err, &ve) {
+				return nil, badRequest(protovalidateViolations(ve))
+			}
+			return nil, toStatus(ctx, s.log, err)
+		}
+	}
+	return handler(ctx, req)
+}
+
+// slogAdapter lets the logging interceptor write to slog.
+func slogAdapter(l *slog.Logger) logging.Logger {
+	return logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		l.Log(ctx, slog.Level(lvl), msg, fields...)
+	})
+}
