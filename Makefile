@@ -10,6 +10,7 @@ BUF_VERSION                := v1.75.0
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 GOLANGCI_LINT_VERSION      := v2.15.0
+GRPCURL_VERSION            := v1.9.3
 
 # `make run` settings; override on the command line or in the environment.
 DEBATED_LISTEN      ?= localhost:50051
@@ -42,6 +43,14 @@ $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION):
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	@touch $@
+
+$(BIN)/grpcurl-$(GRPCURL_VERSION):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	@touch $@
+
+.PHONY: grpcurl
+grpcurl: $(BIN)/grpcurl-$(GRPCURL_VERSION) ## Install grpcurl into ./bin (for the README's examples).
 
 PROTO_TOOLS := $(BIN)/buf-$(BUF_VERSION) $(BIN)/protoc-gen-go-$(PROTOC_GEN_GO_VERSION) $(BIN)/protoc-gen-go-grpc-$(PROTOC_GEN_GO_GRPC_VERSION)
 

@@ -21,6 +21,28 @@ func (b *DealBundle) ContentHash() (string, error) {
 	c.Sanads = sortedBy(b.Sanads, func(x Sanad) string { return x.ID })
 	c.Documents = sortedBy(b.Documents, func(x Document) string { return x.ID })
 	c.Calcs = sortedBy(b.Calcs, func(x Calc) string { return x.ID })
+	// An empty list and no list mean the same; so do an empty map and none.
+	for i := range c.Spans {
+		c.Spans[i].Locator.BBox = nilIfEmpty(c.Spans[i].Locator.BBox)
+	}
+	for i := range c.Sanads {
+		s := &c.Sanads[i]
+		s.CorroboratingEvidenceIDs = nilIfEmpty(s.CorroboratingEvidenceIDs)
+		s.Chain = slices.Clone(nilIfEmpty(s.Chain))
+		for j := range s.Chain {
+			s.Chain[j].InputRefs = nilIfEmpty(s.Chain[j].InputRefs)
+		}
+	}
+	for i := range c.Calcs {
+		x := &c.Calcs[i]
+		x.InputClaimIDs = nilIfEmpty(x.InputClaimIDs)
+		if len(x.Inputs) == 0 {
+			x.Inputs = nil
+		}
+		if len(x.InputSpanIDs) == 0 {
+			x.InputSpanIDs = nil
+		}
+	}
 	// encoding/json sorts map keys, so the encoding is canonical.
 	data, err := json.Marshal(c)
 	if err != nil {
@@ -31,7 +53,17 @@ func (b *DealBundle) ContentHash() (string, error) {
 }
 
 func sortedBy[T any](xs []T, key func(T) string) []T {
+	if len(xs) == 0 {
+		return nil
+	}
 	out := slices.Clone(xs)
 	slices.SortStableFunc(out, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
 	return out
+}
+
+func nilIfEmpty[T any](xs []T) []T {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs
 }

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/debated/debated/internal/dealfile"
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/server"
+	"github.com/debated/debated/internal/store/postgres"
+	"github.com/debated/debated/internal/store/sqlite"
+	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/pgtest"
+	"github.com/stretchr/testify/require"
+)
+
+const adminToken = "ctl-admin"
+
+type stores interface {
+	debate.TenantStore
+	debate.RegistryStore
+	Close()
+}
+
+// serve starts a server over a fresh store of kind on a loopback port and
+// returns its address.
+func serve(t *testing.T, kind string) string {
+	t.Helper()
+	ctx := context.Background()
+	var st stores
+	switch kind {
+	case "sqlite":
+		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
+		require.NoError(t, err)
+		st = s
+	case "postgres":
+		url := pgtest.NewDatabase(t)
+		require.NoError(t, postgres.Migrate(ctx, url))
+		s, err := postgres.New(ctx, postgres.Config{URL: url})
+		require.NoError(t, err)
+		st = s
+	}
+	t.Cleanup(st.Close)
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st}, server.Config{AdminToken: adminToken})
+	require.NoError(t, err)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return lis.Addr().String()
+}
+
+// ctl runs debatectl with args against addr and returns its output and error.
+func ctl(t *testing.T, addr string, env map[string]string, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	all := append([]string{"--addr", addr}, args...)
+	err := run(context.Background(), all, func(k string) string { return env[k] }, &out, &errOut)
+	if err != nil {
+		return out.String() + errOut.String() + describe(err), err
+	}
+	return out.String(), nil
+}
+
+// login creates a tenant and a key and returns the environment that uses it.
+func login(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	env := map[string]string{"DEBATECTL_ADMIN_TOKEN": adminToken}
+	out, err := ctl(t, addr, env, "--json", "tenant", "create", "--name", "acme")
+	require.NoError(t, err, out)
+	var tr struct {
+		Tenant struct {
+			TenantID string `json:"tenant_id"`
+		} `json:"tenant"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &tr))
+	out, err = ctl(t, addr, env, "--json", "key", "create", "--tenant", tr.Tenant.TenantID)
+	require.NoError(t, err, out)
+	var kr struct {
+		Secret string `json:"secret"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &kr))
+	require.NotEmpty(t, kr.Secret)
+	return map[string]string{"DEBATECTL_API_KEY": kr.Secret}
+}
+
+func TestSession(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			addr := serve(t, kind)
+			env := login(t, addr)
+			dir := t.TempDir()
+			b := storetest.SampleBundle("sample-deal")
+			require.NoError(t, dealfile.Write(dir, b))
+
+			out, err := ctl(t, addr, env, "import-deal", dir)
+			require.NoError(t, err, out)
+			require.Contains(t, out, "deal sample-deal imported")
+			out, err = ctl(t, addr, env, "import-deal", dir)
+			require.NoError(t, err, out)
+			require.Contains(t, out, "already imported, unchanged")
+
+			out, err = ctl(t, addr, env, "deal", "list")
+			require.NoError(t, err, out)
+			require.Contains(t, out, "sample-deal")
+			out, err = ctl(t, addr, env, "deal", "get", "sample-deal")
+			require.NoError(t, err, out)
+			require.Contains(t, out, b.Deal.CompanyName)
+
+			out, err = ctl(t, addr, env, "--json", "claims", "list", "sample-deal")
+			require.NoError(t, err, out)
+			var cl struct {
+				Claims []struct {
+					ClaimID string `json:"claim_id"`
+				} `json:"claims"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &cl))
+			require.Len(t, cl.Claims, len(b.Claims))
+			out, err = ctl(t, addr, env, "claim", "get", cl.Claims[0].ClaimID)
+			require.NoError(t, err, out)
+			require.Contains(t, out, cl.Claims[0].ClaimID)
+
+			out, err = ctl(t, addr, env, "deal", "get", "no-such-deal")
+			require.Error(t, err)
+			require.Contains(t, out, "NotFound")
+			out, err = ctl(t, addr, map[string]string{"DEBATECTL_API_KEY": "dbk_wrong"}, "deal", "list")
+			require.Error(t, err)
+			require.Contains(t, out, "Unauthenticated")
+			_, err = ctl(t, addr, nil, "deal", "list")
+			require.ErrorContains(t, err, "--api-key")
+		})
+	}
+}
+
+// TestImportDealReportsBadFields: a deal directory with a wrong enumeration
+// value and a missing id fails with the field paths named.
+func TestImportDealReportsBadFields(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	dir := t.TempDir()
+	b := storetest.SampleBundle("bad-deal")
+	b.Claims[1].Class = "FINANCE"
+	require.NoError(t, dealfile.Write(dir, b))
+	out, err := ctl(t, addr, env, "import-deal", dir)
+	require.Error(t, err)
+	require.Contains(t, out, "InvalidArgument")
+	require.Contains(t, out, "claims[1].claim_class")
+
+	b = storetest.SampleBundle("bad-deal")
+	b.Claims[0].ID = ""
+	require.NoError(t, dealfile.Write(dir, b))
+	out, err = ctl(t, addr, env, "import-deal", dir)
+	require.Error(t, err)
+	require.Contains(t, out, "claims[0].claim_id")
+
+	out, err = ctl(t, addr, env, "deal", "list")
+	require.NoError(t, err)
+	require.NotContains(t, out, "bad-deal")
+}
+
+// gdbsDir finds ../shared/testdata/gdbs beside the repository, or GDBS_DIR.
+func gdbsDir(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("GDBS_DIR"); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		c := filepath.Join(d, "shared", "testdata", "gdbs")
+		if _, err := os.Stat(filepath.Join(c, "deals")); err == nil {
+			return c
+		}
+		c = filepath.Join(filepath.Dir(d), "shared", "testdata", "gdbs")
+		if _, err := os.Stat(filepath.Join(c, "deals")); err == nil {
+			return c
+		}
+	}
+	t.Skip("GDBS data (../shared/testdata/gdbs) not found; skipping the benchmark-deal import")
+	return ""
+}
+
+// TestImportGDBSDeals imports every benchmark deal with debatectl, on both
+// stores, and checks that a second import is a no-op.
+func TestImportGDBSDeals(t *testing.T) {
+	t.Parallel()
+	root := gdbsDir(t)
+	dirs, err := filepath.Glob(filepath.Join(root, "deals", "deal_*"))
+	require.NoError(t, err)
+	require.Len(t, dirs, 10)
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			addr := serve(t, kind)
+			env := login(t, addr)
+			for _, dir := range dirs {
+				out, err := ctl(t, addr, env, "import-deal", dir)
+				require.NoError(t, err, "%s: %s", dir, out)
+				require.Contains(t, out, " imported: 7 claims", dir)
+				out, err = ctl(t, addr, env, "import-deal", dir)
+				require.NoError(t, err, out)
+				require.Contains(t, out, "already imported, unchanged")
+			}
+			out, err := ctl(t, addr, env, "deal", "list")
+			require.NoError(t, err)
+			require.Equal(t, 11, len(strings.Split(strings.TrimSpace(out), "\n")), out)
+		})
+	}
+}
