@@ -11,8 +11,8 @@ import (
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
-	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/dealfile"
+	"github.com/debated/debated/internal/debate"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"

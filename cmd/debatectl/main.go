@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	c.conn = conn
 	return c.dispatch(ctx, rest)
 }

@@ -41,7 +41,7 @@ func NewDatabase(tb testing.TB) string {
 		}
 		tb.Skipf("PostgreSQL at %s is unreachable, skipping (set TEST_DATABASE_URL): %v", base, err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	buf := make([]byte, 8)
 	_, _ = rand.Read(buf)
 	name := "debated_test_" + hex.EncodeToString(buf)
@@ -56,7 +56,7 @@ func NewDatabase(tb testing.TB) string {
 			tb.Logf("drop database %s: %v", name, err)
 			return
 		}
-		defer c.Close(ctx)
+		defer func() { _ = c.Close(ctx) }()
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			tb.Logf("drop database %s: %v", name, err)
 		}
