@@ -27,8 +27,8 @@ type DealImportResult struct {
 }
 
 // Page asks for one page of a keyset-paginated list. After is the opaque
-// cursor a previous page returned (empty for the first page); Limit is at
-// least 1.
+// cursor a previous page returned (empty for the first page). Limit ≤ 0
+// means 50; stores cap it at 1000.
 type Page struct {
 	After string
 	Limit int
@@ -65,7 +65,9 @@ type TenantStore interface {
 // to the tenant of the context (TenantFrom) and returns ErrNoTenant without
 // one; a resource of another tenant is ErrNotFound.
 type RegistryStore interface {
-	// DealImport stores the whole bundle atomically. Importing a deal id
+	// DealImport stores the whole bundle atomically. It validates the
+	// bundle itself (ErrInvalid) and returns ErrNotFound when the tenant of
+	// the context does not exist. Importing a deal id
 	// that exists with the same contentHash is a no-op (Created false);
 	// with another contentHash it returns ErrAlreadyExists and changes
 	// nothing.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -215,6 +216,8 @@ func checkText(v *Violations, field, s string, limit int) {
 		v.Add(field, "is %d bytes long, at most %d allowed", len(s), limit)
 	case !utf8.ValidString(s):
 		v.Add(field, "is not valid UTF-8")
+	case strings.ContainsRune(s, 0):
+		v.Add(field, "contains a NUL character")
 	}
 }
 

@@ -377,58 +377,6 @@ func (ArtifactType) EnumDescriptor() ([]byte, []int) {
 	return file_debated_v1_registry_proto_rawDescGZIP(), []int{5}
 }
 
-// CalcType names a deterministic calculation.
-type CalcType int32
-
-const (
-	CalcType_CALC_TYPE_UNSPECIFIED CalcType = 0
-	// (revenue - cogs) / revenue x 100.
-	CalcType_CALC_TYPE_GROSS_MARGIN CalcType = 1
-	// cash_balance / monthly_burn.
-	CalcType_CALC_TYPE_RUNWAY CalcType = 2
-)
-
-// Enum value maps for CalcType.
-var (
-	CalcType_name = map[int32]string{
-		0: "CALC_TYPE_UNSPECIFIED",
-		1: "CALC_TYPE_GROSS_MARGIN",
-		2: "CALC_TYPE_RUNWAY",
-	}
-	CalcType_value = map[string]int32{
-		"CALC_TYPE_UNSPECIFIED":  0,
-		"CALC_TYPE_GROSS_MARGIN": 1,
-		"CALC_TYPE_RUNWAY":       2,
-	}
-)
-
-func (x CalcType) Enum() *CalcType {
-	p := new(CalcType)
-	*p = x
-	return p
-}
-
-func (x CalcType) String() string {
-	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
-}
-
-func (CalcType) Descriptor() protoreflect.EnumDescriptor {
-	return file_debated_v1_registry_proto_enumTypes[6].Descriptor()
-}
-
-func (CalcType) Type() protoreflect.EnumType {
-	return &file_debated_v1_registry_proto_enumTypes[6]
-}
-
-func (x CalcType) Number() protoreflect.EnumNumber {
-	return protoreflect.EnumNumber(x)
-}
-
-// Deprecated: Use CalcType.Descriptor instead.
-func (CalcType) EnumDescriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{6}
-}
-
 // Deal is one investment opportunity, the root of a claim registry.
 type Deal struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2134,7 +2082,7 @@ var File_debated_v1_registry_proto protoreflect.FileDescriptor
 const file_debated_v1_registry_proto_rawDesc = "" +
 	"\n" +
 	"\x19debated/v1/registry.proto\x12\n" +
-	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x03\n" +
+	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x18debated/v1/grading.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x03\n" +
 	"\x04Deal\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12+\n" +
@@ -2370,11 +2318,7 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\x17ARTIFACT_TYPE_FIN_MODEL\x10\x02\x12 \n" +
 	"\x1cARTIFACT_TYPE_DATA_ROOM_FILE\x10\x03\x12\x1c\n" +
 	"\x18ARTIFACT_TYPE_TRANSCRIPT\x10\x04\x12\x17\n" +
-	"\x13ARTIFACT_TYPE_OTHER\x10\x05*W\n" +
-	"\bCalcType\x12\x19\n" +
-	"\x15CALC_TYPE_UNSPECIFIED\x10\x00\x12\x1a\n" +
-	"\x16CALC_TYPE_GROSS_MARGIN\x10\x01\x12\x14\n" +
-	"\x10CALC_TYPE_RUNWAY\x10\x022\x80\x03\n" +
+	"\x13ARTIFACT_TYPE_OTHER\x10\x052\xdd\x06\n" +
 	"\x0fRegistryService\x12K\n" +
 	"\n" +
 	"ImportDeal\x12\x1d.debated.v1.ImportDealRequest\x1a\x1e.debated.v1.ImportDealResponse\x12B\n" +
@@ -2382,7 +2326,15 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\tListDeals\x12\x1c.debated.v1.ListDealsRequest\x1a\x1d.debated.v1.ListDealsResponse\x12E\n" +
 	"\bGetClaim\x12\x1b.debated.v1.GetClaimRequest\x1a\x1c.debated.v1.GetClaimResponse\x12K\n" +
 	"\n" +
-	"ListClaims\x12\x1d.debated.v1.ListClaimsRequest\x1a\x1e.debated.v1.ListClaimsResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
+	"ListClaims\x12\x1d.debated.v1.ListClaimsRequest\x1a\x1e.debated.v1.ListClaimsResponse\x12H\n" +
+	"\tGradeDeal\x12\x1c.debated.v1.GradeDealRequest\x1a\x1d.debated.v1.GradeDealResponse\x12K\n" +
+	"\n" +
+	"FlagDefect\x12\x1d.debated.v1.FlagDefectRequest\x1a\x1e.debated.v1.FlagDefectResponse\x12K\n" +
+	"\n" +
+	"CureDefect\x12\x1d.debated.v1.CureDefectRequest\x1a\x1e.debated.v1.CureDefectResponse\x12N\n" +
+	"\vWaiveDefect\x12\x1e.debated.v1.WaiveDefectRequest\x1a\x1f.debated.v1.WaiveDefectResponse\x12N\n" +
+	"\vListDefects\x12\x1e.debated.v1.ListDefectsRequest\x1a\x1f.debated.v1.ListDefectsResponse\x12W\n" +
+	"\x0eListDealEvents\x12!.debated.v1.ListDealEventsRequest\x1a\".debated.v1.ListDealEventsResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
 
 var (
 	file_debated_v1_registry_proto_rawDescOnce sync.Once
@@ -2396,97 +2348,121 @@ func file_debated_v1_registry_proto_rawDescGZIP() []byte {
 	return file_debated_v1_registry_proto_rawDescData
 }
 
-var file_debated_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_debated_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_debated_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_debated_v1_registry_proto_goTypes = []any{
-	(ClaimClass)(0),               // 0: debated.v1.ClaimClass
-	(Materiality)(0),              // 1: debated.v1.Materiality
-	(SourceGrade)(0),              // 2: debated.v1.SourceGrade
-	(SpanType)(0),                 // 3: debated.v1.SpanType
-	(ChainNodeType)(0),            // 4: debated.v1.ChainNodeType
-	(ArtifactType)(0),             // 5: debated.v1.ArtifactType
-	(CalcType)(0),                 // 6: debated.v1.CalcType
-	(*Deal)(nil),                  // 7: debated.v1.Deal
-	(*TimeWindow)(nil),            // 8: debated.v1.TimeWindow
-	(*ClaimValue)(nil),            // 9: debated.v1.ClaimValue
-	(*Claim)(nil),                 // 10: debated.v1.Claim
-	(*EvidenceItem)(nil),          // 11: debated.v1.EvidenceItem
-	(*Locator)(nil),               // 12: debated.v1.Locator
-	(*Span)(nil),                  // 13: debated.v1.Span
-	(*ChainNode)(nil),             // 14: debated.v1.ChainNode
-	(*Sanad)(nil),                 // 15: debated.v1.Sanad
-	(*Document)(nil),              // 16: debated.v1.Document
-	(*Calc)(nil),                  // 17: debated.v1.Calc
-	(*DealSummary)(nil),           // 18: debated.v1.DealSummary
-	(*ImportDealRequest)(nil),     // 19: debated.v1.ImportDealRequest
-	(*ImportDealResponse)(nil),    // 20: debated.v1.ImportDealResponse
-	(*GetDealRequest)(nil),        // 21: debated.v1.GetDealRequest
-	(*GetDealResponse)(nil),       // 22: debated.v1.GetDealResponse
-	(*ListDealsRequest)(nil),      // 23: debated.v1.ListDealsRequest
-	(*ListDealsResponse)(nil),     // 24: debated.v1.ListDealsResponse
-	(*GetClaimRequest)(nil),       // 25: debated.v1.GetClaimRequest
-	(*GetClaimResponse)(nil),      // 26: debated.v1.GetClaimResponse
-	(*ListClaimsRequest)(nil),     // 27: debated.v1.ListClaimsRequest
-	(*ListClaimsResponse)(nil),    // 28: debated.v1.ListClaimsResponse
-	nil,                           // 29: debated.v1.Calc.InputsEntry
-	nil,                           // 30: debated.v1.Calc.InputSpanIdsEntry
-	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	(ClaimClass)(0),                // 0: debated.v1.ClaimClass
+	(Materiality)(0),               // 1: debated.v1.Materiality
+	(SourceGrade)(0),               // 2: debated.v1.SourceGrade
+	(SpanType)(0),                  // 3: debated.v1.SpanType
+	(ChainNodeType)(0),             // 4: debated.v1.ChainNodeType
+	(ArtifactType)(0),              // 5: debated.v1.ArtifactType
+	(*Deal)(nil),                   // 6: debated.v1.Deal
+	(*TimeWindow)(nil),             // 7: debated.v1.TimeWindow
+	(*ClaimValue)(nil),             // 8: debated.v1.ClaimValue
+	(*Claim)(nil),                  // 9: debated.v1.Claim
+	(*EvidenceItem)(nil),           // 10: debated.v1.EvidenceItem
+	(*Locator)(nil),                // 11: debated.v1.Locator
+	(*Span)(nil),                   // 12: debated.v1.Span
+	(*ChainNode)(nil),              // 13: debated.v1.ChainNode
+	(*Sanad)(nil),                  // 14: debated.v1.Sanad
+	(*Document)(nil),               // 15: debated.v1.Document
+	(*Calc)(nil),                   // 16: debated.v1.Calc
+	(*DealSummary)(nil),            // 17: debated.v1.DealSummary
+	(*ImportDealRequest)(nil),      // 18: debated.v1.ImportDealRequest
+	(*ImportDealResponse)(nil),     // 19: debated.v1.ImportDealResponse
+	(*GetDealRequest)(nil),         // 20: debated.v1.GetDealRequest
+	(*GetDealResponse)(nil),        // 21: debated.v1.GetDealResponse
+	(*ListDealsRequest)(nil),       // 22: debated.v1.ListDealsRequest
+	(*ListDealsResponse)(nil),      // 23: debated.v1.ListDealsResponse
+	(*GetClaimRequest)(nil),        // 24: debated.v1.GetClaimRequest
+	(*GetClaimResponse)(nil),       // 25: debated.v1.GetClaimResponse
+	(*ListClaimsRequest)(nil),      // 26: debated.v1.ListClaimsRequest
+	(*ListClaimsResponse)(nil),     // 27: debated.v1.ListClaimsResponse
+	nil,                            // 28: debated.v1.Calc.InputsEntry
+	nil,                            // 29: debated.v1.Calc.InputSpanIdsEntry
+	(*timestamppb.Timestamp)(nil),  // 30: google.protobuf.Timestamp
+	(CalcType)(0),                  // 31: debated.v1.CalcType
+	(*GradeDealRequest)(nil),       // 32: debated.v1.GradeDealRequest
+	(*FlagDefectRequest)(nil),      // 33: debated.v1.FlagDefectRequest
+	(*CureDefectRequest)(nil),      // 34: debated.v1.CureDefectRequest
+	(*WaiveDefectRequest)(nil),     // 35: debated.v1.WaiveDefectRequest
+	(*ListDefectsRequest)(nil),     // 36: debated.v1.ListDefectsRequest
+	(*ListDealEventsRequest)(nil),  // 37: debated.v1.ListDealEventsRequest
+	(*GradeDealResponse)(nil),      // 38: debated.v1.GradeDealResponse
+	(*FlagDefectResponse)(nil),     // 39: debated.v1.FlagDefectResponse
+	(*CureDefectResponse)(nil),     // 40: debated.v1.CureDefectResponse
+	(*WaiveDefectResponse)(nil),    // 41: debated.v1.WaiveDefectResponse
+	(*ListDefectsResponse)(nil),    // 42: debated.v1.ListDefectsResponse
+	(*ListDealEventsResponse)(nil), // 43: debated.v1.ListDealEventsResponse
 }
 var file_debated_v1_registry_proto_depIdxs = []int32{
-	31, // 0: debated.v1.Deal.create_time:type_name -> google.protobuf.Timestamp
-	31, // 1: debated.v1.Deal.update_time:type_name -> google.protobuf.Timestamp
-	8,  // 2: debated.v1.ClaimValue.time_window:type_name -> debated.v1.TimeWindow
+	30, // 0: debated.v1.Deal.create_time:type_name -> google.protobuf.Timestamp
+	30, // 1: debated.v1.Deal.update_time:type_name -> google.protobuf.Timestamp
+	7,  // 2: debated.v1.ClaimValue.time_window:type_name -> debated.v1.TimeWindow
 	0,  // 3: debated.v1.Claim.claim_class:type_name -> debated.v1.ClaimClass
-	9,  // 4: debated.v1.Claim.value:type_name -> debated.v1.ClaimValue
+	8,  // 4: debated.v1.Claim.value:type_name -> debated.v1.ClaimValue
 	1,  // 5: debated.v1.Claim.materiality:type_name -> debated.v1.Materiality
-	31, // 6: debated.v1.Claim.create_time:type_name -> google.protobuf.Timestamp
-	31, // 7: debated.v1.Claim.update_time:type_name -> google.protobuf.Timestamp
-	31, // 8: debated.v1.EvidenceItem.retrieval_time:type_name -> google.protobuf.Timestamp
+	30, // 6: debated.v1.Claim.create_time:type_name -> google.protobuf.Timestamp
+	30, // 7: debated.v1.Claim.update_time:type_name -> google.protobuf.Timestamp
+	30, // 8: debated.v1.EvidenceItem.retrieval_time:type_name -> google.protobuf.Timestamp
 	2,  // 9: debated.v1.EvidenceItem.source_grade:type_name -> debated.v1.SourceGrade
-	31, // 10: debated.v1.EvidenceItem.create_time:type_name -> google.protobuf.Timestamp
-	31, // 11: debated.v1.EvidenceItem.update_time:type_name -> google.protobuf.Timestamp
+	30, // 10: debated.v1.EvidenceItem.create_time:type_name -> google.protobuf.Timestamp
+	30, // 11: debated.v1.EvidenceItem.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 12: debated.v1.Span.span_type:type_name -> debated.v1.SpanType
-	12, // 13: debated.v1.Span.locator:type_name -> debated.v1.Locator
-	31, // 14: debated.v1.Span.create_time:type_name -> google.protobuf.Timestamp
-	31, // 15: debated.v1.Span.update_time:type_name -> google.protobuf.Timestamp
+	11, // 13: debated.v1.Span.locator:type_name -> debated.v1.Locator
+	30, // 14: debated.v1.Span.create_time:type_name -> google.protobuf.Timestamp
+	30, // 15: debated.v1.Span.update_time:type_name -> google.protobuf.Timestamp
 	4,  // 16: debated.v1.ChainNode.node_type:type_name -> debated.v1.ChainNodeType
-	14, // 17: debated.v1.Sanad.transmission_chain:type_name -> debated.v1.ChainNode
-	31, // 18: debated.v1.Sanad.create_time:type_name -> google.protobuf.Timestamp
-	31, // 19: debated.v1.Sanad.update_time:type_name -> google.protobuf.Timestamp
+	13, // 17: debated.v1.Sanad.transmission_chain:type_name -> debated.v1.ChainNode
+	30, // 18: debated.v1.Sanad.create_time:type_name -> google.protobuf.Timestamp
+	30, // 19: debated.v1.Sanad.update_time:type_name -> google.protobuf.Timestamp
 	5,  // 20: debated.v1.Document.artifact_type:type_name -> debated.v1.ArtifactType
-	31, // 21: debated.v1.Document.ingest_time:type_name -> google.protobuf.Timestamp
-	6,  // 22: debated.v1.Calc.calc_type:type_name -> debated.v1.CalcType
-	29, // 23: debated.v1.Calc.inputs:type_name -> debated.v1.Calc.InputsEntry
-	30, // 24: debated.v1.Calc.input_span_ids:type_name -> debated.v1.Calc.InputSpanIdsEntry
-	31, // 25: debated.v1.Calc.create_time:type_name -> google.protobuf.Timestamp
-	7,  // 26: debated.v1.DealSummary.deal:type_name -> debated.v1.Deal
-	31, // 27: debated.v1.DealSummary.import_time:type_name -> google.protobuf.Timestamp
-	7,  // 28: debated.v1.ImportDealRequest.deal:type_name -> debated.v1.Deal
-	10, // 29: debated.v1.ImportDealRequest.claims:type_name -> debated.v1.Claim
-	11, // 30: debated.v1.ImportDealRequest.evidence_items:type_name -> debated.v1.EvidenceItem
-	13, // 31: debated.v1.ImportDealRequest.spans:type_name -> debated.v1.Span
-	15, // 32: debated.v1.ImportDealRequest.sanads:type_name -> debated.v1.Sanad
-	16, // 33: debated.v1.ImportDealRequest.documents:type_name -> debated.v1.Document
-	17, // 34: debated.v1.ImportDealRequest.calcs:type_name -> debated.v1.Calc
-	18, // 35: debated.v1.ImportDealResponse.deal:type_name -> debated.v1.DealSummary
-	18, // 36: debated.v1.GetDealResponse.deal:type_name -> debated.v1.DealSummary
-	18, // 37: debated.v1.ListDealsResponse.deals:type_name -> debated.v1.DealSummary
-	10, // 38: debated.v1.GetClaimResponse.claim:type_name -> debated.v1.Claim
+	30, // 21: debated.v1.Document.ingest_time:type_name -> google.protobuf.Timestamp
+	31, // 22: debated.v1.Calc.calc_type:type_name -> debated.v1.CalcType
+	28, // 23: debated.v1.Calc.inputs:type_name -> debated.v1.Calc.InputsEntry
+	29, // 24: debated.v1.Calc.input_span_ids:type_name -> debated.v1.Calc.InputSpanIdsEntry
+	30, // 25: debated.v1.Calc.create_time:type_name -> google.protobuf.Timestamp
+	6,  // 26: debated.v1.DealSummary.deal:type_name -> debated.v1.Deal
+	30, // 27: debated.v1.DealSummary.import_time:type_name -> google.protobuf.Timestamp
+	6,  // 28: debated.v1.ImportDealRequest.deal:type_name -> debated.v1.Deal
+	9,  // 29: debated.v1.ImportDealRequest.claims:type_name -> debated.v1.Claim
+	10, // 30: debated.v1.ImportDealRequest.evidence_items:type_name -> debated.v1.EvidenceItem
+	12, // 31: debated.v1.ImportDealRequest.spans:type_name -> debated.v1.Span
+	14, // 32: debated.v1.ImportDealRequest.sanads:type_name -> debated.v1.Sanad
+	15, // 33: debated.v1.ImportDealRequest.documents:type_name -> debated.v1.Document
+	16, // 34: debated.v1.ImportDealRequest.calcs:type_name -> debated.v1.Calc
+	17, // 35: debated.v1.ImportDealResponse.deal:type_name -> debated.v1.DealSummary
+	17, // 36: debated.v1.GetDealResponse.deal:type_name -> debated.v1.DealSummary
+	17, // 37: debated.v1.ListDealsResponse.deals:type_name -> debated.v1.DealSummary
+	9,  // 38: debated.v1.GetClaimResponse.claim:type_name -> debated.v1.Claim
 	0,  // 39: debated.v1.ListClaimsRequest.claim_class:type_name -> debated.v1.ClaimClass
 	1,  // 40: debated.v1.ListClaimsRequest.materiality:type_name -> debated.v1.Materiality
-	10, // 41: debated.v1.ListClaimsResponse.claims:type_name -> debated.v1.Claim
-	19, // 42: debated.v1.RegistryService.ImportDeal:input_type -> debated.v1.ImportDealRequest
-	21, // 43: debated.v1.RegistryService.GetDeal:input_type -> debated.v1.GetDealRequest
-	23, // 44: debated.v1.RegistryService.ListDeals:input_type -> debated.v1.ListDealsRequest
-	25, // 45: debated.v1.RegistryService.GetClaim:input_type -> debated.v1.GetClaimRequest
-	27, // 46: debated.v1.RegistryService.ListClaims:input_type -> debated.v1.ListClaimsRequest
-	20, // 47: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
-	22, // 48: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
-	24, // 49: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
-	26, // 50: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
-	28, // 51: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
-	47, // [47:52] is the sub-list for method output_type
-	42, // [42:47] is the sub-list for method input_type
+	9,  // 41: debated.v1.ListClaimsResponse.claims:type_name -> debated.v1.Claim
+	18, // 42: debated.v1.RegistryService.ImportDeal:input_type -> debated.v1.ImportDealRequest
+	20, // 43: debated.v1.RegistryService.GetDeal:input_type -> debated.v1.GetDealRequest
+	22, // 44: debated.v1.RegistryService.ListDeals:input_type -> debated.v1.ListDealsRequest
+	24, // 45: debated.v1.RegistryService.GetClaim:input_type -> debated.v1.GetClaimRequest
+	26, // 46: debated.v1.RegistryService.ListClaims:input_type -> debated.v1.ListClaimsRequest
+	32, // 47: debated.v1.RegistryService.GradeDeal:input_type -> debated.v1.GradeDealRequest
+	33, // 48: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
+	34, // 49: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
+	35, // 50: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
+	36, // 51: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
+	37, // 52: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
+	19, // 53: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
+	21, // 54: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
+	23, // 55: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
+	25, // 56: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
+	27, // 57: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
+	38, // 58: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
+	39, // 59: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
+	40, // 60: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
+	41, // 61: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
+	42, // 62: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
+	43, // 63: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
+	53, // [53:64] is the sub-list for method output_type
+	42, // [42:53] is the sub-list for method input_type
 	42, // [42:42] is the sub-list for extension type_name
 	42, // [42:42] is the sub-list for extension extendee
 	0,  // [0:42] is the sub-list for field type_name
@@ -2497,12 +2473,13 @@ func file_debated_v1_registry_proto_init() {
 	if File_debated_v1_registry_proto != nil {
 		return
 	}
+	file_debated_v1_grading_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_debated_v1_registry_proto_rawDesc), len(file_debated_v1_registry_proto_rawDesc)),
-			NumEnums:      7,
+			NumEnums:      6,
 			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,

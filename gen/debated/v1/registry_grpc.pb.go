@@ -19,11 +19,17 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RegistryService_ImportDeal_FullMethodName = "/debated.v1.RegistryService/ImportDeal"
-	RegistryService_GetDeal_FullMethodName    = "/debated.v1.RegistryService/GetDeal"
-	RegistryService_ListDeals_FullMethodName  = "/debated.v1.RegistryService/ListDeals"
-	RegistryService_GetClaim_FullMethodName   = "/debated.v1.RegistryService/GetClaim"
-	RegistryService_ListClaims_FullMethodName = "/debated.v1.RegistryService/ListClaims"
+	RegistryService_ImportDeal_FullMethodName     = "/debated.v1.RegistryService/ImportDeal"
+	RegistryService_GetDeal_FullMethodName        = "/debated.v1.RegistryService/GetDeal"
+	RegistryService_ListDeals_FullMethodName      = "/debated.v1.RegistryService/ListDeals"
+	RegistryService_GetClaim_FullMethodName       = "/debated.v1.RegistryService/GetClaim"
+	RegistryService_ListClaims_FullMethodName     = "/debated.v1.RegistryService/ListClaims"
+	RegistryService_GradeDeal_FullMethodName      = "/debated.v1.RegistryService/GradeDeal"
+	RegistryService_FlagDefect_FullMethodName     = "/debated.v1.RegistryService/FlagDefect"
+	RegistryService_CureDefect_FullMethodName     = "/debated.v1.RegistryService/CureDefect"
+	RegistryService_WaiveDefect_FullMethodName    = "/debated.v1.RegistryService/WaiveDefect"
+	RegistryService_ListDefects_FullMethodName    = "/debated.v1.RegistryService/ListDefects"
+	RegistryService_ListDealEvents_FullMethodName = "/debated.v1.RegistryService/ListDealEvents"
 )
 
 // RegistryServiceClient is the client API for RegistryService service.
@@ -49,6 +55,22 @@ type RegistryServiceClient interface {
 	// ListClaims lists a deal's claims ordered by claim key, optionally
 	// filtered by class and materiality.
 	ListClaims(ctx context.Context, in *ListClaimsRequest, opts ...grpc.CallOption) (*ListClaimsResponse, error)
+	// GradeDeal computes the truth dashboard of a deal from its registry and
+	// its defect records, persists it, and records every change of grade or
+	// verdict and every newly detected defect as a deal event.
+	GradeDeal(ctx context.Context, in *GradeDealRequest, opts ...grpc.CallOption) (*GradeDealResponse, error)
+	// FlagDefect records a defect found by an agent or a person, with
+	// evidence references, and re-grades the deal.
+	FlagDefect(ctx context.Context, in *FlagDefectRequest, opts ...grpc.CallOption) (*FlagDefectResponse, error)
+	// CureDefect closes a defect as cured and re-grades the deal.
+	CureDefect(ctx context.Context, in *CureDefectRequest, opts ...grpc.CallOption) (*CureDefectResponse, error)
+	// WaiveDefect closes a defect as waived and re-grades the deal. It needs
+	// an API key with the admin scope.
+	WaiveDefect(ctx context.Context, in *WaiveDefectRequest, opts ...grpc.CallOption) (*WaiveDefectResponse, error)
+	// ListDefects lists a deal's defects as last graded or flagged.
+	ListDefects(ctx context.Context, in *ListDefectsRequest, opts ...grpc.CallOption) (*ListDefectsResponse, error)
+	// ListDealEvents reads a deal's append-only audit log.
+	ListDealEvents(ctx context.Context, in *ListDealEventsRequest, opts ...grpc.CallOption) (*ListDealEventsResponse, error)
 }
 
 type registryServiceClient struct {
@@ -109,6 +131,66 @@ func (c *registryServiceClient) ListClaims(ctx context.Context, in *ListClaimsRe
 	return out, nil
 }
 
+func (c *registryServiceClient) GradeDeal(ctx context.Context, in *GradeDealRequest, opts ...grpc.CallOption) (*GradeDealResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GradeDealResponse)
+	err := c.cc.Invoke(ctx, RegistryService_GradeDeal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) FlagDefect(ctx context.Context, in *FlagDefectRequest, opts ...grpc.CallOption) (*FlagDefectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FlagDefectResponse)
+	err := c.cc.Invoke(ctx, RegistryService_FlagDefect_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) CureDefect(ctx context.Context, in *CureDefectRequest, opts ...grpc.CallOption) (*CureDefectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CureDefectResponse)
+	err := c.cc.Invoke(ctx, RegistryService_CureDefect_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) WaiveDefect(ctx context.Context, in *WaiveDefectRequest, opts ...grpc.CallOption) (*WaiveDefectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WaiveDefectResponse)
+	err := c.cc.Invoke(ctx, RegistryService_WaiveDefect_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) ListDefects(ctx context.Context, in *ListDefectsRequest, opts ...grpc.CallOption) (*ListDefectsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDefectsResponse)
+	err := c.cc.Invoke(ctx, RegistryService_ListDefects_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) ListDealEvents(ctx context.Context, in *ListDealEventsRequest, opts ...grpc.CallOption) (*ListDealEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDealEventsResponse)
+	err := c.cc.Invoke(ctx, RegistryService_ListDealEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RegistryServiceServer is the server API for RegistryService service.
 // All implementations must embed UnimplementedRegistryServiceServer
 // for forward compatibility.
@@ -132,6 +214,22 @@ type RegistryServiceServer interface {
 	// ListClaims lists a deal's claims ordered by claim key, optionally
 	// filtered by class and materiality.
 	ListClaims(context.Context, *ListClaimsRequest) (*ListClaimsResponse, error)
+	// GradeDeal computes the truth dashboard of a deal from its registry and
+	// its defect records, persists it, and records every change of grade or
+	// verdict and every newly detected defect as a deal event.
+	GradeDeal(context.Context, *GradeDealRequest) (*GradeDealResponse, error)
+	// FlagDefect records a defect found by an agent or a person, with
+	// evidence references, and re-grades the deal.
+	FlagDefect(context.Context, *FlagDefectRequest) (*FlagDefectResponse, error)
+	// CureDefect closes a defect as cured and re-grades the deal.
+	CureDefect(context.Context, *CureDefectRequest) (*CureDefectResponse, error)
+	// WaiveDefect closes a defect as waived and re-grades the deal. It needs
+	// an API key with the admin scope.
+	WaiveDefect(context.Context, *WaiveDefectRequest) (*WaiveDefectResponse, error)
+	// ListDefects lists a deal's defects as last graded or flagged.
+	ListDefects(context.Context, *ListDefectsRequest) (*ListDefectsResponse, error)
+	// ListDealEvents reads a deal's append-only audit log.
+	ListDealEvents(context.Context, *ListDealEventsRequest) (*ListDealEventsResponse, error)
 	mustEmbedUnimplementedRegistryServiceServer()
 }
 
@@ -156,6 +254,24 @@ func (UnimplementedRegistryServiceServer) GetClaim(context.Context, *GetClaimReq
 }
 func (UnimplementedRegistryServiceServer) ListClaims(context.Context, *ListClaimsRequest) (*ListClaimsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListClaims not implemented")
+}
+func (UnimplementedRegistryServiceServer) GradeDeal(context.Context, *GradeDealRequest) (*GradeDealResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GradeDeal not implemented")
+}
+func (UnimplementedRegistryServiceServer) FlagDefect(context.Context, *FlagDefectRequest) (*FlagDefectResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method FlagDefect not implemented")
+}
+func (UnimplementedRegistryServiceServer) CureDefect(context.Context, *CureDefectRequest) (*CureDefectResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CureDefect not implemented")
+}
+func (UnimplementedRegistryServiceServer) WaiveDefect(context.Context, *WaiveDefectRequest) (*WaiveDefectResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method WaiveDefect not implemented")
+}
+func (UnimplementedRegistryServiceServer) ListDefects(context.Context, *ListDefectsRequest) (*ListDefectsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListDefects not implemented")
+}
+func (UnimplementedRegistryServiceServer) ListDealEvents(context.Context, *ListDealEventsRequest) (*ListDealEventsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListDealEvents not implemented")
 }
 func (UnimplementedRegistryServiceServer) mustEmbedUnimplementedRegistryServiceServer() {}
 func (UnimplementedRegistryServiceServer) testEmbeddedByValue()                         {}
@@ -268,6 +384,114 @@ func _RegistryService_ListClaims_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_GradeDeal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GradeDealRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).GradeDeal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_GradeDeal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).GradeDeal(ctx, req.(*GradeDealRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_FlagDefect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FlagDefectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).FlagDefect(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_FlagDefect_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).FlagDefect(ctx, req.(*FlagDefectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_CureDefect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CureDefectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).CureDefect(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_CureDefect_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).CureDefect(ctx, req.(*CureDefectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_WaiveDefect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WaiveDefectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).WaiveDefect(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_WaiveDefect_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).WaiveDefect(ctx, req.(*WaiveDefectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_ListDefects_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDefectsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).ListDefects(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_ListDefects_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).ListDefects(ctx, req.(*ListDefectsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_ListDealEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDealEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).ListDealEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_ListDealEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).ListDealEvents(ctx, req.(*ListDealEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RegistryService_ServiceDesc is the grpc.ServiceDesc for RegistryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -294,6 +518,30 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListClaims",
 			Handler:    _RegistryService_ListClaims_Handler,
+		},
+		{
+			MethodName: "GradeDeal",
+			Handler:    _RegistryService_GradeDeal_Handler,
+		},
+		{
+			MethodName: "FlagDefect",
+			Handler:    _RegistryService_FlagDefect_Handler,
+		},
+		{
+			MethodName: "CureDefect",
+			Handler:    _RegistryService_CureDefect_Handler,
+		},
+		{
+			MethodName: "WaiveDefect",
+			Handler:    _RegistryService_WaiveDefect_Handler,
+		},
+		{
+			MethodName: "ListDefects",
+			Handler:    _RegistryService_ListDefects_Handler,
+		},
+		{
+			MethodName: "ListDealEvents",
+			Handler:    _RegistryService_ListDealEvents_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
