@@ -138,9 +138,23 @@ const (
 	DefectWaived DefectStatus = "WAIVED"
 )
 
+// DefectOrigin says who found a defect.
+type DefectOrigin string
+
+// Defect origins.
+const (
+	// OriginDetected: found by the grader; its id is derived from deal,
+	// claim and type, so a re-grade finds the same record.
+	OriginDetected DefectOrigin = "DETECTED"
+	// OriginFlagged: flagged by an agent or a person (flag_defect).
+	OriginFlagged DefectOrigin = "FLAGGED"
+)
+
 // Defect is one flaw found in a claim's evidence chain.
 type Defect struct {
-	ID           string // deterministic: derived from the deal, claim and type
+	ID           string // detected: derived from the deal, claim and type
+	DealID       string
+	Origin       DefectOrigin
 	ClaimID      string
 	ClaimKey     string
 	Type         DefectType

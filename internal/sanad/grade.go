@@ -39,6 +39,11 @@ type Options struct {
 	// Now stamps the CreatedAt and UpdatedAt of the defects found. The
 	// grader reads no clock: zero leaves them zero.
 	Now time.Time
+	// Records are the deal's stored defect records (debate.GradingStore):
+	// a detected defect whose record is CURED or WAIVED no longer counts,
+	// and every OPEN flagged record counts against its claim with its own
+	// severity. Records of other deals or unknown claims are ignored.
+	Records []debate.Defect
 }
 
 // Grade grades every claim and calc of b. It never fails: what is wrong in
@@ -69,7 +74,8 @@ type grader struct {
 	cited    map[string]bool            // evidence ids any sanad cites
 	bySpan   map[string][]*debate.EvidenceItem
 	newer    docVersions
-	readings map[string][]Reading // by evidence id, filled lazily
+	readings map[string][]Reading     // by evidence id, filled lazily
+	records  map[string]debate.Defect // stored defect records by id
 	// uncited lists, per metric family, the evidence items no sanad cites
 	// whose text names that metric (rule 5).
 	uncited map[Family][]*debate.EvidenceItem
@@ -112,6 +118,10 @@ func index[T any](xs []*T, id func(*T) string) map[string]*T {
 
 func newGrader(b *debate.DealBundle, opts Options) *grader {
 	g := &grader{b: b, opts: opts, readings: map[string][]Reading{}, uncited: map[Family][]*debate.EvidenceItem{}}
+	g.records = make(map[string]debate.Defect, len(opts.Records))
+	for _, r := range opts.Records {
+		g.records[r.ID] = r
+	}
 	claims := sortedPtrs(b.Claims, func(c *debate.Claim) string { return c.ID })
 	evidence := sortedPtrs(b.Evidence, func(e *debate.EvidenceItem) string { return e.ID })
 	spans := sortedPtrs(b.Spans, func(s *debate.Span) string { return s.ID })
@@ -510,10 +520,18 @@ func (g *grader) judge(cs *claimState) {
 		}
 	}
 
+	// Defect lifecycle: closed detections stop counting; open flags count.
+	flagged := g.applyRecords(cs)
+
 	// Rule 2: upgrade one step on an independent, agreeing, better-graded
 	// corroboration, or on MUTAWATIR; never with a MAJOR or FATAL defect.
 	grade := base
 	severe := false
+	for _, f := range flagged {
+		if f.Severity == debate.SeverityMajor || f.Severity == debate.SeverityFatal {
+			severe = true
+		}
+	}
 	for t := range cs.defects {
 		if s := t.DefaultSeverity(); s == debate.SeverityMajor || s == debate.SeverityFatal {
 			severe = true
@@ -555,7 +573,7 @@ func (g *grader) judge(cs *claimState) {
 	}
 
 	// Rule 3: FATAL gives D; each MAJOR lowers one step.
-	defects := g.finishDefects(cs)
+	defects := append(g.finishDefects(cs), flagged...)
 	fatal, major := false, 0
 	for _, d := range defects {
 		switch d.Severity {
@@ -692,6 +710,40 @@ func (g *grader) readingFor(e *debate.EvidenceItem, ci *claimInfo, cited bool) (
 	return Reading{}, false, fmt.Sprintf("speaks of %s, not %s: no agreement either way", strings.Join(slices.Compact(names), ", "), ci.metric.Family)
 }
 
+// applyRecords applies the stored defect records to a claim: a detected
+// defect whose record is closed is dropped, with a step saying who closed it
+// and why; the claim's OPEN flagged records are returned, sorted by id.
+func (g *grader) applyRecords(cs *claimState) []debate.Defect {
+	if len(g.opts.Records) == 0 {
+		return nil
+	}
+	types := make([]debate.DefectType, 0, len(cs.defects))
+	for t := range cs.defects {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		rec, ok := g.records[defectID(g.b.Deal.ID, cs.c.ID, t)]
+		if ok && !rec.Open() {
+			delete(cs.defects, t)
+			cs.step("lifecycle", "%s was %s by %s (%s): it no longer counts", t, rec.Status, rec.Actor, rec.Reason)
+		}
+	}
+	var flagged []debate.Defect
+	for _, rec := range g.opts.Records {
+		if rec.Origin != debate.OriginFlagged || rec.ClaimID != cs.c.ID || !rec.Open() {
+			continue
+		}
+		rec.ClaimKey = cs.c.Key
+		flagged = append(flagged, rec)
+	}
+	slices.SortFunc(flagged, func(a, b debate.Defect) int { return cmp.Compare(a.ID, b.ID) })
+	for _, f := range flagged {
+		cs.step("defect", "%s (%s) flagged by %s: %s", f.Type, f.Severity, f.Actor, f.Description)
+	}
+	return flagged
+}
+
 // finishDefects turns the pending defects into sorted domain defects.
 func (g *grader) finishDefects(cs *claimState) []debate.Defect {
 	types := make([]debate.DefectType, 0, len(cs.defects))
@@ -704,6 +756,8 @@ func (g *grader) finishDefects(cs *claimState) []debate.Defect {
 		p := cs.defects[t]
 		out = append(out, debate.Defect{
 			ID:           defectID(g.b.Deal.ID, cs.c.ID, t),
+			DealID:       g.b.Deal.ID,
+			Origin:       debate.OriginDetected,
 			ClaimID:      cs.c.ID,
 			ClaimKey:     cs.c.Key,
 			Type:         t,
