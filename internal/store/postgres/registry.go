@@ -261,32 +261,37 @@ func (s *Store) DealBundleGet(ctx context.Context, dealID string) (*debate.DealB
 		return nil, err
 	}
 	out := &debate.DealBundle{}
-	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) {
-		b.Queue(`SELECT record FROM deals WHERE tenant_id = $1 AND deal_id = $2`, tenant, dealID).
-			QueryRow(func(row pgx.Row) error {
-				var data []byte
-				if err := row.Scan(&data); err != nil {
-					return err
-				}
-				d, err := rows.DecodeDeal(data)
-				out.Deal = d
-				return err
-			})
-		q := func(table, idColumn string) string {
-			return `SELECT record FROM ` + table + ` WHERE tenant_id = $1 AND deal_id = $2 ORDER BY ` + idColumn
-		}
-		b.Queue(q("claims", "claim_id"), tenant, dealID).Query(collectRecords(&out.Claims,
-			func(data []byte) (debate.Claim, error) { return rows.DecodeClaim(dealID, data) }))
-		b.Queue(q("evidence_items", "evidence_id"), tenant, dealID).Query(collectRecords(&out.Evidence, rows.DecodeEvidence))
-		b.Queue(q("spans", "span_id"), tenant, dealID).Query(collectRecords(&out.Spans, rows.DecodeSpan))
-		b.Queue(q("sanads", "sanad_id"), tenant, dealID).Query(collectRecords(&out.Sanads, rows.DecodeSanad))
-		b.Queue(q("documents", "document_id"), tenant, dealID).Query(collectRecords(&out.Documents, rows.DecodeDocument))
-		b.Queue(q("calcs", "calc_id"), tenant, dealID).Query(collectRecords(&out.Calcs, rows.DecodeCalc))
-	})
+	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) { queueBundle(b, tenant, dealID, out) })
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("deal %q bundle", dealID), err)
 	}
 	return out, nil
+}
+
+// queueBundle queues the reads of the deal's whole registry into out, as
+// DealBundleGet returns it; DealGrade queues them in its transaction. The
+// first read fails with pgx.ErrNoRows if the tenant has no such deal.
+func queueBundle(b *pgx.Batch, tenant, dealID string, out *debate.DealBundle) {
+	b.Queue(`SELECT record FROM deals WHERE tenant_id = $1 AND deal_id = $2`, tenant, dealID).
+		QueryRow(func(row pgx.Row) error {
+			var data []byte
+			if err := row.Scan(&data); err != nil {
+				return err
+			}
+			d, err := rows.DecodeDeal(data)
+			out.Deal = d
+			return err
+		})
+	q := func(table, idColumn string) string {
+		return `SELECT record FROM ` + table + ` WHERE tenant_id = $1 AND deal_id = $2 ORDER BY ` + idColumn
+	}
+	b.Queue(q("claims", "claim_id"), tenant, dealID).Query(collectRecords(&out.Claims,
+		func(data []byte) (debate.Claim, error) { return rows.DecodeClaim(dealID, data) }))
+	b.Queue(q("evidence_items", "evidence_id"), tenant, dealID).Query(collectRecords(&out.Evidence, rows.DecodeEvidence))
+	b.Queue(q("spans", "span_id"), tenant, dealID).Query(collectRecords(&out.Spans, rows.DecodeSpan))
+	b.Queue(q("sanads", "sanad_id"), tenant, dealID).Query(collectRecords(&out.Sanads, rows.DecodeSanad))
+	b.Queue(q("documents", "document_id"), tenant, dealID).Query(collectRecords(&out.Documents, rows.DecodeDocument))
+	b.Queue(q("calcs", "calc_id"), tenant, dealID).Query(collectRecords(&out.Calcs, rows.DecodeCalc))
 }
 
 // ClaimGet returns the tenant's claim claimID, its DealID set. Returns

@@ -297,41 +297,52 @@ func (s *Store) DealBundleGet(ctx context.Context, dealID string) (*debate.DealB
 	if err != nil {
 		return nil, err
 	}
-	out := &debate.DealBundle{}
-	err = s.readTx(ctx, func(tx *sql.Tx) error {
-		var data []byte
-		if err := tx.QueryRowContext(ctx, `SELECT record FROM deals WHERE tenant_id = ? AND deal_id = ?`, tenant, dealID).Scan(&data); err != nil {
-			return err
-		}
-		var err error
-		if out.Deal, err = rows.DecodeDeal(data); err != nil {
-			return err
-		}
-		q := func(table, idColumn string) string {
-			return `SELECT record FROM ` + table + ` WHERE tenant_id = ? AND deal_id = ? ORDER BY ` + idColumn
-		}
-		args := []any{tenant, dealID}
-		if out.Claims, err = queryList(ctx, tx, q("claims", "claim_id"), args, recordScanner(
-			func(data []byte) (debate.Claim, error) { return rows.DecodeClaim(dealID, data) })); err != nil {
-			return err
-		}
-		if out.Evidence, err = queryList(ctx, tx, q("evidence_items", "evidence_id"), args, recordScanner(rows.DecodeEvidence)); err != nil {
-			return err
-		}
-		if out.Spans, err = queryList(ctx, tx, q("spans", "span_id"), args, recordScanner(rows.DecodeSpan)); err != nil {
-			return err
-		}
-		if out.Sanads, err = queryList(ctx, tx, q("sanads", "sanad_id"), args, recordScanner(rows.DecodeSanad)); err != nil {
-			return err
-		}
-		if out.Documents, err = queryList(ctx, tx, q("documents", "document_id"), args, recordScanner(rows.DecodeDocument)); err != nil {
-			return err
-		}
-		out.Calcs, err = queryList(ctx, tx, q("calcs", "calc_id"), args, recordScanner(rows.DecodeCalc))
+	var out *debate.DealBundle
+	err = s.readTx(ctx, func(tx *sql.Tx) (err error) {
+		out, err = bundleGet(ctx, tx, tenant, dealID)
 		return err
 	})
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("deal %q bundle", dealID), err)
+	}
+	return out, nil
+}
+
+// bundleGet reads the deal's whole registry in tx, as DealBundleGet returns
+// it; DealGrade reads it in its write transaction. Returns sql.ErrNoRows if
+// the tenant has no such deal.
+func bundleGet(ctx context.Context, tx *sql.Tx, tenant, dealID string) (*debate.DealBundle, error) {
+	var data []byte
+	if err := tx.QueryRowContext(ctx, `SELECT record FROM deals WHERE tenant_id = ? AND deal_id = ?`, tenant, dealID).Scan(&data); err != nil {
+		return nil, err
+	}
+	out := &debate.DealBundle{}
+	var err error
+	if out.Deal, err = rows.DecodeDeal(data); err != nil {
+		return nil, err
+	}
+	q := func(table, idColumn string) string {
+		return `SELECT record FROM ` + table + ` WHERE tenant_id = ? AND deal_id = ? ORDER BY ` + idColumn
+	}
+	args := []any{tenant, dealID}
+	if out.Claims, err = queryList(ctx, tx, q("claims", "claim_id"), args, recordScanner(
+		func(data []byte) (debate.Claim, error) { return rows.DecodeClaim(dealID, data) })); err != nil {
+		return nil, err
+	}
+	if out.Evidence, err = queryList(ctx, tx, q("evidence_items", "evidence_id"), args, recordScanner(rows.DecodeEvidence)); err != nil {
+		return nil, err
+	}
+	if out.Spans, err = queryList(ctx, tx, q("spans", "span_id"), args, recordScanner(rows.DecodeSpan)); err != nil {
+		return nil, err
+	}
+	if out.Sanads, err = queryList(ctx, tx, q("sanads", "sanad_id"), args, recordScanner(rows.DecodeSanad)); err != nil {
+		return nil, err
+	}
+	if out.Documents, err = queryList(ctx, tx, q("documents", "document_id"), args, recordScanner(rows.DecodeDocument)); err != nil {
+		return nil, err
+	}
+	if out.Calcs, err = queryList(ctx, tx, q("calcs", "calc_id"), args, recordScanner(rows.DecodeCalc)); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

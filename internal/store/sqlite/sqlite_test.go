@@ -114,7 +114,7 @@ func TestReopenKeepsDataAndMigratesOnce(t *testing.T) {
 		versions = append(versions, v)
 	}
 	require.NoError(t, rows.Err())
-	require.Equal(t, []int64{1}, versions)
+	require.Equal(t, []int64{1, 2}, versions)
 }
 
 // TestMigrateAppliesInOrder runs the migration runner on migrations of its
@@ -124,10 +124,11 @@ func TestMigrateAppliesInOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := openFile(t)
+	// Versions far above the store's own migrations, which Open applied.
 	fsys := fstest.MapFS{
-		"0010_third.sql":  {Data: []byte(`INSERT INTO steps (n) VALUES (3);`)},
-		"0002_first.sql":  {Data: []byte(`CREATE TABLE steps (n INTEGER NOT NULL); INSERT INTO steps (n) VALUES (1);`)},
-		"0003_second.sql": {Data: []byte(`INSERT INTO steps (n) VALUES (2);`)},
+		"0910_third.sql":  {Data: []byte(`INSERT INTO steps (n) VALUES (3);`)},
+		"0902_first.sql":  {Data: []byte(`CREATE TABLE steps (n INTEGER NOT NULL); INSERT INTO steps (n) VALUES (1);`)},
+		"0903_second.sql": {Data: []byte(`INSERT INTO steps (n) VALUES (2);`)},
 		"README.md":       {Data: []byte(`not a migration`)},
 	}
 	require.NoError(t, migrate(ctx, s.write, fsys))
@@ -143,12 +144,12 @@ func TestMigrateAppliesInOrder(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Equal(t, []int{1, 2, 3}, got)
 
-	fsys["0011_broken.sql"] = &fstest.MapFile{Data: []byte(`INSERT INTO steps (n) VALUES (4); INSERT INTO nowhere VALUES (5);`)}
-	require.ErrorContains(t, migrate(ctx, s.write, fsys), "0011_broken.sql")
+	fsys["0911_broken.sql"] = &fstest.MapFile{Data: []byte(`INSERT INTO steps (n) VALUES (4); INSERT INTO nowhere VALUES (5);`)}
+	require.ErrorContains(t, migrate(ctx, s.write, fsys), "0911_broken.sql")
 	var n, recorded int
 	require.NoError(t, s.write.QueryRowContext(ctx, `SELECT count(*) FROM steps`).Scan(&n))
 	require.Equal(t, 3, n, "the failed migration's first statement was rolled back")
-	require.NoError(t, s.write.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = 11`).Scan(&recorded))
+	require.NoError(t, s.write.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = 911`).Scan(&recorded))
 	require.Zero(t, recorded)
 }
 

@@ -22,10 +22,11 @@ import (
 	"github.com/debated/debated/internal/debate"
 )
 
-// Store is what the suite tests: both store contracts of the domain.
+// Store is what the suite tests: the store contracts of the domain.
 type Store interface {
 	debate.TenantStore
 	debate.RegistryStore
+	debate.GradingStore
 }
 
 // RowCounter is implemented by test adapters that can count a tenant's rows
@@ -68,6 +69,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"ConcurrentConflictingImports", testConcurrentConflictingImports},
 		{"LargeImport", testLargeImport},
 	}
+	cases = append(cases, gradingCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -638,7 +640,7 @@ func testImportRejectsInvalid(t *testing.T, s Store) {
 	nul := SampleBundle(b.Deal.ID)
 	nul.Spans[0].TextExcerpt = "before\x00after"
 	_, err = s.DealImport(ctx, nul, contentHash(t, nul), importedAt)
-	requireInvalidField(t, err, "spans[0]")
+	requireInvalidField(t, err, "spans[0].text_excerpt")
 
 	_, err = s.DealGet(ctx, b.Deal.ID)
 	require.ErrorIs(t, err, debate.ErrNotFound)
