@@ -127,7 +127,7 @@ func TestFlaggedDefectCountsWithItsSeverity(t *testing.T) {
 
 	// A MINOR flag changes nothing but is listed.
 	minor, _, err := Flag(b, FlagParams{ID: "flag-2", ClaimID: target.ClaimID, Type: debate.DefectScopeDrift,
-		Description: "the claim speaks of the whole group while the evidence covers one subsidiary only",
+		Description:  "the claim speaks of the whole group while the evidence covers one subsidiary only",
 		EvidenceRefs: []string{b.Spans[0].ID}, Actor: "risk_officer"}, t0)
 	require.NoError(t, err)
 	next2, _, _ := Regrade(b, append(records, minor), first, t0)

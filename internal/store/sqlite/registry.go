@@ -142,7 +142,7 @@ func insertRows(ctx context.Context, tx *sql.Tx, head, tail string, ncols, n int
 	var full *sql.Stmt // the statement of a whole chunk, prepared once
 	defer func() {
 		if full != nil {
-			full.Close()
+			_ = full.Close()
 		}
 	}()
 	for start := 0; start < n; start += maxRowsPerInsert {
