@@ -25,15 +25,33 @@ func subflags(name string) *flag.FlagSet {
 	return fs
 }
 
+// parseAll parses flags that may come before, between or after the
+// positional arguments ("defect flag DEAL --claim C"), which the flag
+// package alone stops at, and returns the positional arguments.
+func parseAll(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 // oneArg parses fs and requires exactly one positional argument.
 func oneArg(fs *flag.FlagSet, args []string, what string) (string, error) {
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseAll(fs, args)
+	if err != nil {
 		return "", err
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		return "", fmt.Errorf("%s: want exactly one %s", fs.Name(), what)
 	}
-	return fs.Arg(0), nil
+	return pos[0], nil
 }
 
 func (c *cli) printJSON(m proto.Message) error {

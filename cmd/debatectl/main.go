@@ -42,6 +42,14 @@ commands:
   claims list DEAL_ID [--class C] [--materiality M]
                                        list a deal's claims
   claim get CLAIM_ID                   show one claim
+  grade DEAL_ID                        grade the deal and print its truth dashboard
+  deal events DEAL_ID [--after SEQ]    the deal's audit log (grade, verdict and defect events)
+  defects list DEAL_ID [--all]         the deal's open (or all) defects
+  defect flag DEAL_ID --claim ID --type T --description D --ref ID [--ref ID] [--severity S] [--cure C] [--actor A]
+                                       flag a defect with evidence references
+  defect cure DEAL_ID DEFECT_ID --actor A --reason R
+  defect waive DEAL_ID DEFECT_ID --actor A --reason R
+                                       close a defect (waiving needs an admin-scoped key)
 `
 
 func main() {
@@ -117,6 +125,19 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 		return c.claimsList(ctx, args[2:])
 	case "claim get":
 		return c.claimGet(ctx, args[2:])
+	case "deal events":
+		return c.dealEvents(ctx, args[2:])
+	case "defect flag":
+		return c.defectFlag(ctx, args[2:])
+	case "defect cure":
+		return c.defectClose(ctx, args[2:], false)
+	case "defect waive":
+		return c.defectClose(ctx, args[2:], true)
+	case "defects list":
+		return c.defectsList(ctx, args[2:])
+	}
+	if args[0] == "grade" {
+		return c.grade(ctx, args[1:])
 	}
 	if args[0] == "import-deal" {
 		return c.importDeal(ctx, args[1:])

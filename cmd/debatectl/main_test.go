@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/server"
@@ -19,6 +21,7 @@ import (
 	"github.com/debated/debated/internal/store/storetest"
 	"github.com/debated/debated/internal/testutil/pgtest"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 const adminToken = "ctl-admin"
@@ -26,6 +29,7 @@ const adminToken = "ctl-admin"
 type stores interface {
 	debate.TenantStore
 	debate.RegistryStore
+	debate.GradingStore
 	Close()
 }
 
@@ -48,7 +52,7 @@ func serve(t *testing.T, kind string) string {
 		st = s
 	}
 	t.Cleanup(st.Close)
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st}, server.Config{AdminToken: adminToken})
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st}, server.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -219,5 +223,111 @@ func TestImportGDBSDeals(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, 11, len(strings.Split(strings.TrimSpace(out), "\n")), out)
 		})
+	}
+}
+
+// expectedClaims reads the claims of an expected file.
+func expectedClaims(t *testing.T, path string) map[string]struct {
+	Grade       string `json:"grade"`
+	Verdict     string `json:"verdict"`
+	Action      string `json:"action"`
+	DefectCount int    `json:"defect_count"`
+} {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var exp struct {
+		Claims map[string]struct {
+			Grade       string `json:"grade"`
+			Verdict     string `json:"verdict"`
+			Action      string `json:"action"`
+			DefectCount int    `json:"defect_count"`
+		} `json:"claims"`
+	}
+	require.NoError(t, json.Unmarshal(data, &exp))
+	return exp.Claims
+}
+
+// gradeJSON runs `debatectl --json grade` and decodes the answer.
+func gradeJSON(t *testing.T, addr string, env map[string]string, dealID string) *debatedv1.GradeDealResponse {
+	t.Helper()
+	out, err := ctl(t, addr, env, "--json", "grade", dealID)
+	require.NoError(t, err, out)
+	var resp debatedv1.GradeDealResponse
+	require.NoError(t, protojson.Unmarshal([]byte(out), &resp))
+	return &resp
+}
+
+func TestGradeGDBSDealsFromTheCommandLine(t *testing.T) {
+	t.Parallel()
+	root := gdbsDir(t)
+	dirs, err := filepath.Glob(filepath.Join(root, "deals", "deal_*"))
+	require.NoError(t, err)
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	for _, dir := range dirs {
+		out, err := ctl(t, addr, env, "import-deal", dir)
+		require.NoError(t, err, out)
+		b, err := dealfile.Load(dir)
+		require.NoError(t, err)
+		resp := gradeJSON(t, addr, env, b.Deal.ID)
+		want := expectedClaims(t, filepath.Join(root, "expected", filepath.Base(dir)+".json"))
+		require.Len(t, resp.GetGrading().GetClaims(), len(want))
+		for _, c := range resp.GetGrading().GetClaims() {
+			w := want[c.GetClaimKey()]
+			require.Equal(t, w.Grade, strings.TrimPrefix(c.GetGrade().String(), "GRADE_"), "%s %s", dir, c.GetClaimKey())
+			require.Equal(t, w.Verdict, strings.TrimPrefix(c.GetVerdict().String(), "VERDICT_"), "%s %s", dir, c.GetClaimKey())
+			require.Equal(t, w.Action, strings.TrimPrefix(c.GetAction().String(), "ACTION_"), "%s %s", dir, c.GetClaimKey())
+			require.Len(t, c.GetDefects(), w.DefectCount, "%s %s", dir, c.GetClaimKey())
+		}
+		table, err := ctl(t, addr, env, "grade", b.Deal.ID)
+		require.NoError(t, err, table)
+		require.Contains(t, table, "KEY")
+		require.Contains(t, table, "sanad coverage")
+	}
+}
+
+func TestDefectCommands(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	dir := filepath.Join("..", "..", "internal", "sanad", "testdata", "deals", "inconsistency")
+	out, err := ctl(t, addr, env, "import-deal", dir)
+	require.NoError(t, err, out)
+	b, err := dealfile.Load(dir)
+	require.NoError(t, err)
+
+	resp := gradeJSON(t, addr, env, b.Deal.ID)
+	require.NotEmpty(t, resp.GetGrading().GetDefects())
+	defect := resp.GetGrading().GetDefects()[0]
+	table, err := ctl(t, addr, env, "grade", b.Deal.ID)
+	require.NoError(t, err)
+	require.Contains(t, table, "CONTRADICTED")
+
+	out, err = ctl(t, addr, env, "defect", "flag", b.Deal.ID, "--claim", b.Claims[0].ID, "--type", "implausibility",
+		"--description", "growth of this size in one quarter is not plausible for a company at this stage",
+		"--ref", b.Evidence[0].ID, "--actor", "analyst")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "flagged")
+	out, err = ctl(t, addr, env, "defect", "flag", b.Deal.ID, "--claim", b.Claims[0].ID, "--type", "implausibility",
+		"--description", "short", "--ref", "nothing")
+	require.Error(t, err)
+	require.Contains(t, out, "description")
+
+	out, err = ctl(t, addr, env, "defect", "cure", b.Deal.ID, defect.GetDefectId(), "--actor", "analyst", "--reason", "source reconciled")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "is now CURED")
+	out, err = ctl(t, addr, env, "defect", "waive", b.Deal.ID, defect.GetDefectId(), "--actor", "a", "--reason", "r")
+	require.Error(t, err)
+	require.Contains(t, out, "PermissionDenied")
+
+	out, err = ctl(t, addr, env, "defects", "list", b.Deal.ID, "--all")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "CURED")
+	require.Contains(t, out, "FLAGGED")
+	out, err = ctl(t, addr, env, "deal", "events", b.Deal.ID)
+	require.NoError(t, err, out)
+	for _, typ := range []string{"claim.grade.changed", "defect.created", "defect.flagged", "defect.cured"} {
+		require.Contains(t, out, typ)
 	}
 }

@@ -165,6 +165,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 type stores interface {
 	debate.TenantStore
 	debate.RegistryStore
+	debate.GradingStore
 	Close()
 }
 
@@ -192,7 +193,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st}, server.Config{
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st}, server.Config{
 		AdminToken:     cfg.adminToken,
 		MaxRecvMsgSize: cfg.maxRecvMsgBytes,
 		Logger:         log,

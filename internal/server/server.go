@@ -52,6 +52,7 @@ type Config struct {
 type Stores struct {
 	Tenants  debate.TenantStore
 	Registry debate.RegistryStore
+	Grading  debate.GradingStore
 }
 
 // Server is the debated gRPC server.
@@ -61,6 +62,7 @@ type Server struct {
 	now      func() time.Time
 	tenants  debate.TenantStore
 	registry debate.RegistryStore
+	grading  debate.GradingStore
 	health   *health.Server
 	grpc     *grpc.Server
 	validate protovalidate.Validator
@@ -72,8 +74,8 @@ type Server struct {
 // New builds a server over the stores. Returns an error if a store is
 // missing or the validator cannot be built.
 func New(stores Stores, cfg Config) (*Server, error) {
-	if stores.Tenants == nil || stores.Registry == nil {
-		return nil, errors.New("server: tenant and registry stores are required")
+	if stores.Tenants == nil || stores.Registry == nil || stores.Grading == nil {
+		return nil, errors.New("server: tenant, registry and grading stores are required")
 	}
 	v, err := protovalidate.New()
 	if err != nil {
@@ -85,6 +87,7 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		now:      cfg.Now,
 		tenants:  stores.Tenants,
 		registry: stores.Registry,
+		grading:  stores.Grading,
 		health:   health.NewServer(),
 		validate: v,
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,7 @@ const adminToken = "test-admin-token"
 type store interface {
 	debate.TenantStore
 	debate.RegistryStore
+	debate.GradingStore
 	Close()
 }
 
@@ -70,7 +72,7 @@ type bundle struct {
 func setup(t testing.TB, kind string, token string) *bundle {
 	t.Helper()
 	st := openStore(t, kind)
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st}, server.Config{AdminToken: token, MaxRecvMsgSize: 8 << 20})
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st}, server.Config{AdminToken: token, MaxRecvMsgSize: 8 << 20, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	lis := bufconn.Listen(1 << 20)
 	go func() { _ = srv.Serve(lis) }()
@@ -383,12 +385,36 @@ func TestTenantIsolation(t *testing.T) {
 				_, err := b.registry.ListClaims(ctx, &debatedv1.ListClaimsRequest{DealId: "deal-a"})
 				return err
 			}},
+			{"GradeDeal", func(ctx context.Context) error {
+				_, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: "deal-a"})
+				return err
+			}},
+			{"ListDefects", func(ctx context.Context) error {
+				_, err := b.registry.ListDefects(ctx, &debatedv1.ListDefectsRequest{DealId: "deal-a"})
+				return err
+			}},
+			{"ListDealEvents", func(ctx context.Context) error {
+				_, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: "deal-a"})
+				return err
+			}},
 		}
 		for _, c := range calls {
 			t.Run(c.name, func(t *testing.T) {
 				requireCode(t, c.call(bctx), codes.NotFound)
 				require.NoError(t, c.call(actx))
 			})
+		}
+		// Writes with B's key on A's deal: NotFound, and nothing recorded.
+		_, err = b.registry.FlagDefect(bctx, &debatedv1.FlagDefectRequest{DealId: "deal-a", ClaimId: claimID,
+			DefectType: debatedv1.DefectType_DEFECT_TYPE_IMPLAUSIBILITY, Description: strings.Repeat("x", 60),
+			EvidenceRefs: []string{req.GetEvidenceItems()[0].GetEvidenceId()}})
+		requireCode(t, err, codes.NotFound)
+		_, err = b.registry.CureDefect(bctx, &debatedv1.CureDefectRequest{DealId: "deal-a", DefectId: "any", Actor: "b", Reason: "r"})
+		requireCode(t, err, codes.NotFound)
+		evs, err := b.registry.ListDealEvents(actx, &debatedv1.ListDealEventsRequest{DealId: "deal-a"})
+		require.NoError(t, err)
+		for _, e := range evs.GetEvents() {
+			require.NotEqual(t, "defect.flagged", e.GetEventType(), "B's flag reached A's deal")
 		}
 		ld, err := b.registry.ListDeals(bctx, &debatedv1.ListDealsRequest{})
 		require.NoError(t, err)

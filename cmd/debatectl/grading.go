@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+)
+
+// multi is a repeatable string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+func trim(s fmt.Stringer, prefix string) string { return strings.TrimPrefix(s.String(), prefix) }
+
+func (c *cli) grade(ctx context.Context, args []string) error {
+	id, err := oneArg(subflags("grade"), args, "DEAL_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := debatedv1.NewRegistryServiceClient(c.conn).GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: id})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	return c.dashboard(resp.GetGrading(), len(resp.GetEvents()))
+}
+
+// dashboard prints the truth dashboard: one row per claim, then the deal's
+// figures, defects and calcs.
+func (c *cli) dashboard(g *debatedv1.DealGrading, newEvents int) error {
+	rows := make([][]string, 0, len(g.GetClaims()))
+	for _, cl := range g.GetClaims() {
+		var defects []string
+		for _, d := range cl.GetDefects() {
+			defects = append(defects, trim(d.GetDefectType(), "DEFECT_TYPE_"))
+		}
+		rows = append(rows, []string{cl.GetClaimKey(), cl.GetMetric(), trim(cl.GetGrade(), "GRADE_"),
+			trim(cl.GetVerdict(), "VERDICT_"), trim(cl.GetAction(), "ACTION_"),
+			trim(cl.GetCorroborationStatus(), "CORROBORATION_STATUS_"), fmt.Sprint(cl.GetIndependentCount()),
+			strings.Join(defects, ",")})
+	}
+	if err := c.table("KEY\tMETRIC\tGRADE\tVERDICT\tACTION\tCORROBORATION\tINDEPENDENT\tDEFECTS", rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.out, "\ndeal %s: %d grade-D claim(s), sanad coverage %.3f, blocked: %s, %d new event(s)\n",
+		g.GetDealId(), g.GetGradeDCount(), g.GetSanadCoverage(), orNone(g.GetBlockedClaimKeys()), newEvents)
+	for _, d := range g.GetDefects() {
+		fmt.Fprintf(c.out, "  defect %s %s on %s (%s, cure %s): %s\n", d.GetDefectId(), trim(d.GetDefectType(), "DEFECT_TYPE_"),
+			d.GetClaimKey(), trim(d.GetSeverity(), "DEFECT_SEVERITY_"), trim(d.GetCureProtocol(), "CURE_PROTOCOL_"), d.GetDescription())
+	}
+	for _, k := range g.GetCalcs() {
+		fmt.Fprintf(c.out, "  calc %s %s: grade %s, output %v\n", k.GetCalcId(), trim(k.GetCalcType(), "CALC_TYPE_"), trim(k.GetGrade(), "GRADE_"), k.GetOutput())
+	}
+	return nil
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ",")
+}
+
+func enumFlag(values map[string]int32, prefix, name, v string) (int32, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, ok := values[prefix+strings.ToUpper(v)]
+	if !ok {
+		return 0, fmt.Errorf("unknown %s %q", name, v)
+	}
+	return n, nil
+}
+
+func (c *cli) defectFlag(ctx context.Context, args []string) error {
+	fs := subflags("defect flag")
+	claim := fs.String("claim", "", "claim id")
+	typ := fs.String("type", "", "defect type, e.g. INCONSISTENCY")
+	sev := fs.String("severity", "", "FATAL, MAJOR or MINOR (default: the type's)")
+	cure := fs.String("cure", "", "cure protocol (default: the type's)")
+	desc := fs.String("description", "", "what is wrong (at least 50 characters)")
+	actor := fs.String("actor", "", "who flags it (default: the API key)")
+	var refs multi
+	fs.Var(&refs, "ref", "evidence reference (repeatable)")
+	id, err := oneArg(fs, args, "DEAL_ID")
+	if err != nil {
+		return err
+	}
+	req := &debatedv1.FlagDefectRequest{DealId: id, ClaimId: *claim, Description: *desc, EvidenceRefs: refs, Actor: *actor}
+	t, err := enumFlag(debatedv1.DefectType_value, "DEFECT_TYPE_", "defect type", *typ)
+	if err != nil {
+		return err
+	}
+	s, err := enumFlag(debatedv1.DefectSeverity_value, "DEFECT_SEVERITY_", "severity", *sev)
+	if err != nil {
+		return err
+	}
+	cp, err := enumFlag(debatedv1.CureProtocol_value, "CURE_PROTOCOL_", "cure protocol", *cure)
+	if err != nil {
+		return err
+	}
+	req.DefectType, req.Severity, req.CureProtocol = debatedv1.DefectType(t), debatedv1.DefectSeverity(s), debatedv1.CureProtocol(cp)
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := debatedv1.NewRegistryServiceClient(c.conn).FlagDefect(ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	fmt.Fprintf(c.out, "defect %s flagged\n\n", resp.GetDefect().GetDefectId())
+	return c.dashboard(resp.GetGrading(), 0)
+}
+
+func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error {
+	name := "defect cure"
+	if waive {
+		name = "defect waive"
+	}
+	fs := subflags(name)
+	actor := fs.String("actor", "", "who closes it")
+	reason := fs.String("reason", "", "why")
+	pos, err := parseAll(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return fmt.Errorf("%s: want DEAL_ID DEFECT_ID", name)
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	client := debatedv1.NewRegistryServiceClient(c.conn)
+	var d *debatedv1.Defect
+	var g *debatedv1.DealGrading
+	if waive {
+		resp, err := client.WaiveDefect(ctx, &debatedv1.WaiveDefectRequest{DealId: pos[0], DefectId: pos[1], Actor: *actor, Reason: *reason})
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(resp)
+		}
+		d, g = resp.GetDefect(), resp.GetGrading()
+	} else {
+		resp, err := client.CureDefect(ctx, &debatedv1.CureDefectRequest{DealId: pos[0], DefectId: pos[1], Actor: *actor, Reason: *reason})
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(resp)
+		}
+		d, g = resp.GetDefect(), resp.GetGrading()
+	}
+	fmt.Fprintf(c.out, "defect %s is now %s\n\n", d.GetDefectId(), trim(d.GetStatus(), "DEFECT_STATUS_"))
+	return c.dashboard(g, 0)
+}
+
+func (c *cli) defectsList(ctx context.Context, args []string) error {
+	fs := subflags("defects list")
+	all := fs.Bool("all", false, "include CURED and WAIVED defects")
+	id, err := oneArg(fs, args, "DEAL_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := debatedv1.NewRegistryServiceClient(c.conn).ListDefects(ctx, &debatedv1.ListDefectsRequest{DealId: id, IncludeClosed: *all})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	rows := make([][]string, 0, len(resp.GetDefects()))
+	for _, d := range resp.GetDefects() {
+		rows = append(rows, []string{d.GetDefectId(), d.GetClaimKey(), trim(d.GetDefectType(), "DEFECT_TYPE_"),
+			trim(d.GetSeverity(), "DEFECT_SEVERITY_"), trim(d.GetStatus(), "DEFECT_STATUS_"), trim(d.GetOrigin(), "DEFECT_ORIGIN_"), d.GetActor()})
+	}
+	return c.table("DEFECT_ID\tCLAIM\tTYPE\tSEVERITY\tSTATUS\tORIGIN\tACTOR", rows)
+}
+
+func (c *cli) dealEvents(ctx context.Context, args []string) error {
+	fs := subflags("deal events")
+	after := fs.Int64("after", 0, "only events after this seq")
+	id, err := oneArg(fs, args, "DEAL_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	client := debatedv1.NewRegistryServiceClient(c.conn)
+	all := &debatedv1.ListDealEventsResponse{}
+	for {
+		resp, err := client.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: id, AfterSeq: *after, PageSize: 1000})
+		if err != nil {
+			return err
+		}
+		all.Events = append(all.Events, resp.GetEvents()...)
+		if len(resp.GetEvents()) < 1000 {
+			break
+		}
+		*after = resp.GetEvents()[len(resp.GetEvents())-1].GetSeq()
+	}
+	if c.json {
+		return c.printJSON(all)
+	}
+	rows := make([][]string, 0, len(all.GetEvents()))
+	for _, e := range all.GetEvents() {
+		f := e.GetPayload().GetFields()
+		detail := f["claim_key"].GetStringValue()
+		switch e.GetEventType() {
+		case "claim.grade.changed":
+			detail += fmt.Sprintf(" %s → %s", orDash(f["from_grade"].GetStringValue()), f["to_grade"].GetStringValue())
+		case "claim.verdict.changed":
+			detail += fmt.Sprintf(" %s → %s", orDash(f["from_verdict"].GetStringValue()), f["to_verdict"].GetStringValue())
+		default:
+			detail += " " + f["defect_type"].GetStringValue() + " " + f["defect_id"].GetStringValue()
+		}
+		rows = append(rows, []string{fmt.Sprint(e.GetSeq()), e.GetEventType(), e.GetActor(), detail})
+	}
+	return c.table("SEQ\tTYPE\tACTOR\tDETAIL", rows)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

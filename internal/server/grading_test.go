@@ -1,0 +1,307 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/dealfile"
+	"github.com/debated/debated/internal/sanad"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+)
+
+// outcomeOf renders a dashboard from the wire in the shape of the expected
+// files, so the API's answer is compared, not the grader's.
+func outcomeOf(g *debatedv1.DealGrading) sanad.Outcome {
+	o := sanad.Outcome{
+		DealID:           g.GetDealId(),
+		Claims:           map[string]sanad.ClaimOutcome{},
+		Defects:          []sanad.DefectOutcome{},
+		GradeDCount:      int(g.GetGradeDCount()),
+		SanadCoverage:    g.GetSanadCoverage(),
+		BlockedClaimKeys: append([]string{}, g.GetBlockedClaimKeys()...),
+	}
+	for _, c := range g.GetClaims() {
+		o.Claims[c.GetClaimKey()] = sanad.ClaimOutcome{
+			ClaimID:     c.GetClaimId(),
+			Grade:       strings.TrimPrefix(c.GetGrade().String(), "GRADE_"),
+			Verdict:     strings.TrimPrefix(c.GetVerdict().String(), "VERDICT_"),
+			Action:      strings.TrimPrefix(c.GetAction().String(), "ACTION_"),
+			DefectCount: len(c.GetDefects()),
+		}
+	}
+	for _, d := range g.GetDefects() {
+		o.Defects = append(o.Defects, sanad.DefectOutcome{
+			DefectType:   strings.TrimPrefix(d.GetDefectType().String(), "DEFECT_TYPE_"),
+			Severity:     strings.TrimPrefix(d.GetSeverity().String(), "DEFECT_SEVERITY_"),
+			ClaimKey:     d.GetClaimKey(),
+			CureProtocol: strings.TrimPrefix(d.GetCureProtocol().String(), "CURE_PROTOCOL_"),
+		})
+	}
+	for _, c := range g.GetCalcs() {
+		o.Calcs = append(o.Calcs, sanad.CalcOutcome{
+			CalcID:   c.GetCalcId(),
+			CalcType: strings.TrimPrefix(c.GetCalcType().String(), "CALC_TYPE_"),
+			Grade:    strings.TrimPrefix(c.GetGrade().String(), "GRADE_"),
+			Output:   c.GetOutput(),
+		})
+	}
+	return o
+}
+
+// requireOutcome compares a dashboard with an expected file: every claim,
+// every defect (in any order), the deal-level figures and every pinned calc.
+func requireOutcome(t *testing.T, want, got sanad.Outcome) {
+	t.Helper()
+	require.Equal(t, want.Claims, got.Claims)
+	require.ElementsMatch(t, want.Defects, got.Defects)
+	require.Equal(t, want.GradeDCount, got.GradeDCount)
+	require.InDelta(t, want.SanadCoverage, got.SanadCoverage, 1e-9)
+	require.ElementsMatch(t, want.BlockedClaimKeys, got.BlockedClaimKeys)
+	for _, wc := range want.Calcs {
+		var found bool
+		for _, gc := range got.Calcs {
+			if gc.CalcID == wc.CalcID {
+				found = true
+				require.Equal(t, wc.Grade, gc.Grade, "calc %s", wc.CalcID)
+				require.Equal(t, wc.CalcType, gc.CalcType)
+				for k, v := range wc.Output {
+					require.InDelta(t, v, gc.Output[k], 1e-9, "calc %s output %s", wc.CalcID, k)
+				}
+			}
+		}
+		require.True(t, found, "calc %s missing", wc.CalcID)
+	}
+}
+
+type dealCase struct{ name, dir, expected string }
+
+func dealCases(t *testing.T, root string) []dealCase {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(root, "deals", "*"))
+	require.NoError(t, err)
+	var out []dealCase
+	for _, d := range dirs {
+		name := filepath.Base(d)
+		out = append(out, dealCase{name: name, dir: d, expected: filepath.Join(root, "expected", name+".json")})
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// sharedGDBS finds ../shared/testdata/gdbs beside the repository.
+func sharedGDBS(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("GDBS_DIR"); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		c := filepath.Join(filepath.Dir(d), "shared", "testdata", "gdbs")
+		if _, err := os.Stat(filepath.Join(c, "expected")); err == nil {
+			return c
+		}
+	}
+	t.Skip("GDBS data (../shared/testdata/gdbs) not found; skipping the benchmark comparison")
+	return ""
+}
+
+// gradeThroughAPI imports every deal of root through ImportDeal, grades it
+// through GradeDeal and compares the answer with its expected file.
+func gradeThroughAPI(t *testing.T, root string) {
+	cases := dealCases(t, root)
+	forEachStore(t, func(t *testing.T, kind string) {
+		b := setup(t, kind, adminToken)
+		_, ctx := b.tenant(t, "grading")
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				bundle, err := dealfile.Load(c.dir)
+				require.NoError(t, err)
+				req, err := apiconv.BundleToProto(bundle)
+				require.NoError(t, err)
+				_, err = b.registry.ImportDeal(ctx, req)
+				require.NoError(t, err)
+				resp, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: bundle.Deal.ID})
+				require.NoError(t, err)
+				data, err := os.ReadFile(c.expected)
+				require.NoError(t, err)
+				var want sanad.Outcome
+				require.NoError(t, json.Unmarshal(data, &want))
+				requireOutcome(t, want, outcomeOf(resp.GetGrading()))
+				for _, cl := range resp.GetGrading().GetClaims() {
+					require.NotEmpty(t, cl.GetExplanation(), "claim %s has no explanation", cl.GetClaimKey())
+				}
+			})
+		}
+	})
+}
+
+func TestGradeDealMatchesGDBS(t *testing.T) {
+	t.Parallel()
+	gradeThroughAPI(t, sharedGDBS(t))
+}
+
+func TestGradeDealMatchesAuthoredDeals(t *testing.T) {
+	t.Parallel()
+	gradeThroughAPI(t, filepath.Join("..", "sanad", "testdata"))
+}
+
+func importAuthored(t *testing.T, b *bundle, ctx context.Context, name string) *debatedv1.ImportDealRequest {
+	t.Helper()
+	bundle, err := dealfile.Load(filepath.Join("..", "sanad", "testdata", "deals", name))
+	require.NoError(t, err)
+	req, err := apiconv.BundleToProto(bundle)
+	require.NoError(t, err)
+	_, err = b.registry.ImportDeal(ctx, req)
+	require.NoError(t, err)
+	return req
+}
+
+func TestGradeDealRecordsChanges(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, kind string) {
+		b := setup(t, kind, adminToken)
+		_, ctx := b.tenant(t, "acme")
+		req := importAuthored(t, b, ctx, "inconsistency")
+		dealID := req.GetDeal().GetDealId()
+
+		first, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: dealID})
+		require.NoError(t, err)
+		types := map[string]int{}
+		for i, e := range first.GetEvents() {
+			require.EqualValues(t, i+1, e.GetSeq())
+			types[e.GetEventType()]++
+		}
+		require.Equal(t, len(req.GetClaims()), types["claim.grade.changed"])
+		require.Equal(t, len(req.GetClaims()), types["claim.verdict.changed"])
+		require.Equal(t, len(first.GetGrading().GetDefects()), types["defect.created"])
+		require.NotZero(t, types["defect.created"])
+
+		again, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: dealID})
+		require.NoError(t, err)
+		require.Empty(t, again.GetEvents(), "nothing changed, nothing recorded")
+
+		list, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: dealID})
+		require.NoError(t, err)
+		require.Len(t, list.GetEvents(), len(first.GetEvents()))
+		page, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: dealID, AfterSeq: 2, PageSize: 3})
+		require.NoError(t, err)
+		require.Len(t, page.GetEvents(), 3)
+		require.EqualValues(t, 3, page.GetEvents()[0].GetSeq())
+		created := list.GetEvents()[0]
+		for _, e := range list.GetEvents() {
+			if e.GetEventType() == "defect.created" {
+				created = e
+			}
+		}
+		for _, f := range []string{"defect_id", "claim_id", "defect_type", "severity", "cure_protocol", "description", "evidence_refs"} {
+			require.Contains(t, created.GetPayload().GetFields(), f)
+		}
+	})
+}
+
+func TestDefectLifecycle(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, kind string) {
+		b := setup(t, kind, adminToken)
+		tenantID, ctx := b.tenant(t, "acme")
+		req := importAuthored(t, b, ctx, "inconsistency")
+		dealID := req.GetDeal().GetDealId()
+		g, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: dealID})
+		require.NoError(t, err)
+		var target *debatedv1.ClaimGrading
+		var clean *debatedv1.ClaimGrading
+		for _, c := range g.GetGrading().GetClaims() {
+			if len(c.GetDefects()) > 0 && target == nil {
+				target = c
+			}
+			if len(c.GetDefects()) == 0 && clean == nil {
+				clean = c
+			}
+		}
+		require.NotNil(t, target)
+		require.NotNil(t, clean)
+		require.Equal(t, debatedv1.Grade_GRADE_D, target.GetGrade())
+		defectID := target.GetDefects()[0].GetDefectId()
+
+		// Flagging needs real evidence references and a long enough description.
+		bad, err := b.registry.FlagDefect(ctx, &debatedv1.FlagDefectRequest{DealId: dealID, ClaimId: clean.GetClaimId(),
+			DefectType: debatedv1.DefectType_DEFECT_TYPE_CONCEALMENT, Description: strings.Repeat("d", 60),
+			EvidenceRefs: []string{"not-in-this-deal"}})
+		require.Nil(t, bad)
+		require.Contains(t, fieldViolations(t, err), "evidence_refs[0]")
+		_, err = b.registry.FlagDefect(ctx, &debatedv1.FlagDefectRequest{DealId: dealID, ClaimId: clean.GetClaimId(),
+			DefectType: debatedv1.DefectType_DEFECT_TYPE_CONCEALMENT, Description: "too short",
+			EvidenceRefs: []string{req.GetEvidenceItems()[0].GetEvidenceId()}})
+		require.Contains(t, fieldViolations(t, err), "description")
+
+		fl, err := b.registry.FlagDefect(ctx, &debatedv1.FlagDefectRequest{DealId: dealID, ClaimId: clean.GetClaimId(),
+			DefectType:   debatedv1.DefectType_DEFECT_TYPE_CONCEALMENT,
+			Description:  "the deck leaves out a lost anchor customer that the model still books as revenue",
+			EvidenceRefs: []string{req.GetEvidenceItems()[0].GetEvidenceId()}, Actor: "analyst@fund"})
+		require.NoError(t, err)
+		require.Equal(t, debatedv1.DefectOrigin_DEFECT_ORIGIN_FLAGGED, fl.GetDefect().GetOrigin())
+		require.Equal(t, debatedv1.DefectSeverity_DEFECT_SEVERITY_FATAL, fl.GetDefect().GetSeverity())
+		for _, c := range fl.GetGrading().GetClaims() {
+			if c.GetClaimId() == clean.GetClaimId() {
+				require.Equal(t, debatedv1.Grade_GRADE_D, c.GetGrade(), "a FATAL flag makes the claim D")
+				require.Equal(t, debatedv1.Action_ACTION_PARTNER_OVERRIDE_REQUIRED, c.GetAction())
+			}
+		}
+
+		// Waiving needs an admin-scoped key.
+		_, err = b.registry.WaiveDefect(ctx, &debatedv1.WaiveDefectRequest{DealId: dealID, DefectId: defectID, Actor: "a", Reason: "r"})
+		requireCode(t, err, codes.PermissionDenied)
+		kr, err := b.admin.CreateAPIKey(bearer(context.Background(), adminToken), &debatedv1.CreateAPIKeyRequest{TenantId: tenantID, Scopes: []debatedv1.Scope{debatedv1.Scope_SCOPE_ADMIN}})
+		require.NoError(t, err)
+		adminCtx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+kr.GetSecret())
+		_, err = b.registry.WaiveDefect(adminCtx, &debatedv1.WaiveDefectRequest{DealId: dealID, DefectId: defectID, Actor: "partner@fund"})
+		require.Contains(t, fieldViolations(t, err), "reason")
+		w, err := b.registry.WaiveDefect(adminCtx, &debatedv1.WaiveDefectRequest{DealId: dealID, DefectId: defectID, Actor: "partner@fund", Reason: "confirmed with the auditor"})
+		require.NoError(t, err)
+		require.Equal(t, debatedv1.DefectStatus_DEFECT_STATUS_WAIVED, w.GetDefect().GetStatus())
+		require.Equal(t, "partner@fund", w.GetDefect().GetActor())
+		for _, c := range w.GetGrading().GetClaims() {
+			if c.GetClaimId() == target.GetClaimId() {
+				require.NotEqual(t, debatedv1.Grade_GRADE_D, c.GetGrade(), "a waived defect no longer counts")
+				require.Empty(t, c.GetDefects())
+			}
+		}
+		_, err = b.registry.WaiveDefect(adminCtx, &debatedv1.WaiveDefectRequest{DealId: dealID, DefectId: defectID, Actor: "p", Reason: "again"})
+		requireCode(t, err, codes.FailedPrecondition)
+		_, err = b.registry.CureDefect(ctx, &debatedv1.CureDefectRequest{DealId: dealID, DefectId: "dfx_unknown", Actor: "a", Reason: "r"})
+		requireCode(t, err, codes.NotFound)
+
+		// Curing the flag restores the clean claim.
+		c, err := b.registry.CureDefect(ctx, &debatedv1.CureDefectRequest{DealId: dealID, DefectId: fl.GetDefect().GetDefectId(), Actor: "analyst@fund", Reason: "customer list reconciled"})
+		require.NoError(t, err)
+		for _, cl := range c.GetGrading().GetClaims() {
+			if cl.GetClaimId() == clean.GetClaimId() {
+				require.Equal(t, clean.GetGrade(), cl.GetGrade())
+			}
+		}
+		open, err := b.registry.ListDefects(ctx, &debatedv1.ListDefectsRequest{DealId: dealID})
+		require.NoError(t, err)
+		all, err := b.registry.ListDefects(ctx, &debatedv1.ListDefectsRequest{DealId: dealID, IncludeClosed: true})
+		require.NoError(t, err)
+		require.Len(t, all.GetDefects(), len(open.GetDefects())+2)
+
+		evs, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: dealID, PageSize: 1000})
+		require.NoError(t, err)
+		seen := map[string]bool{}
+		for _, e := range evs.GetEvents() {
+			seen[e.GetEventType()] = true
+		}
+		for _, typ := range []string{"defect.flagged", "defect.waived", "defect.cured", "claim.grade.changed", "claim.verdict.changed"} {
+			require.True(t, seen[typ], "no %s event", typ)
+		}
+	})
+}
