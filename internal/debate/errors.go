@@ -28,6 +28,10 @@ var (
 	// ErrNoTenant: a tenant-scoped operation ran without a tenant in its
 	// context. It is a programming error, never a client's.
 	ErrNoTenant = errors.New("no tenant in context")
+	// ErrConflict: a fenced write lost a race (another worker committed
+	// first); nothing was written. The loser reloads and carries on from
+	// the new head, or stops.
+	ErrConflict = errors.New("conflict")
 )
 
 // FieldViolation names one bad field by its path in the request
