@@ -1,0 +1,151 @@
+// Package runner executes debates durably: it loads a debate's head and last
+// checkpoint, asks the engine for the next step, commits the step in one
+// fenced transaction, publishes its events to local watchers, and repeats
+// until the debate is terminal or waits for a person. Two schedulers drive
+// it: River jobs on PostgreSQL (any replica can carry any debate on) and an
+// in-process scheduler on the embedded store (unfinished debates resume at
+// start-up).
+package runner
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// Store is what the runner reads and writes.
+type Store interface {
+	DebateGet(ctx context.Context, id string) (debate.Debate, error)
+	CheckpointLatest(ctx context.Context, debateID string) (debate.Checkpoint, error)
+	GateList(ctx context.Context, debateID string) ([]debate.HumanGate, error)
+	StepCommit(ctx context.Context, c debate.StepCommit) error
+}
+
+// Engine computes a debate's next step without writing anything.
+type Engine interface {
+	Step(ctx context.Context, d debate.Debate, cp *debate.Checkpoint, gate *debate.HumanGate) (*debate.StepCommit, error)
+}
+
+// Publisher hands committed events to the watchers on this replica.
+type Publisher interface {
+	Publish(tenantID, debateID string, events []debate.Event, status debate.DebateStatus)
+}
+
+// Config configures a Runner.
+type Config struct {
+	Store     Store
+	Engine    Engine
+	Publisher Publisher // optional
+	Logger    *slog.Logger
+	// CommitTimeout bounds one commit, which runs even when the run's
+	// context has been cancelled, so finished work is not thrown away;
+	// default 10s.
+	CommitTimeout time.Duration
+	// OnStep, if set, is called after every committed step (metrics).
+	OnStep func(c *debate.StepCommit, elapsed time.Duration)
+}
+
+// Runner drives debates step by step.
+type Runner struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns a runner. Returns an error if the store or engine is missing.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Store == nil || cfg.Engine == nil {
+		return nil, errors.New("runner: store and engine are required")
+	}
+	cfg.CommitTimeout = cmp.Or(cfg.CommitTimeout, 10*time.Second)
+	return &Runner{cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default())}, nil
+}
+
+// TenantContext returns ctx acting for tenantID, as the runner does for the
+// debates it carries (jobs are not tied to an API key).
+func TenantContext(ctx context.Context, tenantID string) context.Context {
+	return debate.WithPrincipal(ctx, debate.Principal{TenantID: tenantID, KeyID: "runner"})
+}
+
+// Run carries the debate on until it is terminal or awaits review (nil), or
+// ctx ends (ctx's error: the debate is handed back and resumes from its last
+// commit). A step that loses the commit race to another worker is dropped
+// and the runner continues from the new head.
+func (r *Runner) Run(ctx context.Context, tenantID, debateID string) error {
+	ctx = TenantContext(ctx, tenantID)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d, err := r.cfg.Store.DebateGet(ctx, debateID)
+		if err != nil {
+			return fmt.Errorf("runner: load debate %s: %w", debateID, err)
+		}
+		if !d.Status.Runnable() {
+			return nil
+		}
+		var cp *debate.Checkpoint
+		switch c, err := r.cfg.Store.CheckpointLatest(ctx, debateID); {
+		case err == nil:
+			cp = &c
+		case errors.Is(err, debate.ErrNotFound):
+		default:
+			return fmt.Errorf("runner: load checkpoint of %s: %w", debateID, err)
+		}
+		gate, err := r.resolvedGate(ctx, debateID, cp)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		commit, err := r.cfg.Engine.Step(ctx, d, cp, gate)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("runner: step of %s: %w", debateID, err)
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.CommitTimeout)
+		err = r.cfg.Store.StepCommit(cctx, *commit)
+		cancel()
+		if errors.Is(err, debate.ErrConflict) {
+			r.log.InfoContext(ctx, "step lost the commit race; reloading", slog.String("debate_id", debateID), slog.Int64("seq", d.LastSeq))
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("runner: commit of %s: %w", debateID, err)
+		}
+		if r.cfg.Publisher != nil {
+			r.cfg.Publisher.Publish(tenantID, debateID, commit.Events, commit.Status)
+		}
+		if r.cfg.OnStep != nil {
+			r.cfg.OnStep(commit, time.Since(start))
+		}
+	}
+}
+
+// resolvedGate returns the gate resolved since the last checkpoint, which
+// the next node receives, or nil.
+func (r *Runner) resolvedGate(ctx context.Context, debateID string, cp *debate.Checkpoint) (*debate.HumanGate, error) {
+	gates, err := r.cfg.Store.GateList(ctx, debateID)
+	if err != nil {
+		return nil, fmt.Errorf("runner: load gates of %s: %w", debateID, err)
+	}
+	var out *debate.HumanGate
+	for i := range gates {
+		g := &gates[i]
+		if g.Status == debate.GateOpen || g.ResolvedAt == nil {
+			continue
+		}
+		if cp != nil && !g.ResolvedAt.After(cp.CreatedAt) {
+			continue
+		}
+		if out == nil || g.ResolvedAt.After(*out.ResolvedAt) {
+			out = g
+		}
+	}
+	return out, nil
+}
