@@ -1,0 +1,282 @@
+package orchestrator
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// Sealer seals ledger events; package ledger implements it, the engine
+// declares it. The engine calls it from one goroutine per step, in order.
+type Sealer interface {
+	// Seal returns e completed as the event after prev (nil for the first
+	// event of a debate): Seq, PrevHash, Hash, KeyID and Signature, signed by
+	// the key of e.TenantID and e.Actor. prev may carry only DebateID,
+	// TenantID, Seq and Hash (the engine knows the ledger's head from the
+	// debate, not the head event). It must be deterministic: the same
+	// inputs give the same bytes.
+	Seal(prev *debate.Event, e debate.Event) (debate.Event, error)
+}
+
+// Config configures an Engine. Protocols and Sealer are required.
+type Config struct {
+	// Protocols are the protocols the engine runs.
+	Protocols *Registry
+	// Sealer seals the events of every commit.
+	Sealer Sealer
+	// Now is the clock (time.Now by default). The engine reads it twice
+	// per step, from the step's goroutine: when the node starts and when
+	// it ends. Times are stored in UTC, truncated to microseconds.
+	Now func() time.Time
+	// Rand returns a number in [0, 1) for backoff jitter
+	// (math/rand/v2.Float64 by default). Calls are serialised. Jitter only
+	// affects timing, never a commit's bytes.
+	Rand func() float64
+	// Sleep waits d or until ctx is done, returning ctx's error then; any
+	// error abandons the step like a cancelled ctx (no commit). It may be
+	// called concurrently by the branches of a parallel group. By default a
+	// timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// BaseBackoff (100ms by default) and MaxBackoff (2s by default) shape
+	// the retry delays: after the n-th failed attempt the engine sleeps a
+	// uniformly random duration in [0, min(MaxBackoff, BaseBackoff·2^(n-1)))
+	// ("full jitter").
+	BaseBackoff time.Duration
+	MaxBackoff  time.Duration
+	// MaxParallel bounds the branches of a parallel group that run at once
+	// (16 by default).
+	MaxParallel int
+	// Logger receives retries and recovered panics (discarded by default).
+	Logger *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultBaseBackoff = 100 * time.Millisecond
+	DefaultMaxBackoff  = 2 * time.Second
+	DefaultMaxParallel = 16
+)
+
+// Engine runs protocols one node at a time. It is safe for concurrent use:
+// it holds no per-debate state, so one Engine serves every debate.
+type Engine struct {
+	protocols   *Registry
+	sealer      Sealer
+	clock       func() time.Time
+	randMu      sync.Mutex
+	rand        func() float64
+	sleep       func(ctx context.Context, d time.Duration) error
+	base, max   time.Duration
+	maxParallel int
+	log         *slog.Logger
+}
+
+// New returns an Engine. It returns an error wrapping debate.ErrInvalid if
+// Protocols or Sealer is missing, a backoff or MaxParallel is negative, or
+// MaxBackoff is below BaseBackoff.
+func New(cfg Config) (*Engine, error) {
+	var errs []error
+	if cfg.Protocols == nil {
+		errs = append(errs, errors.New("config: Protocols is required"))
+	}
+	if cfg.Sealer == nil {
+		errs = append(errs, errors.New("config: Sealer is required"))
+	}
+	if cfg.BaseBackoff < 0 || cfg.MaxBackoff < 0 {
+		errs = append(errs, errors.New("backoffs must not be negative"))
+	}
+	if cfg.MaxParallel < 0 {
+		errs = append(errs, errors.New("MaxParallel must not be negative"))
+	}
+	e := &Engine{
+		protocols:   cfg.Protocols,
+		sealer:      cfg.Sealer,
+		clock:       cfg.Now,
+		rand:        cfg.Rand,
+		sleep:       cfg.Sleep,
+		base:        cmp.Or(cfg.BaseBackoff, DefaultBaseBackoff),
+		max:         cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff),
+		maxParallel: cmp.Or(cfg.MaxParallel, DefaultMaxParallel),
+		log:         cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+	}
+	if e.clock == nil {
+		e.clock = time.Now
+	}
+	if e.rand == nil {
+		e.rand = rand.Float64
+	}
+	if e.sleep == nil {
+		e.sleep = sleepTimer
+	}
+	if e.max < e.base {
+		errs = append(errs, fmt.Errorf("MaxBackoff %s is below BaseBackoff %s", e.max, e.base))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("orchestrator: %w: %w", debate.ErrInvalid, err)
+	}
+	return e, nil
+}
+
+func sleepTimer(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// now reads the clock as the ledger stores times.
+func (e *Engine) now() time.Time { return e.clock().UTC().Truncate(time.Microsecond) }
+
+// backoff is the delay after the failed attempt number failed (1-based).
+func (e *Engine) backoff(failed int) time.Duration {
+	d := e.base
+	for i := 1; i < failed && d < e.max; i++ {
+		d *= 2
+	}
+	d = min(d, e.max)
+	e.randMu.Lock()
+	r := e.rand()
+	e.randMu.Unlock()
+	if r < 0 || r >= 1 {
+		r = 0
+	}
+	return time.Duration(r * float64(d))
+}
+
+// Permanent marks a node error as not worth retrying: the attempt that
+// returns it is the node's last. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+type permanentError struct{ err error }
+
+func (p *permanentError) Error() string { return p.err.Error() }
+func (p *permanentError) Unwrap() error { return p.err }
+
+func isPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}
+
+// head is the ledger's head as the sealer's prev: nil for an empty ledger.
+func head(d *debate.Debate) *debate.Event {
+	if d.LastSeq == 0 {
+		return nil
+	}
+	return &debate.Event{DebateID: d.ID, TenantID: d.TenantID, Seq: d.LastSeq, Hash: d.HeadHash}
+}
+
+// pendingEvent is an event waiting to be sealed.
+type pendingEvent struct {
+	typ, actor, node string
+	payload          any // a json.RawMessage is used as is
+	at               time.Time
+}
+
+// seal seals events in order after d's head.
+func (e *Engine) seal(d *debate.Debate, round int, pend []pendingEvent) ([]debate.Event, error) {
+	out := make([]debate.Event, 0, len(pend))
+	prev := head(d)
+	for _, p := range pend {
+		payload, ok := p.payload.(json.RawMessage)
+		if !ok {
+			var err error
+			if payload, err = marshalPayload(p.payload); err != nil {
+				return nil, fmt.Errorf("orchestrator: encode %s payload: %w", p.typ, err)
+			}
+		}
+		ev := debate.Event{
+			DebateID: d.ID, TenantID: d.TenantID, Type: p.typ, Actor: p.actor, Node: p.node,
+			Round: round, Payload: payload, Time: p.at,
+		}
+		sealed, err := e.sealer.Seal(prev, ev)
+		if err != nil {
+			return nil, fmt.Errorf("orchestrator: seal %s event: %w", p.typ, err)
+		}
+		out = append(out, sealed)
+		prev = &out[len(out)-1] // out never grows past its capacity: the pointer stays valid
+	}
+	return out, nil
+}
+
+// Abort returns the commit of an operator's abort (seed 003): a
+// debate.aborted event signed by ActorOperator with the reason and who
+// aborted (by), and status aborted. An empty reason is ReasonAborted. The
+// debate's open gate, if any, stays as it is. Returns an error wrapping
+// debate.ErrFailedPrecondition if the debate is already terminal.
+func (e *Engine) Abort(d debate.Debate, reason, actor string) (*debate.StepCommit, error) {
+	if d.Status.Terminal() {
+		return nil, fmt.Errorf("orchestrator: %w: debate %s is already %s", debate.ErrFailedPrecondition, d.ID, d.Status)
+	}
+	reason = cmp.Or(reason, ReasonAborted)
+	now := e.now()
+	events, err := e.seal(&d, d.Round, []pendingEvent{{
+		typ: EventDebateAborted, actor: ActorOperator, node: d.NextNode, at: now,
+		payload: abortedPayload{Reason: reason, By: cmp.Or(actor, ActorOperator)},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return &debate.StepCommit{
+		DebateID: d.ID, ExpectSeq: d.LastSeq, ExpectHash: d.HeadHash, Events: events,
+		Status: debate.DebateAborted, StopReason: reason, Error: d.Error, Round: d.Round, At: now,
+	}, nil
+}
+
+// ResolveGate returns the commit of an operator's decision on the debate's
+// open human gate: a human_gate.resolved event signed by ActorOperator
+// (payload: gate_id, status, reason, by), the gate updated (approved or
+// rejected, Resolution, ResolvedBy, ResolvedAt), status running and Enqueue
+// set, so that a worker runs the next node; that node receives the gate in
+// NodeInput.Gate. Returns an error wrapping debate.ErrFailedPrecondition
+// unless the debate is awaiting_review and the gate is an open gate of it.
+func (e *Engine) ResolveGate(d debate.Debate, gate debate.HumanGate, approve bool, reason, actor string) (*debate.StepCommit, error) {
+	switch {
+	case d.Status != debate.DebateAwaitingReview:
+		return nil, fmt.Errorf("orchestrator: %w: debate %s is %s, not awaiting review", debate.ErrFailedPrecondition, d.ID, d.Status)
+	case gate.DebateID != d.ID:
+		return nil, fmt.Errorf("orchestrator: %w: gate %s belongs to another debate", debate.ErrFailedPrecondition, gate.ID)
+	case gate.Status != debate.GateOpen:
+		return nil, fmt.Errorf("orchestrator: %w: gate %s is %s, not open", debate.ErrFailedPrecondition, gate.ID, gate.Status)
+	}
+	now := e.now()
+	by := cmp.Or(actor, ActorOperator)
+	g := gate
+	g.Status = debate.GateRejected
+	if approve {
+		g.Status = debate.GateApproved
+	}
+	g.Resolution, g.ResolvedBy, g.ResolvedAt = reason, by, &now
+	g.ClaimIDs = append([]string(nil), gate.ClaimIDs...)
+	events, err := e.seal(&d, d.Round, []pendingEvent{{
+		typ: EventGateResolved, actor: ActorOperator, node: gate.Node, at: now,
+		payload: gateResolvedPayload{GateID: gate.ID, Status: string(g.Status), Reason: reason, By: by},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return &debate.StepCommit{
+		DebateID: d.ID, ExpectSeq: d.LastSeq, ExpectHash: d.HeadHash, Events: events,
+		Status: debate.DebateRunning, Round: d.Round, NextNode: d.NextNode, Attempt: d.Attempt,
+		ResolveGate: &g, Enqueue: true, At: now,
+	}, nil
+}
