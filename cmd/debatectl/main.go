@@ -50,6 +50,13 @@ commands:
   defect cure DEAL_ID DEFECT_ID --actor A --reason R
   defect waive DEAL_ID DEFECT_ID --actor A --reason R
                                        close a defect (waiving needs an admin-scoped key)
+  protocols                            list the debate protocols: roles, graph, tools
+  debate create --deal ID --protocol NAME [--option max_rounds=3] [--idempotency-key K]
+  debate get|cancel|export|verify DEBATE_ID
+  debate list [--status S] [--deal ID]
+  debate watch DEBATE_ID [--after SEQ] stream the ledger live (checks the hash chain as it reads)
+  debate resolve DEBATE_ID GATE_ID --approve|--reject --reason R
+  verify BUNDLE.json                   verify an exported ledger offline (no server)
 `
 
 func main() {
@@ -94,6 +101,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
+	if rest[0] == "verify" {
+		if len(rest) != 2 {
+			return errors.New("verify: want BUNDLE.json")
+		}
+		return verifyBundle(stdout, c.json, rest[1])
+	}
 	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
@@ -135,6 +148,25 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 		return c.defectClose(ctx, args[2:], true)
 	case "defects list":
 		return c.defectsList(ctx, args[2:])
+	case "debate create":
+		return c.debateCreate(ctx, args[2:])
+	case "debate get":
+		return c.debateGet(ctx, args[2:])
+	case "debate list":
+		return c.debateList(ctx, args[2:])
+	case "debate watch":
+		return c.debateWatch(ctx, args[2:])
+	case "debate cancel":
+		return c.debateCancel(ctx, args[2:])
+	case "debate resolve":
+		return c.debateResolve(ctx, args[2:])
+	case "debate export":
+		return c.debateExport(ctx, args[2:])
+	case "debate verify":
+		return c.debateVerify(ctx, args[2:])
+	}
+	if args[0] == "protocols" {
+		return c.protocolsList(ctx, args[1:])
 	}
 	if args[0] == "grade" {
 		return c.grade(ctx, args[1:])
@@ -152,6 +184,11 @@ func (c *cli) adminCtx(ctx context.Context) (context.Context, context.CancelFunc
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+c.adminToken), cancel, nil
+}
+
+// withBearer adds the credential to a streaming call's context.
+func withBearer(ctx context.Context, token string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 }
 
 // tenantCtx returns a call context authorised by the tenant API key.

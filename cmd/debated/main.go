@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/postgres"
 	"github.com/debated/debated/internal/store/sqlite"
@@ -60,6 +61,11 @@ type config struct {
 	logLevel        string
 	logFormat       string
 	maxRecvMsgBytes int
+	signingKeys       string
+	signingKeyCurrent string
+	workers           int
+	jobSlice          time.Duration
+	rescueAfter       time.Duration
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -94,7 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if cfg.databaseURL == "" {
 			return errors.New("migrate needs a PostgreSQL URL (--database-url or DEBATED_DATABASE_URL); the embedded store migrates itself")
 		}
-		if err := postgres.Migrate(ctx, cfg.databaseURL); err != nil {
+		if err := migrate(ctx, cfg.databaseURL); err != nil {
 			return err
 		}
 		log.InfoContext(ctx, "migrations applied")
@@ -135,6 +141,23 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.BoolVar(&cfg.migrateOnStart, "migrate", migrate, "apply PostgreSQL migrations at start-up (DEBATED_MIGRATE_ON_START)")
 		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", shutdown, "how long SIGTERM waits for running calls (DEBATED_SHUTDOWN_TIMEOUT)")
 		fs.IntVar(&cfg.maxRecvMsgBytes, "max-recv-msg-bytes", maxRecv, "largest request accepted (DEBATED_MAX_RECV_MSG_BYTES)")
+		workers, err := strconv.Atoi(env("DEBATED_WORKERS", "16"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_WORKERS: %w", err)
+		}
+		slice, err := time.ParseDuration(env("DEBATED_JOB_SLICE", "20s"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_JOB_SLICE: %w", err)
+		}
+		rescue, err := time.ParseDuration(env("DEBATED_RESCUE_AFTER", "60s"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_RESCUE_AFTER: %w", err)
+		}
+		fs.StringVar(&cfg.signingKeys, "signing-keys", env("DEBATED_SIGNING_KEYS", ""), "ledger signing secrets VERSION:BASE64[,...]; required with PostgreSQL (DEBATED_SIGNING_KEYS)")
+		fs.StringVar(&cfg.signingKeyCurrent, "signing-key-current", env("DEBATED_SIGNING_KEY_CURRENT", ""), "the version that signs; default the last (DEBATED_SIGNING_KEY_CURRENT)")
+		fs.IntVar(&cfg.workers, "workers", workers, "debates this replica runs at once (DEBATED_WORKERS)")
+		fs.DurationVar(&cfg.jobSlice, "job-slice", slice, "how long a job runs a debate before handing it back (PostgreSQL) (DEBATED_JOB_SLICE)")
+		fs.DurationVar(&cfg.rescueAfter, "rescue-after", rescue, "when a dead replica's debates are taken over (PostgreSQL) (DEBATED_RESCUE_AFTER)")
 	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -166,6 +189,7 @@ type stores interface {
 	debate.TenantStore
 	debate.RegistryStore
 	debate.GradingStore
+	debate.DebateStore
 	Close()
 }
 
@@ -179,12 +203,20 @@ func openStores(ctx context.Context, cfg config, log *slog.Logger) (stores, erro
 		return sqlite.Open(ctx, path)
 	}
 	if cfg.migrateOnStart {
-		if err := postgres.Migrate(ctx, cfg.databaseURL); err != nil {
+		if err := migrate(ctx, cfg.databaseURL); err != nil {
 			return nil, err
 		}
 	}
 	log.InfoContext(ctx, "using PostgreSQL")
 	return postgres.New(ctx, postgres.Config{URL: cfg.databaseURL})
+}
+
+// migrate applies the schema's and River's migrations.
+func migrate(ctx context.Context, url string) error {
+	if err := postgres.Migrate(ctx, url); err != nil {
+		return err
+	}
+	return runner.MigrateRiver(ctx, url, postgres.AppRole)
 }
 
 func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Addr)) error {
@@ -193,7 +225,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st}, server.Config{
+	debates, sched, err := startDebates(ctx, cfg, st, log)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates}, server.Config{
 		AdminToken:     cfg.adminToken,
 		MaxRecvMsgSize: cfg.maxRecvMsgBytes,
 		Logger:         log,
@@ -219,7 +255,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	log.Info("shutting down", slog.Duration("grace", cfg.shutdownTimeout))
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
 	defer cancel()
-	srv.Shutdown(sctx)
+	// Readiness fails and watchers are told to resume elsewhere first; then
+	// running debates are handed back; then in-flight calls drain.
+	srv.Shutdown(sctx, func() {
+		if err := sched.Stop(sctx); err != nil {
+			log.Error("handing debates back", slog.String("error", err.Error()))
+		}
+	})
 	if err := <-errc; err != nil {
 		return err
 	}

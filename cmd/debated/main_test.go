@@ -130,7 +130,8 @@ func TestServePostgres(t *testing.T) {
 	require.NoError(t, run(context.Background(), []string{"migrate"}, func(k string) string {
 		return map[string]string{"DEBATED_DATABASE_URL": url}[k]
 	}, &out, &out, nil), out.String())
-	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_DATABASE_URL": url, "DEBATED_MIGRATE_ON_START": "false"}
+	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_DATABASE_URL": url, "DEBATED_MIGRATE_ON_START": "false",
+		"DEBATED_SIGNING_KEYS": testSigningKeys}
 	conn, stop, _ := start(t, []string{"serve", "--listen", "127.0.0.1:0"}, env)
 	exercise(t, conn)
 	require.NoError(t, stop())
@@ -148,3 +149,6 @@ func TestBadCommandLine(t *testing.T) {
 	bad := func(k string) string { return map[string]string{"DEBATED_SHUTDOWN_TIMEOUT": "soon"}[k] }
 	require.Error(t, run(context.Background(), []string{"serve"}, bad, &out, &out, nil))
 }
+
+// testSigningKeys is a fixed ledger signing secret for tests.
+const testSigningKeys = "v1:c2lnbmluZy1zZWNyZXQtZm9yLXRlc3RzLW9ubHktMzItYnl0ZXMh"

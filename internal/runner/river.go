@@ -79,6 +79,12 @@ type RiverConfig struct {
 // running debates back promptly.
 type River struct {
 	client *river.Client[pgx.Tx]
+	pool   *pgxpool.Pool
+	r      *Runner
+	cfg    RiverConfig
+	log    *slog.Logger
+	stop   context.CancelFunc
+	done   chan struct{}
 }
 
 // NewRiver returns a River scheduler over pool running debates with r.
@@ -106,7 +112,7 @@ func NewRiver(pool *pgxpool.Pool, r *Runner, cfg RiverConfig) (*River, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runner: river client: %w", err)
 	}
-	return &River{client: client}, nil
+	return &River{client: client, pool: pool, r: r, cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default())}, nil
 }
 
 // InsertDebateJob schedules the debate's job inside tx, so a debate and its
@@ -116,13 +122,97 @@ func (rv *River) InsertDebateJob(ctx context.Context, tx pgx.Tx, tenantID, debat
 	return err
 }
 
-// Start begins working jobs.
-func (rv *River) Start(ctx context.Context) error { return rv.client.Start(ctx) }
+// Start begins working jobs and sweeping for debates whose replica died.
+func (rv *River) Start(ctx context.Context) error {
+	if err := rv.client.Start(ctx); err != nil {
+		return err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rv.stop, rv.done = cancel, make(chan struct{})
+	go rv.sweepLoop(sctx)
+	return nil
+}
+
+// sweepLoop takes over the debates of dead replicas. River rescues a stuck
+// job only after RescueStuckJobsAfter and its own 30-second maintenance
+// period, under an elected leader; a debate's job whose replica died would
+// wait for that. The sweeper looks for running debate jobs that have made no
+// commit for RescueAfter and schedules a new job for each: the commit fence
+// makes a late duplicate harmless.
+func (rv *River) sweepLoop(ctx context.Context) {
+	defer close(rv.done)
+	interval := max(rv.cfg.RescueAfter/4, 100*time.Millisecond)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	recent := map[int64]time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := rv.sweep(ctx, recent); err != nil && ctx.Err() == nil {
+			rv.log.Warn("sweeping for stuck debates", slog.String("error", err.Error()))
+		}
+	}
+}
+
+func (rv *River) sweep(ctx context.Context, recent map[int64]time.Time) error {
+	rows, err := rv.pool.Query(ctx, `SELECT id, args FROM river_job
+		WHERE kind = $1 AND state = 'running' AND attempted_at < now() - make_interval(secs => $2)`,
+		DebateArgs{}.Kind(), rv.cfg.RescueAfter.Seconds())
+	if err != nil {
+		return err
+	}
+	type stuck struct {
+		id   int64
+		args DebateArgs
+	}
+	var jobs []stuck
+	for rows.Next() {
+		var j stuck
+		if err := rows.Scan(&j.id, &j.args); err != nil {
+			rows.Close()
+			return err
+		}
+		jobs = append(jobs, j)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	now := time.Now()
+	for id, at := range recent {
+		if now.Sub(at) > 2*rv.cfg.RescueAfter {
+			delete(recent, id)
+		}
+	}
+	for _, j := range jobs {
+		if _, done := recent[j.id]; done {
+			continue
+		}
+		d, err := rv.r.cfg.Store.DebateGet(TenantContext(ctx, j.args.TenantID), j.args.DebateID)
+		if err != nil || !d.Status.Runnable() || now.Sub(d.UpdatedAt) < rv.cfg.RescueAfter {
+			continue
+		}
+		if _, err := rv.client.Insert(ctx, j.args, nil); err != nil {
+			return err
+		}
+		recent[j.id] = now
+		rv.log.Info("taking over a debate whose replica stopped committing",
+			slog.String("tenant_id", j.args.TenantID), slog.String("debate_id", j.args.DebateID), slog.Int64("stuck_job", j.id))
+	}
+	return nil
+}
 
 // Stop cancels the running debates' contexts, so each commits or drops its
 // current step and is snoozed back to the queue, then waits for them until
 // ctx ends.
 func (rv *River) Stop(ctx context.Context) error {
+	if rv.stop != nil {
+		rv.stop()
+		<-rv.done
+	}
 	err := rv.client.StopAndCancel(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("runner: river did not stop in time: %w", err)

@@ -16,13 +16,14 @@ import (
 	"time"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/orchestrator"
 )
 
 // Store is what the runner reads and writes.
 type Store interface {
 	DebateGet(ctx context.Context, id string) (debate.Debate, error)
 	CheckpointLatest(ctx context.Context, debateID string) (debate.Checkpoint, error)
-	GateList(ctx context.Context, debateID string) ([]debate.HumanGate, error)
+	GateGet(ctx context.Context, debateID, gateID string) (debate.HumanGate, error)
 	StepCommit(ctx context.Context, c debate.StepCommit) error
 }
 
@@ -96,7 +97,7 @@ func (r *Runner) Run(ctx context.Context, tenantID, debateID string) error {
 		default:
 			return fmt.Errorf("runner: load checkpoint of %s: %w", debateID, err)
 		}
-		gate, err := r.resolvedGate(ctx, debateID, cp)
+		gate, err := r.resolvedGate(ctx, d, cp)
 		if err != nil {
 			return err
 		}
@@ -128,24 +129,16 @@ func (r *Runner) Run(ctx context.Context, tenantID, debateID string) error {
 }
 
 // resolvedGate returns the gate resolved since the last checkpoint, which
-// the next node receives, or nil.
-func (r *Runner) resolvedGate(ctx context.Context, debateID string, cp *debate.Checkpoint) (*debate.HumanGate, error) {
-	gates, err := r.cfg.Store.GateList(ctx, debateID)
+// the next node receives, or nil. A resolution is the only commit without a
+// checkpoint, so the ledger being ahead of the checkpoint means the gate the
+// checkpoint's step opened has been resolved.
+func (r *Runner) resolvedGate(ctx context.Context, d debate.Debate, cp *debate.Checkpoint) (*debate.HumanGate, error) {
+	if cp == nil || d.LastSeq <= cp.Seq {
+		return nil, nil
+	}
+	g, err := r.cfg.Store.GateGet(ctx, d.ID, orchestrator.GateID(d.ID, cp.Step))
 	if err != nil {
-		return nil, fmt.Errorf("runner: load gates of %s: %w", debateID, err)
+		return nil, fmt.Errorf("runner: load gate of %s: %w", d.ID, err)
 	}
-	var out *debate.HumanGate
-	for i := range gates {
-		g := &gates[i]
-		if g.Status == debate.GateOpen || g.ResolvedAt == nil {
-			continue
-		}
-		if cp != nil && !g.ResolvedAt.After(cp.CreatedAt) {
-			continue
-		}
-		if out == nil || g.ResolvedAt.After(*out.ResolvedAt) {
-			out = g
-		}
-	}
-	return out, nil
+	return &g, nil
 }

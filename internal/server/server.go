@@ -53,6 +53,8 @@ type Stores struct {
 	Tenants  debate.TenantStore
 	Registry debate.RegistryStore
 	Grading  debate.GradingStore
+	// Debates, when set, enables DebateService.
+	Debates *Debates
 }
 
 // Server is the debated gRPC server.
@@ -66,6 +68,7 @@ type Server struct {
 	health   *health.Server
 	grpc     *grpc.Server
 	validate protovalidate.Validator
+	hub      interface{ Close() }
 
 	debatedv1.UnimplementedAdminServiceServer
 	debatedv1.UnimplementedRegistryServiceServer
@@ -123,6 +126,13 @@ func New(stores Stores, cfg Config) (*Server, error) {
 	)
 	debatedv1.RegisterAdminServiceServer(s.grpc, s)
 	debatedv1.RegisterRegistryServiceServer(s.grpc, s)
+	if stores.Debates != nil {
+		if !stores.Debates.valid() {
+			return nil, errors.New("server: Debates needs a store, an engine, protocols, keys and a hub")
+		}
+		s.hub = stores.Debates.Hub
+		debatedv1.RegisterDebateServiceServer(s.grpc, &debateService{s: s, Debates: *stores.Debates})
+	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
@@ -146,10 +156,17 @@ func (s *Server) Serve(lis net.Listener) error {
 }
 
 // Shutdown marks the server not serving (so readiness probes fail first),
-// stops accepting new calls and waits for running ones until ctx ends, then
-// stops hard.
-func (s *Server) Shutdown(ctx context.Context) {
+// ends watch streams with UNAVAILABLE and a resume cursor, runs each of
+// then (e.g. handing running debates back), stops accepting new calls and
+// waits for running ones until ctx ends, then stops hard.
+func (s *Server) Shutdown(ctx context.Context, then ...func()) {
 	s.health.Shutdown()
+	if s.hub != nil {
+		s.hub.Close()
+	}
+	for _, f := range then {
+		f()
+	}
 	done := make(chan struct{})
 	go func() {
 		s.grpc.GracefulStop()
@@ -168,14 +185,20 @@ func (s *Server) Shutdown(ctx context.Context) {
 func (s *Server) validateUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if msg, ok := req.(proto.Message); ok {
 		if err := s.validate.Validate(msg); err != nil {
-			var ve *protovalidate.ValidationError
-			if errors.As(err, &ve) {
-				return nil, badRequest(protovalidateViolations(ve))
-			}
-			return nil, toStatus(ctx, s.log, err)
+			return nil, toStatus(ctx, s.log, validationError(err))
 		}
 	}
 	return handler(ctx, req)
+}
+
+// validationError turns protovalidate's error into a *debate.ValidationError
+// naming each field by its path in the request.
+func validationError(err error) error {
+	var ve *protovalidate.ValidationError
+	if errors.As(err, &ve) {
+		return &debate.ValidationError{Violations: protovalidateViolations(ve)}
+	}
+	return err
 }
 
 // slogAdapter lets the logging interceptor write to slog.

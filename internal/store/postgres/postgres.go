@@ -43,7 +43,8 @@ type Config struct {
 
 // Store is the PostgreSQL store. It is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	hooks debateHooks // see SetJobInserter (debates.go)
 }
 
 // Compile-time checks that Store is what the domain asks of a store.

@@ -34,8 +34,9 @@ import (
 
 // Store is the SQLite store. It is safe for concurrent use.
 type Store struct {
-	write *sql.DB // one connection: the only writer
-	read  *sql.DB // readers; the same pool as write for an in-memory database
+	write *sql.DB     // one connection: the only writer
+	read  *sql.DB     // readers; the same pool as write for an in-memory database
+	hooks debateHooks // see SetOnRunnable and SetOnEvents (debates.go)
 }
 
 // Compile-time checks that Store is what the domain asks of a store.

@@ -27,6 +27,7 @@ type Store interface {
 	debate.TenantStore
 	debate.RegistryStore
 	debate.GradingStore
+	debate.DebateStore
 }
 
 // RowCounter is implemented by test adapters that can count a tenant's rows
@@ -70,6 +71,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"LargeImport", testLargeImport},
 	}
 	cases = append(cases, gradingCases...)
+	cases = append(cases, debateCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

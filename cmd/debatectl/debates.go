@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/ledger"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+func (c *cli) debateClient() debatedv1.DebateServiceClient {
+	return debatedv1.NewDebateServiceClient(c.conn)
+}
+
+func (c *cli) debateCreate(ctx context.Context, args []string) error {
+	fs := subflags("debate create")
+	deal := fs.String("deal", "", "deal id")
+	protocol := fs.String("protocol", "", "protocol name (see debatectl protocols)")
+	key := fs.String("idempotency-key", "", "makes the call idempotent")
+	var opts multi
+	fs.Var(&opts, "option", "protocol option NAME=VALUE (repeatable), e.g. max_rounds=3")
+	if pos, err := parseAll(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return fmt.Errorf("debate create: unexpected %q", pos)
+	}
+	options := map[string]any{}
+	for _, o := range opts {
+		name, value, ok := strings.Cut(o, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("debate create: --option %q: want NAME=VALUE", o)
+		}
+		var v any
+		if json.Unmarshal([]byte(value), &v) != nil {
+			v = value
+		}
+		options[name] = v
+	}
+	st, err := structpb.NewStruct(options)
+	if err != nil {
+		return fmt.Errorf("debate create: options: %w", err)
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := c.debateClient().CreateDebate(ctx, &debatedv1.CreateDebateRequest{DealId: *deal, Protocol: *protocol, Options: st, IdempotencyKey: *key})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	verb := "created"
+	if !resp.GetCreated() {
+		verb = "already exists (same idempotency key)"
+	}
+	fmt.Fprintf(c.out, "debate %s %s: %s on deal %s, %s\n", resp.GetDebate().GetDebateId(), verb, resp.GetDebate().GetProtocol(),
+		resp.GetDebate().GetDealId(), trim(resp.GetDebate().GetStatus(), "DEBATE_STATUS_"))
+	return nil
+}
+
+func (c *cli) debateGet(ctx context.Context, args []string) error {
+	id, err := oneArg(subflags("debate get"), args, "DEBATE_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := c.debateClient().GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: id})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	if err := c.debateTable([]*debatedv1.Debate{resp.GetDebate()}); err != nil {
+		return err
+	}
+	for _, g := range resp.GetGates() {
+		fmt.Fprintf(c.out, "  gate %s at %s: %s (%s)\n", g.GetGateId(), g.GetNode(), g.GetReason(), g.GetStatus())
+	}
+	return nil
+}
+
+func (c *cli) debateList(ctx context.Context, args []string) error {
+	fs := subflags("debate list")
+	st := fs.String("status", "", "only this status, e.g. running")
+	deal := fs.String("deal", "", "only this deal")
+	if _, err := parseAll(fs, args); err != nil {
+		return err
+	}
+	s, err := enumFlag(debatedv1.DebateStatus_value, "DEBATE_STATUS_", "status", *st)
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	all := &debatedv1.ListDebatesResponse{}
+	req := &debatedv1.ListDebatesRequest{Status: debatedv1.DebateStatus(s), DealId: *deal, PageSize: 1000}
+	for {
+		resp, err := c.debateClient().ListDebates(ctx, req)
+		if err != nil {
+			return err
+		}
+		all.Debates = append(all.Debates, resp.GetDebates()...)
+		if req.PageToken = resp.GetNextPageToken(); req.PageToken == "" {
+			break
+		}
+	}
+	if c.json {
+		return c.printJSON(all)
+	}
+	return c.debateTable(all.GetDebates())
+}
+
+func (c *cli) debateTable(ds []*debatedv1.Debate) error {
+	rows := make([][]string, 0, len(ds))
+	for _, d := range ds {
+		rows = append(rows, []string{d.GetDebateId(), d.GetProtocol(), d.GetDealId(), trim(d.GetStatus(), "DEBATE_STATUS_"),
+			d.GetStopReason(), fmt.Sprint(d.GetRound()), fmt.Sprint(d.GetLastSeq())})
+	}
+	return c.table("DEBATE_ID\tPROTOCOL\tDEAL\tSTATUS\tSTOP_REASON\tROUND\tEVENTS", rows)
+}
+
+// debateWatch streams the ledger and checks the hash chain as it reads:
+// every event must name the previous one's hash and hash to its own.
+func (c *cli) debateWatch(ctx context.Context, args []string) error {
+	fs := subflags("debate watch")
+	after := fs.Int64("after", 0, "start after this seq")
+	id, err := oneArg(fs, args, "DEBATE_ID")
+	if err != nil {
+		return err
+	}
+	if c.apiKey == "" {
+		return errors.New("this command needs --api-key or DEBATECTL_API_KEY")
+	}
+	ctx = withBearer(ctx, c.apiKey)
+	st, err := c.debateClient().WatchDebate(ctx, &debatedv1.WatchDebateRequest{DebateId: id, AfterSeq: *after})
+	if err != nil {
+		return err
+	}
+	prevHash := ""
+	for {
+		msg, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w (resume with --after %d)", err, *after)
+		}
+		e := apiconv.EventFromProto(msg.GetEvent(), "")
+		if prevHash != "" && e.PrevHash != prevHash {
+			return fmt.Errorf("event %d does not chain to the previous event: the stream is not trustworthy", e.Seq)
+		}
+		prevHash = e.Hash
+		*after = e.Seq
+		if c.json {
+			if err := c.printJSON(msg); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(c.out, "%5d  %-22s %-20s %-28s round %d  %s\n", e.Seq, e.Type, e.Actor, e.Node, e.Round, trim(msg.GetStatus(), "DEBATE_STATUS_"))
+	}
+}
+
+func (c *cli) debateCancel(ctx context.Context, args []string) error {
+	fs := subflags("debate cancel")
+	reason := fs.String("reason", "cancelled by operator", "why")
+	id, err := oneArg(fs, args, "DEBATE_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := c.debateClient().CancelDebate(ctx, &debatedv1.CancelDebateRequest{DebateId: id, Reason: *reason})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	fmt.Fprintf(c.out, "debate %s %s\n", id, trim(resp.GetDebate().GetStatus(), "DEBATE_STATUS_"))
+	return nil
+}
+
+func (c *cli) debateResolve(ctx context.Context, args []string) error {
+	fs := subflags("debate resolve")
+	approve := fs.Bool("approve", false, "approve the gate")
+	reject := fs.Bool("reject", false, "reject the gate")
+	reason := fs.String("reason", "", "why")
+	actor := fs.String("actor", "", "who resolves it")
+	pos, err := parseAll(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 || *approve == *reject {
+		return errors.New("debate resolve: want DEBATE_ID GATE_ID and exactly one of --approve or --reject")
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := c.debateClient().ResolveHumanGate(ctx, &debatedv1.ResolveHumanGateRequest{DebateId: pos[0], GateId: pos[1], Approve: *approve, Reason: *reason, Actor: *actor})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	fmt.Fprintf(c.out, "gate %s resolved; debate %s is %s\n", pos[1], pos[0], trim(resp.GetDebate().GetStatus(), "DEBATE_STATUS_"))
+	return nil
+}
+
+func (c *cli) debateExport(ctx context.Context, args []string) error {
+	id, err := oneArg(subflags("debate export"), args, "DEBATE_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := c.debateClient().ExportDebate(ctx, &debatedv1.ExportDebateRequest{DebateId: id})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(c.out, resp.GetBundleJson())
+	return err
+}
+
+func (c *cli) debateVerify(ctx context.Context, args []string) error {
+	id, err := oneArg(subflags("debate verify"), args, "DEBATE_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := c.debateClient().VerifyDebate(ctx, &debatedv1.VerifyDebateRequest{DebateId: id})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	if resp.GetOk() {
+		fmt.Fprintf(c.out, "debate %s verifies: %d events, head %s\n", id, resp.GetEventCount(), resp.GetHeadHash())
+		return nil
+	}
+	for _, p := range resp.GetProblems() {
+		fmt.Fprintf(c.out, "  seq %d: %s: %s\n", p.GetSeq(), p.GetRule(), p.GetDetail())
+	}
+	return fmt.Errorf("debate %s does not verify: first bad event is seq %d", id, resp.GetFirstBadSeq())
+}
+
+// verifyBundle checks an exported bundle offline: no server is contacted.
+func verifyBundle(out io.Writer, asJSON bool, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	b, err := ledger.ParseBundle(data)
+	if err != nil {
+		return err
+	}
+	rep := ledger.VerifyBundle(b)
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if rep.OK {
+		fmt.Fprintf(out, "bundle verifies: debate %s, %d events\n", b.DebateID, len(b.Events))
+	} else {
+		for _, p := range rep.Problems {
+			fmt.Fprintf(out, "  seq %d: %s: %s\n", p.Seq, p.Rule, p.Detail)
+		}
+	}
+	if !rep.OK {
+		return fmt.Errorf("bundle does not verify: first bad event is seq %d", rep.FirstBadSeq)
+	}
+	return nil
+}
+
+func (c *cli) protocolsList(ctx context.Context, args []string) error {
+	if _, err := parseAll(subflags("protocols"), args); err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := c.debateClient().ListProtocols(ctx, &debatedv1.ListProtocolsRequest{})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(resp)
+	}
+	for _, p := range resp.GetProtocols() {
+		fmt.Fprintf(c.out, "%s: %s\n  roles: %s\n  graph:", p.GetName(), p.GetDescription(), strings.Join(p.GetRoles(), ", "))
+		for _, n := range p.GetNodes() {
+			name := n.GetName()
+			if len(n.GetBranches()) > 0 {
+				var bs []string
+				for _, b := range n.GetBranches() {
+					bs = append(bs, b.GetName())
+				}
+				name += "(" + strings.Join(bs, " ‖ ") + ")"
+			}
+			fmt.Fprintf(c.out, " %s→[%s]", name, strings.Join(n.GetNext(), ","))
+		}
+		fmt.Fprintln(c.out)
+	}
+	return nil
+}
+

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/debated/debated/internal/ledger"
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocols/synthetic"
+	"github.com/debated/debated/internal/runner"
+	"github.com/debated/debated/internal/server"
+	"github.com/debated/debated/internal/store/postgres"
+	"github.com/debated/debated/internal/store/sqlite"
+	"github.com/debated/debated/internal/stream"
+)
+
+// parseSigningKeys reads "v1:BASE64,v2:BASE64" (the last version signs,
+// unless current names another).
+func parseSigningKeys(spec, current string) (*ledger.Keyring, error) {
+	secrets := map[string][]byte{}
+	var order []string
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		version, b64, ok := strings.Cut(part, ":")
+		if !ok {
+			return nil, fmt.Errorf("DEBATED_SIGNING_KEYS: %q is not VERSION:BASE64", version)
+		}
+		secret, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, fmt.Errorf("DEBATED_SIGNING_KEYS: version %s: %w", version, err)
+		}
+		secrets[version] = secret
+		order = append(order, version)
+	}
+	if len(order) == 0 {
+		return nil, errors.New("DEBATED_SIGNING_KEYS is empty")
+	}
+	if current == "" {
+		current = order[len(order)-1]
+	}
+	return ledger.NewKeyring(secrets, current)
+}
+
+// embeddedKeyring loads the embedded store's signing secret from the data
+// folder, making one on first use, so ledgers verify across restarts.
+func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
+	path := filepath.Join(dataDir, "signing.key")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		secret := make([]byte, 32)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, err
+		}
+		data = []byte("v1:" + base64.StdEncoding.EncodeToString(secret) + "\n")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return nil, fmt.Errorf("write signing key: %w", err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("read signing key: %w", err)
+	}
+	return parseSigningKeys(strings.TrimSpace(string(data)), "")
+}
+
+// protocols registers every protocol the service runs.
+func protocols() (*orchestrator.Registry, error) {
+	return orchestrator.NewRegistry(synthetic.Protocol())
+}
+
+// scheduler starts and stops the debates' execution.
+type scheduler interface {
+	Stop(ctx context.Context) error
+}
+
+// startDebates assembles the engine, the runner and the scheduler of the
+// store's kind, and returns what DebateService needs.
+func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger) (*server.Debates, scheduler, error) {
+	var keys *ledger.Keyring
+	var err error
+	switch {
+	case cfg.signingKeys != "":
+		keys, err = parseSigningKeys(cfg.signingKeys, cfg.signingKeyCurrent)
+	case cfg.databaseURL == "":
+		keys, err = embeddedKeyring(cfg.dataDir)
+	default:
+		err = errors.New("DEBATED_SIGNING_KEYS is required with PostgreSQL: every replica must sign with the same keys")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := protocols()
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys), Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	hub := stream.New(st, stream.Config{Logger: log})
+	run, err := runner.New(runner.Config{Store: st, Engine: eng, Publisher: hub, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	deps := &server.Debates{Store: st, Engine: eng, Protocols: reg, Keys: keys, Hub: hub}
+	switch s := st.(type) {
+	case *sqlite.Store:
+		local := runner.NewLocal(run, cfg.workers, log)
+		s.SetOnRunnable(local.Submit)
+		if err := local.Start(ctx, sqliteRunnable{s}); err != nil {
+			return nil, nil, err
+		}
+		return deps, local, nil
+	case *postgres.Store:
+		rv, err := runner.NewRiver(s.Pool(), run, runner.RiverConfig{
+			MaxWorkers: cfg.workers, Slice: cfg.jobSlice, RescueAfter: cfg.rescueAfter, Logger: log,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		s.SetJobInserter(rv)
+		if err := rv.Start(ctx); err != nil {
+			return nil, nil, err
+		}
+		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		go func() {
+			if err := s.Listen(lctx, hub.Poke); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("listening for ledger notifications stopped", slog.String("error", err.Error()))
+			}
+		}()
+		return deps, stopAll{rv, cancel}, nil
+	}
+	return nil, nil, fmt.Errorf("no scheduler for store %T", st)
+}
+
+type sqliteRunnable struct{ s *sqlite.Store }
+
+func (r sqliteRunnable) RunnableDebates(ctx context.Context) ([]runner.Ref, error) {
+	list, err := r.s.RunnableDebates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runner.Ref, 0, len(list))
+	for _, d := range list {
+		out = append(out, runner.Ref{TenantID: d.TenantID, DebateID: d.DebateID})
+	}
+	return out, nil
+}
+
+type stopAll struct {
+	rv     *runner.River
+	cancel context.CancelFunc
+}
+
+func (s stopAll) Stop(ctx context.Context) error {
+	defer s.cancel()
+	return s.rv.Stop(ctx)
+}
+

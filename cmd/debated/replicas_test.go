@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/pgtest"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+)
+
+// TestTwoReplicas runs two debated processes on one PostgreSQL: debates
+// spread over both; one is killed and the other finishes every debate; a
+// watcher attached to the survivor receives every event once, in order.
+func TestTwoReplicas(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewDatabase(t)
+	var out strings.Builder
+	require.NoError(t, run(context.Background(), []string{"migrate"}, func(k string) string {
+		return map[string]string{"DEBATED_DATABASE_URL": url}[k]
+	}, &out, &out, nil), out.String())
+	env := []string{"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
+		"DEBATED_ADMIN_TOKEN=crash-admin", "DEBATED_JOB_SLICE=300ms", "DEBATED_RESCUE_AFTER=700ms", "DEBATED_WORKERS=4"}
+
+	addrA, addrB := freeAddr(t), freeAddr(t)
+	a := startChild(t, addrA, env)
+	startChild(t, addrB, env)
+	connA, err := grpc.NewClient(addrA, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer connA.Close()
+	connB, err := grpc.NewClient(addrB, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer connB.Close()
+	waitServing(t, connA)
+	waitServing(t, connB)
+
+	actx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer crash-admin")
+	tr, err := debatedv1.NewAdminServiceClient(connA).CreateTenant(actx, &debatedv1.CreateTenantRequest{Name: "replicas"})
+	require.NoError(t, err)
+	kr, err := debatedv1.NewAdminServiceClient(connA).CreateAPIKey(actx, &debatedv1.CreateAPIKeyRequest{TenantId: tr.GetTenant().GetTenantId()})
+	require.NoError(t, err)
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+kr.GetSecret())
+	req, err := apiconv.BundleToProto(storetest.SampleBundle("deal-r"))
+	require.NoError(t, err)
+	_, err = debatedv1.NewRegistryServiceClient(connA).ImportDeal(ctx, req)
+	require.NoError(t, err)
+
+	dcA, dcB := debatedv1.NewDebateServiceClient(connA), debatedv1.NewDebateServiceClient(connB)
+	var ids []string
+	for range 12 {
+		resp, err := dcA.CreateDebate(ctx, &debatedv1.CreateDebateRequest{DealId: "deal-r", Protocol: "synthetic.v1",
+			Options: mustStruct(t, map[string]any{"max_rounds": 5, "message_bytes": 300})})
+		require.NoError(t, err)
+		ids = append(ids, resp.GetDebate().GetDebateId())
+	}
+	// A watcher on the survivor, attached before the kill.
+	type result struct {
+		msgs []*debatedv1.WatchDebateResponse
+	}
+	watched := make(chan result, 1)
+	go func() {
+		s := &stack{debate: dcB}
+		watched <- result{s.watch(t, ctx, ids[len(ids)-1], 0, nil)}
+	}()
+	time.Sleep(150 * time.Millisecond)
+	a.kill()
+
+	sB := &stack{debate: dcB}
+	for _, id := range ids {
+		msgs := sB.watch(t, ctx, id, 0, nil)
+		requireChain(t, msgs, 1)
+		require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, msgs[len(msgs)-1].GetStatus(), "debate %s", id)
+		v, err := dcB.VerifyDebate(ctx, &debatedv1.VerifyDebateRequest{DebateId: id})
+		require.NoError(t, err)
+		require.True(t, v.GetOk(), "%v", v.GetProblems())
+	}
+	w := <-watched
+	requireChain(t, w.msgs, 1)
+	require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, w.msgs[len(w.msgs)-1].GetStatus())
+
+	// Both replicas worked: River records which client attempted each job.
+	conn, err := pgx.Connect(context.Background(), url)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	var clients int
+	require.NoError(t, conn.QueryRow(context.Background(),
+		`SELECT count(DISTINCT c) FROM river_job, unnest(attempted_by) AS c WHERE kind = 'debated.debate'`).Scan(&clients))
+	require.GreaterOrEqual(t, clients, 2, "debates should spread over both replicas")
+	t.Logf("%d debates finished after a replica was killed; %s", len(ids), fmt.Sprintf("%d River clients worked them", clients))
+}

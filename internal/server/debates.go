@@ -1,0 +1,301 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/ledger"
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/stream"
+	"github.com/google/uuid"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// DebateEngine makes the commits of operator acts; the runner makes the
+// others.
+type DebateEngine interface {
+	Abort(d debate.Debate, reason, actor string) (*debate.StepCommit, error)
+	ResolveGate(d debate.Debate, g debate.HumanGate, approve bool, reason, actor string) (*debate.StepCommit, error)
+}
+
+// Debates is what DebateService needs. Without it the service is not
+// registered.
+type Debates struct {
+	Store     debate.DebateStore
+	Engine    DebateEngine
+	Protocols *orchestrator.Registry
+	Keys      *ledger.Keyring
+	Hub       *stream.Hub
+}
+
+func (d *Debates) valid() bool {
+	return d != nil && d.Store != nil && d.Engine != nil && d.Protocols != nil && d.Keys != nil && d.Hub != nil
+}
+
+// debateService implements DebateService.
+type debateService struct {
+	debatedv1.UnimplementedDebateServiceServer
+	s *Server
+	Debates
+}
+
+// maxCommitRetries bounds how often an operator act retries after losing
+// the commit race to a running step.
+const maxCommitRetries = 20
+
+func (ds *debateService) CreateDebate(ctx context.Context, req *debatedv1.CreateDebateRequest) (*debatedv1.CreateDebateResponse, error) {
+	s := ds.s
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	p, err := ds.Protocols.Get(req.GetProtocol())
+	if err != nil {
+		return nil, badRequest([]debate.FieldViolation{{Field: "protocol", Description: fmt.Sprintf("unknown protocol %q (see ListProtocols)", req.GetProtocol())}})
+	}
+	raw := json.RawMessage("{}")
+	if req.GetOptions() != nil {
+		if raw, err = protojson.Marshal(req.GetOptions()); err != nil {
+			return nil, badRequest([]debate.FieldViolation{{Field: "options", Description: "not a JSON object"}})
+		}
+	}
+	opts, err := p.ValidateOptions(raw)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	sum := sha256.Sum256([]byte(req.GetDealId() + "\x00" + req.GetProtocol() + "\x00" + string(opts)))
+	now := s.now().UTC()
+	d := debate.Debate{
+		ID:             uuid.NewString(),
+		TenantID:       tenant,
+		DealID:         req.GetDealId(),
+		Protocol:       p.Name,
+		Options:        opts,
+		IdempotencyKey: req.GetIdempotencyKey(),
+		RequestHash:    hex.EncodeToString(sum[:]),
+		Status:         debate.DebateQueued,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+	}
+	stored, created, err := ds.Store.DebateCreate(ctx, d)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	return &debatedv1.CreateDebateResponse{Debate: apiconv.DebateToProto(stored), Created: created}, nil
+}
+
+func (ds *debateService) GetDebate(ctx context.Context, req *debatedv1.GetDebateRequest) (*debatedv1.GetDebateResponse, error) {
+	d, err := ds.Store.DebateGet(ctx, req.GetDebateId())
+	if err != nil {
+		return nil, toStatus(ctx, ds.s.log, err)
+	}
+	gates, err := ds.Store.GateList(ctx, d.ID)
+	if err != nil {
+		return nil, toStatus(ctx, ds.s.log, err)
+	}
+	out := &debatedv1.GetDebateResponse{Debate: apiconv.DebateToProto(d)}
+	for _, g := range gates {
+		out.Gates = append(out.Gates, apiconv.GateToProto(g))
+	}
+	return out, nil
+}
+
+func (ds *debateService) ListDebates(ctx context.Context, req *debatedv1.ListDebatesRequest) (*debatedv1.ListDebatesResponse, error) {
+	filter := debate.DebateFilter{Status: apiconv.DebateStatusFromProto(req.GetStatus()), DealID: req.GetDealId()}
+	list, next, err := ds.Store.DebateList(ctx, filter, debate.Page{After: req.GetPageToken(), Limit: int(req.GetPageSize())})
+	if err != nil {
+		return nil, toStatus(ctx, ds.s.log, err)
+	}
+	out := &debatedv1.ListDebatesResponse{NextPageToken: next}
+	for _, d := range list {
+		out.Debates = append(out.Debates, apiconv.DebateToProto(d))
+	}
+	return out, nil
+}
+
+func (ds *debateService) WatchDebate(req *debatedv1.WatchDebateRequest, srv grpc.ServerStreamingServer[debatedv1.WatchDebateResponse]) error {
+	ctx := srv.Context()
+	if err := ds.s.validate.Validate(req); err != nil {
+		return toStatus(ctx, ds.s.log, validationError(err))
+	}
+	last := req.GetAfterSeq()
+	err := ds.Hub.Watch(ctx, req.GetDebateId(), last, func(it stream.Item) error {
+		if err := srv.Send(&debatedv1.WatchDebateResponse{Event: apiconv.EventToProto(it.Event), Status: apiconv.DebateStatusToProto(it.Status)}); err != nil {
+			return err
+		}
+		last = it.Event.Seq
+		return nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, stream.ErrClosed):
+		return status.Errorf(codes.Unavailable, "server shutting down: resume with after_seq=%d", last)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return status.FromContextError(err).Err()
+	}
+	return toStatus(ctx, ds.s.log, err)
+}
+
+// operatorCommit makes and commits an operator act, retrying when a running
+// step commits first.
+func (ds *debateService) operatorCommit(ctx context.Context, debateID string, make func(d debate.Debate) (*debate.StepCommit, error)) (debate.Debate, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return debate.Debate{}, err
+	}
+	for range maxCommitRetries {
+		d, err := ds.Store.DebateGet(ctx, debateID)
+		if err != nil {
+			return debate.Debate{}, err
+		}
+		c, err := make(d)
+		if err != nil {
+			return debate.Debate{}, err
+		}
+		err = ds.Store.StepCommit(ctx, *c)
+		if errors.Is(err, debate.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return debate.Debate{}, err
+		}
+		ds.Hub.Publish(tenant, debateID, c.Events, c.Status)
+		return ds.Store.DebateGet(ctx, debateID)
+	}
+	return debate.Debate{}, fmt.Errorf("debate %s is too busy to take the act now, try again: %w", debateID, debate.ErrFailedPrecondition)
+}
+
+func (ds *debateService) CancelDebate(ctx context.Context, req *debatedv1.CancelDebateRequest) (*debatedv1.CancelDebateResponse, error) {
+	actor := actorOf(ctx, "")
+	d, err := ds.operatorCommit(ctx, req.GetDebateId(), func(d debate.Debate) (*debate.StepCommit, error) {
+		return ds.Engine.Abort(d, req.GetReason(), actor)
+	})
+	if err != nil {
+		return nil, toStatus(ctx, ds.s.log, err)
+	}
+	return &debatedv1.CancelDebateResponse{Debate: apiconv.DebateToProto(d)}, nil
+}
+
+func (ds *debateService) ResolveHumanGate(ctx context.Context, req *debatedv1.ResolveHumanGateRequest) (*debatedv1.ResolveHumanGateResponse, error) {
+	actor := actorOf(ctx, req.GetActor())
+	d, err := ds.operatorCommit(ctx, req.GetDebateId(), func(d debate.Debate) (*debate.StepCommit, error) {
+		g, err := ds.Store.GateGet(ctx, d.ID, req.GetGateId())
+		if err != nil {
+			return nil, err
+		}
+		return ds.Engine.ResolveGate(d, g, req.GetApprove(), req.GetReason(), actor)
+	})
+	if err != nil {
+		return nil, toStatus(ctx, ds.s.log, err)
+	}
+	return &debatedv1.ResolveHumanGateResponse{Debate: apiconv.DebateToProto(d)}, nil
+}
+
+func (ds *debateService) ListProtocols(context.Context, *debatedv1.ListProtocolsRequest) (*debatedv1.ListProtocolsResponse, error) {
+	out := &debatedv1.ListProtocolsResponse{}
+	for _, p := range ds.Protocols.List() {
+		pp := &debatedv1.Protocol{
+			Name:        p.Name,
+			Description: p.Description,
+			Roles:       p.Roles,
+			Start:       p.Start,
+			Tools:       map[string]*debatedv1.ToolPermissions{},
+			RoleGuard:   map[string]*debatedv1.RoleEvents{},
+		}
+		for _, n := range p.Nodes {
+			pn := &debatedv1.ProtocolNode{Name: n.Name, Actor: n.Actor, Next: n.Edges}
+			for _, b := range n.Branches {
+				pn.Branches = append(pn.Branches, &debatedv1.ProtocolNode{Name: b.Name, Actor: b.Actor})
+			}
+			pp.Nodes = append(pp.Nodes, pn)
+		}
+		for role, tools := range p.Tools {
+			pp.Tools[role] = &debatedv1.ToolPermissions{Tools: tools}
+		}
+		for typ, actors := range p.MergedRoleGuard() {
+			pp.RoleGuard[typ] = &debatedv1.RoleEvents{Actors: actors}
+		}
+		out.Protocols = append(out.Protocols, pp)
+	}
+	return out, nil
+}
+
+// ledgerOf reads a debate's whole ledger and the policy and keys to verify
+// it with.
+func (ds *debateService) ledgerOf(ctx context.Context, debateID string) (debate.Debate, []debate.Event, ledger.Policy, map[string]ledger.PublicKeyInfo, error) {
+	d, err := ds.Store.DebateGet(ctx, debateID)
+	if err != nil {
+		return d, nil, ledger.Policy{}, nil, err
+	}
+	var events []debate.Event
+	for after := int64(0); ; {
+		page, err := ds.Store.EventList(ctx, debateID, after, 5000)
+		if err != nil {
+			return d, nil, ledger.Policy{}, nil, err
+		}
+		events = append(events, page...)
+		if len(page) < 5000 {
+			break
+		}
+		after = page[len(page)-1].Seq
+	}
+	var policy ledger.Policy
+	if p, err := ds.Protocols.Get(d.Protocol); err == nil {
+		policy = LedgerPolicy(p)
+	}
+	actors := ledger.Actors(events)
+	return d, events, policy, ds.Keys.PublicKeys(d.TenantID, actors), nil
+}
+
+// LedgerPolicy is the verification policy of a protocol's debates: its role
+// guard merged with the engine's, and nothing after the debate's end.
+func LedgerPolicy(p *orchestrator.Protocol) ledger.Policy {
+	return ledger.Policy{
+		RoleGuard:   p.MergedRoleGuard(),
+		StrictRoles: true,
+		Bookkeeping: orchestrator.EngineEventTypes(),
+		Terminal:    orchestrator.TerminalEventTypes(),
+	}
+}
+
+func (ds *debateService) VerifyDebate(ctx context.Context, req *debatedv1.VerifyDebateRequest) (*debatedv1.VerifyDebateResponse, error) {
+	d, events, policy, keys, err := ds.ledgerOf(ctx, req.GetDebateId())
+	if err != nil {
+		return nil, toStatus(ctx, ds.s.log, err)
+	}
+	rep := ledger.Verify(events, keys, policy)
+	out := &debatedv1.VerifyDebateResponse{Ok: rep.OK, FirstBadSeq: rep.FirstBadSeq, EventCount: int64(len(events)), HeadHash: d.HeadHash}
+	for _, p := range rep.Problems {
+		out.Problems = append(out.Problems, &debatedv1.VerifyProblem{Seq: p.Seq, Rule: p.Rule, Detail: p.Detail})
+	}
+	if rep.OK && len(events) > 0 && events[len(events)-1].Hash != d.HeadHash {
+		out.Ok = false
+		out.FirstBadSeq = events[len(events)-1].Seq
+		out.Problems = append(out.Problems, &debatedv1.VerifyProblem{Seq: out.FirstBadSeq, Rule: "head", Detail: "the last event is not the debate's recorded head: events are missing"})
+	}
+	return out, nil
+}
+
+func (ds *debateService) ExportDebate(ctx context.Context, req *debatedv1.ExportDebateRequest) (*debatedv1.ExportDebateResponse, error) {
+	d, events, policy, keys, err := ds.ledgerOf(ctx, req.GetDebateId())
+	if err != nil {
+		return nil, toStatus(ctx, ds.s.log, err)
+	}
+	data, err := ledger.MarshalBundle(ledger.NewBundle(d.ID, d.TenantID, events, keys, policy))
+	if err != nil {
+		return nil, toStatus(ctx, ds.s.log, err)
+	}
+	return &debatedv1.ExportDebateResponse{BundleJson: string(data)}, nil
+}
+

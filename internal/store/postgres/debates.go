@@ -1,0 +1,587 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/store/internal/rows"
+)
+
+// Store keeps debates, their ledgers, checkpoints and human gates too.
+var _ debate.DebateStore = (*Store)(nil)
+
+// JobInserter schedules the job that runs a debate (River's InsertTx on
+// PostgreSQL), inside the transaction that makes the debate runnable, so
+// that the debate and its job are committed together or not at all
+// (DESIGN §2). The transaction has the debate's tenant set for row-level
+// security. An error rolls the whole transaction back.
+type JobInserter interface {
+	InsertDebateJob(ctx context.Context, tx pgx.Tx, tenantID, debateID string) error
+}
+
+// debateHooks are what the debate methods call beyond the database; they
+// may be set while the store is in use.
+type debateHooks struct {
+	jobs        atomic.Pointer[JobInserter]
+	listenError atomic.Pointer[func(error)]
+}
+
+// SetJobInserter makes DebateCreate, and StepCommit when asked to
+// enqueue, schedule the debate's job with j in their transaction. nil (the
+// default) schedules nothing, for tests and tools that run no jobs.
+func (s *Store) SetJobInserter(j JobInserter) {
+	if j == nil {
+		s.hooks.jobs.Store(nil)
+		return
+	}
+	s.hooks.jobs.Store(&j)
+}
+
+func (s *Store) jobInserter() JobInserter {
+	if j := s.hooks.jobs.Load(); j != nil {
+		return *j
+	}
+	return nil
+}
+
+// Errors of the fence function debate_fence (migrations/postgres/0003).
+const (
+	sqlstateDebateNotFound = "DB404"
+	sqlstateDebateMoved    = "DB409"
+)
+
+// notifyChannel is the channel StepCommit notifies and Listen listens on.
+const notifyChannel = "debated_events"
+
+const debateColumns = `debate_id, deal_id, protocol, options, coalesce(idempotency_key, ''), request_hash,
+	status, stop_reason, error, round, next_node, attempt, last_seq, head_hash, created_at, updated_at`
+
+func scanDebate(tenant string, row pgx.Row) (debate.Debate, error) {
+	d := debate.Debate{TenantID: tenant}
+	var options []byte
+	var status string
+	if err := row.Scan(&d.ID, &d.DealID, &d.Protocol, &options, &d.IdempotencyKey, &d.RequestHash,
+		&status, &d.StopReason, &d.Error, &d.Round, &d.NextNode, &d.Attempt, &d.LastSeq, &d.HeadHash,
+		&d.CreatedAt, &d.UpdatedAt); err != nil {
+		return debate.Debate{}, err
+	}
+	if len(options) > 0 {
+		d.Options = options
+	}
+	d.Status = debate.DebateStatus(status)
+	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
+	return d, nil
+}
+
+// optJSON is the parameter of a nullable json column: nil for none, so
+// that pgx sends NULL, else the text exactly as given.
+func optJSON(data []byte) any {
+	if data == nil {
+		return nil
+	}
+	return string(data)
+}
+
+func optText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// DebateCreate stores d as a new queued debate of the tenant (see
+// rows.NewDebate for what it keeps and stamps) and schedules its job with
+// the JobInserter, in one transaction; without a JobInserter it runs as one
+// pipelined statement batch (one round trip, one implicit transaction).
+// It returns the debate as DebateGet returns it, and whether it was
+// created.
+//
+// With an IdempotencyKey the tenant already used, it writes nothing and
+// returns the stored debate with created false if its RequestHash is
+// d.RequestHash, and debate.ErrAlreadyExists otherwise. Concurrent creates
+// with the same key meet on its unique index: exactly one creates, the
+// others wait for it to commit and then return its debate.
+//
+// Returns debate.ErrNoTenant without a tenant in ctx; a
+// *debate.ValidationError if d cannot be stored; debate.ErrNotFound if the
+// tenant has no deal d.DealID; debate.ErrAlreadyExists if the id is taken
+// (and no stored debate holds the key); the JobInserter's error, wrapped,
+// writing nothing.
+func (s *Store) DebateCreate(ctx context.Context, d debate.Debate) (debate.Debate, bool, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return debate.Debate{}, false, err
+	}
+	if d, err = rows.NewDebate(tenant, d); err != nil {
+		return debate.Debate{}, false, err
+	}
+	op := fmt.Sprintf("debate %q create", d.ID)
+
+	var inserted, existing *debate.Debate
+	scanInto := func(out **debate.Debate) func(pgx.Row) error {
+		return func(row pgx.Row) error {
+			x, err := scanDebate(tenant, row)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			*out = &x
+			return nil
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(setTenantSQL, tenant)
+	// ON CONFLICT DO NOTHING covers the primary key and the idempotency
+	// key; with a conflict the next statement, which reads a new snapshot,
+	// finds the debate that holds the key.
+	b.Queue(`INSERT INTO debates (tenant_id, debate_id, deal_id, protocol, options, idempotency_key, request_hash,
+			status, stop_reason, error, round, next_node, attempt, last_seq, head_hash, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5::json, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+		ON CONFLICT DO NOTHING
+		RETURNING `+debateColumns,
+		tenant, d.ID, d.DealID, d.Protocol, optJSON(d.Options), optText(d.IdempotencyKey), d.RequestHash,
+		string(d.Status), d.StopReason, d.Error, d.Round, d.NextNode, d.Attempt, d.LastSeq, d.HeadHash,
+		d.CreatedAt, d.UpdatedAt).QueryRow(scanInto(&inserted))
+	if d.IdempotencyKey != "" {
+		b.Queue(`SELECT `+debateColumns+` FROM debates WHERE tenant_id = $1 AND idempotency_key = $2`,
+			tenant, d.IdempotencyKey).QueryRow(scanInto(&existing))
+	}
+
+	if jobs := s.jobInserter(); jobs != nil {
+		err = inTx(ctx, s, op, func(tx pgx.Tx) error {
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return wrap(op, err)
+			}
+			if inserted == nil {
+				return nil // nothing written
+			}
+			if err := jobs.InsertDebateJob(ctx, tx, tenant, d.ID); err != nil {
+				return fmt.Errorf("postgres: %s: schedule its job: %w", op, err)
+			}
+			return nil
+		})
+	} else if err = s.pool.SendBatch(ctx, b).Close(); err != nil {
+		err = wrap(op, err)
+	}
+	if err != nil {
+		return debate.Debate{}, false, err
+	}
+	switch {
+	case inserted != nil:
+		return *inserted, true, nil
+	case existing != nil && existing.RequestHash == d.RequestHash:
+		return *existing, false, nil
+	case existing != nil:
+		return debate.Debate{}, false, fmt.Errorf("postgres: %s: idempotency key %q was used for another request: %w",
+			op, d.IdempotencyKey, debate.ErrAlreadyExists)
+	default:
+		return debate.Debate{}, false, fmt.Errorf("postgres: %s: the id is taken: %w", op, debate.ErrAlreadyExists)
+	}
+}
+
+// DebateGet returns the tenant's debate id, its times in UTC. Returns
+// debate.ErrNoTenant without a tenant in ctx, and debate.ErrNotFound if the
+// tenant has no such debate.
+func (s *Store) DebateGet(ctx context.Context, id string) (debate.Debate, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return debate.Debate{}, err
+	}
+	var d debate.Debate
+	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) {
+		b.Queue(`SELECT `+debateColumns+` FROM debates WHERE tenant_id = $1 AND debate_id = $2`, tenant, id).
+			QueryRow(func(row pgx.Row) (err error) {
+				d, err = scanDebate(tenant, row)
+				return err
+			})
+	})
+	if err != nil {
+		return debate.Debate{}, wrap(fmt.Sprintf("debate %q", id), err)
+	}
+	return d, nil
+}
+
+// DebateList returns up to rows.Limit(page.Limit) of the tenant's debates,
+// newest first then by id, narrowed by filter.Status and filter.DealID when
+// set, after page.After, and the next cursor ("" on the last page). Returns
+// debate.ErrNoTenant without a tenant in ctx, and a *debate.ValidationError
+// on field page_token for a cursor this method did not return.
+func (s *Store) DebateList(ctx context.Context, filter debate.DebateFilter, page debate.Page) ([]debate.Debate, string, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	afterAt, afterID, after, err := rows.DecodeDebateCursor(page.After)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := rows.Limit(page.Limit)
+
+	var sql strings.Builder
+	args := []any{tenant}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	sql.WriteString(`SELECT ` + debateColumns + ` FROM debates WHERE tenant_id = $1`)
+	if filter.Status != "" {
+		sql.WriteString(` AND status = ` + arg(string(filter.Status)))
+	}
+	if filter.DealID != "" {
+		sql.WriteString(` AND deal_id = ` + arg(filter.DealID))
+	}
+	if after {
+		at := arg(afterAt)
+		sql.WriteString(` AND created_at <= ` + at + ` AND (created_at < ` + at + ` OR debate_id > ` + arg(afterID) + `)`)
+	}
+	sql.WriteString(` ORDER BY created_at DESC, debate_id LIMIT ` + arg(limit+1))
+
+	var list []debate.Debate
+	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) {
+		b.Queue(sql.String(), args...).Query(func(rs pgx.Rows) (err error) {
+			list, err = pgx.CollectRows(rs, func(r pgx.CollectableRow) (debate.Debate, error) { return scanDebate(tenant, r) })
+			if len(list) == 0 {
+				list = nil
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return nil, "", wrap("debate list", err)
+	}
+	next := ""
+	if len(list) > limit {
+		list = list[:limit]
+		next = rows.EncodeDebateCursor(list[limit-1])
+	}
+	return list, next, nil
+}
+
+// StepCommit applies c atomically: it locks the debate row and checks its
+// ledger head is (c.ExpectSeq, c.ExpectHash) (the fence, function
+// debate_fence), appends the events in one multi-row insert, stores the
+// checkpoint, opens or resolves a gate, moves the debate (status, stop
+// reason, error, round, next node, attempt, head = the last event's seq and
+// hash, unchanged without events, updated_at = c.At) and, when it wrote
+// events, notifies channel debated_events with "<tenant_id>/<debate_id>"
+// (rows.NotifyPayload; PostgreSQL delivers it at commit, to Listen on every
+// replica).
+//
+// The common step, which neither resolves a gate nor schedules a job, is
+// one pipelined batch: one round trip, one implicit transaction that the
+// first failing statement aborts whole. A step that resolves a gate, or
+// asks to Enqueue while a JobInserter is set, runs in an explicit
+// transaction (three round trips and the JobInserter's) so that Go can check
+// the gate and the job is inserted with the step.
+//
+// Returns debate.ErrNoTenant without a tenant in ctx; a
+// *debate.ValidationError, writing nothing, if c is malformed (see
+// rows.NewStep: seqs not contiguous from c.ExpectSeq+1, events that do not
+// chain or belong to another tenant or debate, ...); debate.ErrNotFound if
+// the tenant has no such debate, or no gate c.ResolveGate.ID;
+// debate.ErrConflict, writing nothing, if the debate's head is no longer
+// (c.ExpectSeq, c.ExpectHash) or a seq is already in the ledger;
+// debate.ErrFailedPrecondition if the gate to resolve is not open;
+// debate.ErrAlreadyExists if the gate to open or the checkpoint's step
+// exists; the JobInserter's error, wrapped, writing nothing.
+func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := rows.NewStep(tenant, c)
+	if err != nil {
+		return err
+	}
+	op := fmt.Sprintf("debate %q step commit", st.DebateID)
+	b := &pgx.Batch{}
+	queueStep(b, tenant, st)
+
+	jobs := s.jobInserter()
+	if !st.Enqueue {
+		jobs = nil
+	}
+	if jobs == nil && st.ResolveGate == nil {
+		return stepError(op, s.pool.SendBatch(ctx, b).Close())
+	}
+	return inTx(ctx, s, op, func(tx pgx.Tx) error {
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return stepError(op, err)
+		}
+		if jobs != nil {
+			if err := jobs.InsertDebateJob(ctx, tx, tenant, st.DebateID); err != nil {
+				return fmt.Errorf("postgres: %s: schedule its job: %w", op, err)
+			}
+		}
+		return nil
+	})
+}
+
+// inTx runs fn in a transaction of the pool and commits it if fn returns
+// nil. fn's error comes back as it is; a failure to begin or commit is
+// wrapped with op.
+func inTx(ctx context.Context, s *Store, op string, fn func(tx pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return wrap(op, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return wrap(op, tx.Commit(ctx))
+}
+
+// queueStep queues a step commit: bind the tenant, the fence, the check of
+// the gate to resolve, then every write as one statement (data-modifying
+// CTEs, which PostgreSQL runs to completion whether or not the main query
+// reads them), whose main query sends the notification. Fewer statements
+// is less work per step for the server: each one costs a parse-free but
+// not free executor start and end.
+func queueStep(b *pgx.Batch, tenant string, st *rows.Step) {
+	b.Queue(setTenantSQL, tenant)
+	b.Queue(`SELECT debate_fence($1, $2, $3, $4)`, tenant, st.DebateID, st.ExpectSeq, st.ExpectHash)
+	if g := st.ResolveGate; g != nil {
+		// Only in an explicit transaction: the callback's error rolls it
+		// back.
+		b.Queue(`SELECT status FROM human_gates WHERE tenant_id = $1 AND debate_id = $2 AND gate_id = $3 FOR UPDATE`,
+			tenant, st.DebateID, g.ID).QueryRow(func(row pgx.Row) error {
+			var status string
+			err := row.Scan(&status)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				return fmt.Errorf("gate %q: %w", g.ID, debate.ErrNotFound)
+			case err != nil:
+				return err
+			case status != string(debate.GateOpen):
+				return fmt.Errorf("gate %q is %s, not open: %w", g.ID, status, debate.ErrFailedPrecondition)
+			}
+			return nil
+		})
+	}
+
+	args := []any{tenant, st.DebateID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var ctes []string
+	if e := &st.Events; e.Len() > 0 {
+		ctes = append(ctes, `events AS (INSERT INTO debate_events (tenant_id, debate_id, seq, type, actor, node, round,
+				payload, time, prev_hash, hash, key_id, signature)
+			SELECT $1, $2, u.seq, u.type, u.actor, u.node, u.round, u.payload::json, u.time,
+				u.prev_hash, u.hash, u.key_id, u.signature
+			FROM unnest(`+arg(e.Seqs)+`::bigint[], `+arg(e.Types)+`::text[], `+arg(e.Actors)+`::text[], `+
+			arg(e.Nodes)+`::text[], `+arg(e.Rounds)+`::integer[], `+arg(e.Payloads)+`::text[], `+
+			arg(e.Times)+`::timestamptz[], `+arg(e.PrevHashes)+`::text[], `+arg(e.Hashes)+`::text[], `+
+			arg(e.KeyIDs)+`::text[], `+arg(e.Signatures)+`::text[])
+				AS u (seq, type, actor, node, round, payload, time, prev_hash, hash, key_id, signature))`)
+	}
+	if cp := st.Checkpoint; cp != nil {
+		ctes = append(ctes, `checkpoint AS (INSERT INTO debate_checkpoints (tenant_id, debate_id, step, seq, node, next_node,
+				round, state, input_hash, output_hash, created_at)
+			VALUES ($1, $2, `+arg(cp.Step)+`, `+arg(cp.Seq)+`, `+arg(cp.Node)+`, `+arg(cp.NextNode)+`, `+
+			arg(cp.Round)+`, `+arg(optJSON(cp.State))+`::json, `+arg(cp.InputHash)+`, `+arg(cp.OutputHash)+`, `+
+			arg(cp.CreatedAt)+`))`)
+	}
+	if g := st.OpenGate; g != nil {
+		ctes = append(ctes, `open_gate AS (INSERT INTO human_gates (tenant_id, debate_id, gate_id, node, reason, claim_ids,
+				status, resolution, resolved_by, created_at, resolved_at)
+			VALUES ($1, $2, `+arg(g.ID)+`, `+arg(g.Node)+`, `+arg(g.Reason)+`, `+arg(rows.ClaimIDs(g.ClaimIDs))+`::text[], `+
+			arg(string(g.Status))+`, '', '', `+arg(g.CreatedAt)+`, NULL))`)
+	}
+	if g := st.ResolveGate; g != nil {
+		ctes = append(ctes, `resolve_gate AS (UPDATE human_gates SET status = `+arg(string(g.Status))+`,
+				resolution = `+arg(g.Resolution)+`, resolved_by = `+arg(g.ResolvedBy)+`, resolved_at = `+arg(*g.ResolvedAt)+`
+			WHERE tenant_id = $1 AND debate_id = $2 AND gate_id = `+arg(g.ID)+`)`)
+	}
+	// debate_fence holds the row lock: the head is still the expected one.
+	ctes = append(ctes, `debate AS (UPDATE debates SET status = `+arg(string(st.Status))+`,
+			stop_reason = `+arg(st.StopReason)+`, error = `+arg(st.Error)+`, round = `+arg(st.Round)+`,
+			next_node = `+arg(st.NextNode)+`, attempt = `+arg(st.Attempt)+`, last_seq = `+arg(st.LastSeq)+`,
+			head_hash = `+arg(st.HeadHash)+`, updated_at = `+arg(st.At)+`
+		WHERE tenant_id = $1 AND debate_id = $2)`)
+	main := `SELECT 1`
+	if st.Events.Len() > 0 {
+		// Delivered to every LISTEN debated_events when the step commits.
+		main = `SELECT pg_notify('` + notifyChannel + `', ` + arg(rows.NotifyPayload(tenant, st.DebateID)) + `)`
+	}
+	b.Queue("WITH "+strings.Join(ctes, ",\n")+"\n"+main, args...)
+}
+
+// stepError translates the errors of a step commit: the fence's, and a
+// seq already in the ledger (the primary key is the second fence), into
+// debate's sentinels; anything else as wrap does.
+func stepError(op string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == sqlstateDebateMoved,
+			pgErr.Code == sqlstateUniqueViolation && pgErr.ConstraintName == "debate_events_pkey":
+			return fmt.Errorf("postgres: %s: %w (%s)", op, debate.ErrConflict, pgErr.Message)
+		case pgErr.Code == sqlstateDebateNotFound:
+			return fmt.Errorf("postgres: %s: %w", op, debate.ErrNotFound)
+		}
+	}
+	return wrap(op, err)
+}
+
+// queueDebateExists queues the check that the tenant has the debate.
+func queueDebateExists(b *pgx.Batch, tenant, debateID string, exists *bool) {
+	b.Queue(`SELECT EXISTS (SELECT FROM debates WHERE tenant_id = $1 AND debate_id = $2)`, tenant, debateID).
+		QueryRow(func(row pgx.Row) error { return row.Scan(exists) })
+}
+
+// CheckpointLatest returns the debate's checkpoint with the highest step,
+// its State byte for byte as committed, CreatedAt in UTC. Returns
+// debate.ErrNoTenant without a tenant in ctx, and debate.ErrNotFound if the
+// tenant has no such debate or it has no checkpoint.
+func (s *Store) CheckpointLatest(ctx context.Context, debateID string) (debate.Checkpoint, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return debate.Checkpoint{}, err
+	}
+	cp := debate.Checkpoint{DebateID: debateID}
+	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) {
+		b.Queue(`SELECT step, seq, node, next_node, round, state, input_hash, output_hash, created_at
+			FROM debate_checkpoints WHERE tenant_id = $1 AND debate_id = $2 ORDER BY step DESC LIMIT 1`,
+			tenant, debateID).QueryRow(func(row pgx.Row) error {
+			var state []byte
+			if err := row.Scan(&cp.Step, &cp.Seq, &cp.Node, &cp.NextNode, &cp.Round, &state,
+				&cp.InputHash, &cp.OutputHash, &cp.CreatedAt); err != nil {
+				return err
+			}
+			if len(state) > 0 {
+				cp.State = state
+			}
+			cp.CreatedAt = cp.CreatedAt.UTC()
+			return nil
+		})
+	})
+	if err != nil {
+		return debate.Checkpoint{}, wrap(fmt.Sprintf("debate %q latest checkpoint", debateID), err)
+	}
+	return cp, nil
+}
+
+// EventList returns the debate's events with seq above afterSeq in seq
+// order, at most rows.DebateEventLimit(limit) of them (500 for limit ≤ 0,
+// capped at 5000), exactly as committed: payloads byte for byte, times in
+// UTC; nil when there are none. Returns debate.ErrNoTenant without a
+// tenant in ctx, and debate.ErrNotFound if the tenant has no such debate.
+func (s *Store) EventList(ctx context.Context, debateID string, afterSeq int64, limit int) ([]debate.Event, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var list []debate.Event
+	var exists bool
+	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) {
+		queueDebateExists(b, tenant, debateID, &exists)
+		b.Queue(`SELECT seq, type, actor, node, round, payload, time, prev_hash, hash, key_id, signature
+			FROM debate_events WHERE tenant_id = $1 AND debate_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+			tenant, debateID, afterSeq, rows.DebateEventLimit(limit)).Query(func(rs pgx.Rows) error {
+			defer rs.Close()
+			for rs.Next() {
+				e := debate.Event{TenantID: tenant, DebateID: debateID}
+				var payload []byte
+				if err := rs.Scan(&e.Seq, &e.Type, &e.Actor, &e.Node, &e.Round, &payload, &e.Time,
+					&e.PrevHash, &e.Hash, &e.KeyID, &e.Signature); err != nil {
+					return err
+				}
+				e.Payload, e.Time = payload, e.Time.UTC()
+				list = append(list, e)
+			}
+			return rs.Err()
+		})
+	})
+	if err != nil {
+		return nil, wrap("debate event list", err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("postgres: debate event list: debate %q: %w", debateID, debate.ErrNotFound)
+	}
+	return list, nil
+}
+
+const gateColumns = `gate_id, node, reason, claim_ids, status, resolution, resolved_by, created_at, resolved_at`
+
+func scanGate(debateID string, row pgx.Row) (debate.HumanGate, error) {
+	g := debate.HumanGate{DebateID: debateID}
+	var claimIDs []string
+	var status string
+	if err := row.Scan(&g.ID, &g.Node, &g.Reason, &claimIDs, &status, &g.Resolution, &g.ResolvedBy,
+		&g.CreatedAt, &g.ResolvedAt); err != nil {
+		return debate.HumanGate{}, err
+	}
+	g.ClaimIDs, g.Status = rows.ClaimIDsOf(claimIDs), debate.GateStatus(status)
+	g.CreatedAt = g.CreatedAt.UTC()
+	if g.ResolvedAt != nil {
+		t := g.ResolvedAt.UTC()
+		g.ResolvedAt = &t
+	}
+	return g, nil
+}
+
+// GateGet returns the debate's human gate gateID, its times in UTC.
+// Returns debate.ErrNoTenant without a tenant in ctx, and
+// debate.ErrNotFound if the tenant has no such debate or gate.
+func (s *Store) GateGet(ctx context.Context, debateID, gateID string) (debate.HumanGate, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return debate.HumanGate{}, err
+	}
+	var g debate.HumanGate
+	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) {
+		b.Queue(`SELECT `+gateColumns+` FROM human_gates WHERE tenant_id = $1 AND debate_id = $2 AND gate_id = $3`,
+			tenant, debateID, gateID).QueryRow(func(row pgx.Row) (err error) {
+			g, err = scanGate(debateID, row)
+			return err
+		})
+	})
+	if err != nil {
+		return debate.HumanGate{}, wrap(fmt.Sprintf("debate %q gate %q", debateID, gateID), err)
+	}
+	return g, nil
+}
+
+// GateList returns the debate's human gates ordered by creation then id,
+// their times in UTC; nil when it has none. Returns debate.ErrNoTenant
+// without a tenant in ctx, and debate.ErrNotFound if the tenant has no
+// such debate.
+func (s *Store) GateList(ctx context.Context, debateID string) ([]debate.HumanGate, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var list []debate.HumanGate
+	var exists bool
+	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) {
+		queueDebateExists(b, tenant, debateID, &exists)
+		b.Queue(`SELECT `+gateColumns+` FROM human_gates WHERE tenant_id = $1 AND debate_id = $2
+			ORDER BY created_at, gate_id`, tenant, debateID).Query(func(rs pgx.Rows) (err error) {
+			list, err = pgx.CollectRows(rs, func(r pgx.CollectableRow) (debate.HumanGate, error) { return scanGate(debateID, r) })
+			if len(list) == 0 {
+				list = nil
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return nil, wrap("gate list", err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("postgres: gate list: debate %q: %w", debateID, debate.ErrNotFound)
+	}
+	return list, nil
+}
