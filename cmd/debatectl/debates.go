@@ -339,4 +339,3 @@ func (c *cli) protocolsList(ctx context.Context, args []string) error {
 	}
 	return nil
 }
-

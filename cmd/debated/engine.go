@@ -164,4 +164,3 @@ func (s stopAll) Stop(ctx context.Context) error {
 	defer s.cancel()
 	return s.rv.Stop(ctx)
 }
-

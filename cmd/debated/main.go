@@ -52,15 +52,15 @@ Run "debated <command> -h" for the flags of a command.
 
 // config is everything the binary reads from flags and the environment.
 type config struct {
-	listen          string
-	databaseURL     string
-	dataDir         string
-	adminToken      string
-	migrateOnStart  bool
-	shutdownTimeout time.Duration
-	logLevel        string
-	logFormat       string
-	maxRecvMsgBytes int
+	listen            string
+	databaseURL       string
+	dataDir           string
+	adminToken        string
+	migrateOnStart    bool
+	shutdownTimeout   time.Duration
+	logLevel          string
+	logFormat         string
+	maxRecvMsgBytes   int
 	signingKeys       string
 	signingKeyCurrent string
 	workers           int

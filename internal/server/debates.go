@@ -298,4 +298,3 @@ func (ds *debateService) ExportDebate(ctx context.Context, req *debatedv1.Export
 	}
 	return &debatedv1.ExportDebateResponse{BundleJson: string(data)}, nil
 }
-
