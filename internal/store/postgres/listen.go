@@ -54,7 +54,7 @@ func (s *Store) listen(ctx context.Context, fn func(tenantID, debateID string), 
 	for {
 		listened, err := s.listenOnce(ctx, fn, listening)
 		if ctx.Err() != nil {
-			return nil
+			return nil //nolint:nilerr // ctx ended: listening stopped as asked
 		}
 		if h := s.hooks.listenError.Load(); h != nil {
 			(*h)(fmt.Errorf("postgres: listen %s (reconnecting in %s): %w", notifyChannel, backoff, err))
