@@ -78,24 +78,21 @@ func TenantContext(ctx context.Context, tenantID string) context.Context {
 // and the runner continues from the new head.
 func (r *Runner) Run(ctx context.Context, tenantID, debateID string) error {
 	ctx = TenantContext(ctx, tenantID)
+	var d debate.Debate
+	var cp *debate.Checkpoint
+	fresh := false // d and cp are exactly what the store holds
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		d, err := r.cfg.Store.DebateGet(ctx, debateID)
-		if err != nil {
-			return fmt.Errorf("runner: load debate %s: %w", debateID, err)
+		if !fresh {
+			var err error
+			if d, cp, err = r.load(ctx, debateID); err != nil {
+				return err
+			}
 		}
 		if !d.Status.Runnable() {
 			return nil
-		}
-		var cp *debate.Checkpoint
-		switch c, err := r.cfg.Store.CheckpointLatest(ctx, debateID); {
-		case err == nil:
-			cp = &c
-		case errors.Is(err, debate.ErrNotFound):
-		default:
-			return fmt.Errorf("runner: load checkpoint of %s: %w", debateID, err)
 		}
 		gate, err := r.resolvedGate(ctx, d, cp)
 		if err != nil {
@@ -114,17 +111,52 @@ func (r *Runner) Run(ctx context.Context, tenantID, debateID string) error {
 		cancel()
 		if errors.Is(err, debate.ErrConflict) {
 			r.log.InfoContext(ctx, "step lost the commit race; reloading", slog.String("debate_id", debateID), slog.Int64("seq", d.LastSeq))
+			fresh = false
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("runner: commit of %s: %w", debateID, err)
 		}
+		// The commit is what the store now holds: carry on from it without
+		// reading it back.
+		apply(&d, &cp, commit)
+		fresh = true
 		if r.cfg.Publisher != nil {
 			r.cfg.Publisher.Publish(tenantID, debateID, commit.Events, commit.Status)
 		}
 		if r.cfg.OnStep != nil {
 			r.cfg.OnStep(commit, time.Since(start))
 		}
+	}
+}
+
+// load reads the debate and its last checkpoint.
+func (r *Runner) load(ctx context.Context, debateID string) (debate.Debate, *debate.Checkpoint, error) {
+	d, err := r.cfg.Store.DebateGet(ctx, debateID)
+	if err != nil {
+		return d, nil, fmt.Errorf("runner: load debate %s: %w", debateID, err)
+	}
+	switch c, err := r.cfg.Store.CheckpointLatest(ctx, debateID); {
+	case err == nil:
+		return d, &c, nil
+	case errors.Is(err, debate.ErrNotFound):
+		return d, nil, nil
+	default:
+		return d, nil, fmt.Errorf("runner: load checkpoint of %s: %w", debateID, err)
+	}
+}
+
+// apply updates d and cp as the store does when it commits c.
+func apply(d *debate.Debate, cp **debate.Checkpoint, c *debate.StepCommit) {
+	if n := len(c.Events); n > 0 {
+		d.LastSeq = c.Events[n-1].Seq
+		d.HeadHash = c.Events[n-1].Hash
+	}
+	d.Status, d.StopReason, d.Error = c.Status, c.StopReason, c.Error
+	d.Round, d.NextNode, d.Attempt = c.Round, c.NextNode, c.Attempt
+	d.UpdatedAt = c.At
+	if c.Checkpoint != nil {
+		*cp = c.Checkpoint
 	}
 }
 
