@@ -15,6 +15,11 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/ledger"
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocols/synthetic"
+	"github.com/debated/debated/internal/runner"
+	"github.com/debated/debated/internal/stream"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/postgres"
 	"github.com/debated/debated/internal/store/sqlite"
@@ -30,6 +35,7 @@ type stores interface {
 	debate.TenantStore
 	debate.RegistryStore
 	debate.GradingStore
+	debate.DebateStore
 	Close()
 }
 
@@ -52,7 +58,11 @@ func serve(t *testing.T, kind string) string {
 		st = s
 	}
 	t.Cleanup(st.Close)
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st}, server.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
+	stores := server.Stores{Tenants: st, Registry: st, Grading: st}
+	if s, ok := st.(*sqlite.Store); ok {
+		stores.Debates = debates(t, s)
+	}
+	srv, err := server.New(stores, server.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -63,6 +73,26 @@ func serve(t *testing.T, kind string) string {
 		srv.Shutdown(ctx)
 	})
 	return lis.Addr().String()
+}
+
+// debates assembles the debate engine over an embedded store, as debated
+// does.
+func debates(t *testing.T, st *sqlite.Store) *server.Debates {
+	t.Helper()
+	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("debatectl-test-signing-secret-32b!")}, "v1")
+	require.NoError(t, err)
+	reg, err := orchestrator.NewRegistry(synthetic.Protocol())
+	require.NoError(t, err)
+	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
+	require.NoError(t, err)
+	hub := stream.New(st, stream.Config{Logger: slog.New(slog.DiscardHandler)})
+	run, err := runner.New(runner.Config{Store: st, Engine: eng, Publisher: hub, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	local := runner.NewLocal(run, 4, slog.New(slog.DiscardHandler))
+	st.SetOnRunnable(local.Submit)
+	require.NoError(t, local.Start(context.Background(), nil))
+	t.Cleanup(func() { _ = local.Stop(context.Background()) })
+	return &server.Debates{Store: st, Engine: eng, Protocols: reg, Keys: keys, Hub: hub}
 }
 
 // ctl runs debatectl with args against addr and returns its output and error.

@@ -28,6 +28,7 @@ type stack struct {
 	stop   func() error
 	a, b   context.Context
 	debate debatedv1.DebateServiceClient
+	dbURL  string // PostgreSQL only
 }
 
 // startStack runs the real binary's entry point on a fresh store of kind.
@@ -42,11 +43,12 @@ func startStack(t *testing.T, kind string, extra map[string]string) *stack {
 		env["DEBATED_DATABASE_URL"] = pgtest.NewDatabase(t)
 		env["DEBATED_SIGNING_KEYS"] = testSigningKeys
 	}
+	dbURL := env["DEBATED_DATABASE_URL"]
 	for k, v := range extra {
 		env[k] = v
 	}
 	conn, stop, _ := start(t, args, env)
-	s := &stack{conn: conn, stop: stop, debate: debatedv1.NewDebateServiceClient(conn)}
+	s := &stack{conn: conn, stop: stop, debate: debatedv1.NewDebateServiceClient(conn), dbURL: dbURL}
 	s.a = s.login(t, "a")
 	s.b = s.login(t, "b")
 	return s

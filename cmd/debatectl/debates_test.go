@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/debated/debated/internal/dealfile"
+	"github.com/debated/debated/internal/ledger"
+	"github.com/debated/debated/internal/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDebateCommands(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	dir := t.TempDir()
+	require.NoError(t, dealfile.Write(dir, storetest.SampleBundle("deal-ctl")))
+	out, err := ctl(t, addr, env, "import-deal", dir)
+	require.NoError(t, err, out)
+
+	out, err = ctl(t, addr, env, "protocols")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "synthetic.v1")
+	require.Contains(t, out, "critique_left ‖ critique_right")
+
+	out, err = ctl(t, addr, env, "--json", "debate", "create", "--deal", "deal-ctl", "--protocol", "synthetic.v1", "--option", "max_rounds=2", "--idempotency-key", "k")
+	require.NoError(t, err, out)
+	var created struct {
+		Debate struct {
+			DebateID string `json:"debate_id"`
+		} `json:"debate"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &created))
+	id := created.Debate.DebateID
+	require.NotEmpty(t, id)
+
+	out, err = ctl(t, addr, env, "debate", "watch", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "debate.started")
+	require.Contains(t, out, "debate.stopped")
+	require.Contains(t, out, "COMPLETED")
+
+	out, err = ctl(t, addr, env, "debate", "get", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "MAX_ROUNDS")
+	out, err = ctl(t, addr, env, "debate", "list", "--status", "completed")
+	require.NoError(t, err, out)
+	require.Contains(t, out, id)
+	out, err = ctl(t, addr, env, "debate", "verify", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "verifies")
+
+	// Export, then verify offline; every kind of tampering is caught and
+	// named by the first bad seq.
+	bundle, err := ctl(t, addr, env, "debate", "export", id)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "ledger.json")
+	require.NoError(t, os.WriteFile(path, []byte(bundle), 0o600))
+	out, err = ctl(t, "unused:1", nil, "verify", path)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "bundle verifies")
+
+	b, err := ledger.ParseBundle([]byte(bundle))
+	require.NoError(t, err)
+	tamper := map[string]struct {
+		edit func(b *ledger.Bundle)
+		seq  string
+	}{
+		"payload":   {func(b *ledger.Bundle) { b.Events[3].Payload = []byte(strings.Replace(string(b.Events[3].Payload), `"`, `"X`, 1)) }, "seq 4"},
+		"hash":      {func(b *ledger.Bundle) { b.Events[5].Hash = strings.Repeat("0", 64) }, "seq 6"},
+		"signature": {func(b *ledger.Bundle) { b.Events[6].Signature = b.Events[1].Signature }, "seq 7"},
+		"deleted":   {func(b *ledger.Bundle) { b.Events = append(b.Events[:2:2], b.Events[3:]...) }, "seq 3"},
+		"reordered": {func(b *ledger.Bundle) { b.Events[4], b.Events[5] = b.Events[5], b.Events[4] }, "seq 5"},
+	}
+	for name, tc := range tamper {
+		c := *b
+		c.Events = append([]ledger.Event(nil), b.Events...)
+		tc.edit(&c)
+		data, err := ledger.MarshalBundle(&c)
+		require.NoError(t, err)
+		bad := filepath.Join(t.TempDir(), name+".json")
+		require.NoError(t, os.WriteFile(bad, data, 0o600))
+		out, err := ctl(t, "unused:1", nil, "verify", bad)
+		require.Error(t, err, name)
+		require.Contains(t, out, "first bad event is "+tc.seq, name)
+	}
+
+	// A gate, resolved from the command line; then a cancel.
+	out, err = ctl(t, addr, env, "--json", "debate", "create", "--deal", "deal-ctl", "--protocol", "synthetic.v1", "--option", "gate_round=1", "--option", "max_rounds=3")
+	require.NoError(t, err, out)
+	require.NoError(t, json.Unmarshal([]byte(out), &created))
+	id = created.Debate.DebateID
+	var gate string
+	for gate == "" {
+		out, err = ctl(t, addr, env, "--json", "debate", "get", id)
+		require.NoError(t, err, out)
+		var got struct {
+			Gates []struct {
+				GateID string `json:"gate_id"`
+			} `json:"gates"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &got))
+		if len(got.Gates) > 0 {
+			gate = got.Gates[0].GateID
+		}
+	}
+	out, err = ctl(t, addr, env, "debate", "resolve", id, gate, "--reject", "--reason", "unsupported figures")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "resolved")
+	out, err = ctl(t, addr, env, "debate", "cancel", id, "--reason", "too late")
+	if err == nil {
+		require.Contains(t, out, "ABORTED")
+	} else {
+		require.Contains(t, out, "FailedPrecondition", "a debate that already ended cannot be cancelled")
+	}
+}
