@@ -70,7 +70,9 @@ func TestDebateCommands(t *testing.T) {
 		edit func(b *ledger.Bundle)
 		seq  string
 	}{
-		"payload":   {func(b *ledger.Bundle) { b.Events[3].Payload = []byte(strings.Replace(string(b.Events[3].Payload), `"`, `"X`, 1)) }, "seq 4"},
+		"payload": {func(b *ledger.Bundle) {
+			b.Events[3].Payload = []byte(strings.Replace(string(b.Events[3].Payload), `"`, `"X`, 1))
+		}, "seq 4"},
 		"hash":      {func(b *ledger.Bundle) { b.Events[5].Hash = strings.Repeat("0", 64) }, "seq 6"},
 		"signature": {func(b *ledger.Bundle) { b.Events[6].Signature = b.Events[1].Signature }, "seq 7"},
 		"deleted":   {func(b *ledger.Bundle) { b.Events = append(b.Events[:2:2], b.Events[3:]...) }, "seq 3"},

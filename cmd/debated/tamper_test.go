@@ -10,10 +10,10 @@ import (
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -159,7 +159,7 @@ func TestSIGTERMHandsDebatesBack(t *testing.T) {
 	got, err := s.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{DebateId: d.GetDebateId()})
 	require.NoError(t, err)
 	require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_AWAITING_REVIEW, got.GetDebate().GetStatus())
-	_, err = s.debate.ResolveHumanGate(s.a, &debatedv1.ResolveHumanGateRequest{DebateId: d.GetDebateId(), GateId: got.GetGates()[0].GetGateId(), Approve: true, Reason: fmt.Sprint("after restart")})
+	_, err = s.debate.ResolveHumanGate(s.a, &debatedv1.ResolveHumanGateRequest{DebateId: d.GetDebateId(), GateId: got.GetGates()[0].GetGateId(), Approve: true, Reason: "after restart"})
 	require.NoError(t, err)
 	msgs := s.watch(t, s.a, d.GetDebateId(), 0, nil)
 	requireChain(t, msgs, 1)

@@ -191,7 +191,6 @@ func TestDebatesRLSWrongTenant(t *testing.T) {
 // recordingJobs is a JobInserter that records its calls, checks that it
 // runs inside the transaction that writes the debate, and fails when told.
 type recordingJobs struct {
-	t     *testing.T
 	mu    sync.Mutex
 	calls []string
 	fail  error
@@ -234,9 +233,9 @@ func (j *recordingJobs) take() []string {
 	return out
 }
 
-// jobStore is a store of its own on the package's database, so that its
-// JobInserter sees only this test's calls.
-func jobStore(t *testing.T, maxConns int32) *Store {
+// ownStore is a store of its own on the package's database, so that the
+// hooks a test sets on it see only that test's calls.
+func ownStore(t *testing.T, maxConns int32) *Store {
 	t.Helper()
 	setup(t)
 	s, err := New(context.Background(), Config{URL: testDB.url, MaxConns: maxConns})
@@ -250,8 +249,8 @@ func jobStore(t *testing.T, maxConns int32) *Store {
 // inserter rolls everything back; nothing else calls it.
 func TestJobInserterInTransaction(t *testing.T) {
 	t.Parallel()
-	s := jobStore(t, 4)
-	jobs := &recordingJobs{t: t}
+	s := ownStore(t, 4)
+	jobs := &recordingJobs{}
 	s.SetJobInserter(jobs)
 
 	ctx, tenant, d := storetest.NewDebate(t, s)
@@ -331,31 +330,35 @@ func TestListenReceivesCommits(t *testing.T) {
 	defer cancel()
 	listenCtx, stop := context.WithCancel(ctx)
 	type note struct{ tenant, debate string }
+
+	// Other tests of this package commit in the same database, and
+	// notifications are per database: the listener keeps only those of
+	// this test's tenants, made before it starts (so it reads the set
+	// without a race), and never blocks on the others'.
+	tctx, tenant, quiet := storetest.NewDebate(t, s)
+	loudCtx, loudTenantID, loud := storetest.NewDebate(t, s)
+	mine := map[string]bool{tenant: true, loudTenantID: true}
 	notes := make(chan note, 16)
 	listening := make(chan struct{}, 4)
 	errs := make(chan error, 16)
-	s2 := jobStore(t, 2) // its own error handler
+	s2 := ownStore(t, 2) // its own error handler
 	s2.SetListenErrorHandler(func(err error) { errs <- err })
 	done := make(chan error, 1)
 	go func() {
-		done <- s2.listen(listenCtx, func(tenant, debateID string) { notes <- note{tenant, debateID} },
-			func() { listening <- struct{}{} })
+		done <- s2.listen(listenCtx, func(tenant, debateID string) {
+			if mine[tenant] {
+				notes <- note{tenant, debateID}
+			}
+		}, func() { listening <- struct{}{} })
 	}()
-	// Other tests of this package commit in the same database, and
-	// notifications are per database: wait skips theirs.
-	mine := map[string]bool{}
 	wait := func() note {
 		t.Helper()
-		for {
-			select {
-			case n := <-notes:
-				if mine[n.tenant] {
-					return n
-				}
-			case <-ctx.Done():
-				t.Fatal("no notification")
-				return note{}
-			}
+		select {
+		case n := <-notes:
+			return n
+		case <-ctx.Done():
+			t.Fatal("no notification")
+			return note{}
 		}
 	}
 	select {
@@ -363,10 +366,6 @@ func TestListenReceivesCommits(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("Listen never listened")
 	}
-
-	tctx, tenant, quiet := storetest.NewDebate(t, s)
-	loudCtx, loudTenantID, loud := storetest.NewDebate(t, s)
-	mine[tenant], mine[loudTenantID] = true, true
 
 	// A step without events, then a failed one, then one with events on
 	// another debate: the first notification is the last one's, as
@@ -483,8 +482,8 @@ func BenchmarkStepCommitParallel(b *testing.B) {
 // commit then returns before its WAL record is flushed to disk, so a crash
 // of the server may lose the last commits (never corrupt or half-apply
 // them). It measures the store without the disk's flush latency, which on
-// a machine whose fdatasync takes milliseconds bounds every durable commit
-// (see docs/benchmarks.md); the store itself never changes the setting.
+// a machine whose fdatasync takes milliseconds bounds every durable commit;
+// the store itself never changes the setting.
 func BenchmarkStepCommitAsyncCommit(b *testing.B) {
 	storetest.BenchStepCommit(b, benchStore(b, "off"))
 }

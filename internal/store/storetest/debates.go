@@ -816,6 +816,13 @@ func testStepCommitRejectsInvalid(t *testing.T, s Store) {
 		"open_gate.gate_id":    func(c *debate.StepCommit) { c.OpenGate = &debate.HumanGate{ID: "bad id"} },
 		"open_gate.status":     func(c *debate.StepCommit) { c.OpenGate = &debate.HumanGate{ID: "g", Status: debate.GateApproved} },
 		"resolve_gate.status":  func(c *debate.StepCommit) { c.ResolveGate = &debate.HumanGate{ID: "g", Status: debate.GateOpen} },
+		"resolve_gate.gate_id": func(c *debate.StepCommit) {
+			c.OpenGate = &debate.HumanGate{ID: "g"}
+			c.ResolveGate = &debate.HumanGate{ID: "g", Status: debate.GateApproved}
+		},
+		"checkpoint.created_at": func(c *debate.StepCommit) {
+			c.Checkpoint.CreatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+		},
 	}
 	for field, edit := range cases {
 		c := l.Next(3)

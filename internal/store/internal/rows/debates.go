@@ -85,6 +85,8 @@ func NewDebate(tenant string, d debate.Debate) (debate.Debate, error) {
 	if d.CreatedAt.IsZero() {
 		v.Add("debate.created_at", "is required")
 	}
+	checkTime(&v, "debate.created_at", d.CreatedAt)
+	checkTime(&v, "debate.updated_at", d.UpdatedAt)
 	if err := v.Err(); err != nil {
 		return debate.Debate{}, err
 	}
@@ -171,6 +173,7 @@ func NewStep(tenant string, c debate.StepCommit) (*Step, error) {
 	if c.At.IsZero() {
 		v.Add("at", "is required")
 	}
+	checkTime(&v, "at", c.At)
 	if len(c.Events) > MaxStepEvents {
 		v.Add("events", "holds %d events, at most %d allowed", len(c.Events), MaxStepEvents)
 		return nil, v.Err() // do not walk an oversized list
@@ -217,6 +220,8 @@ func NewStep(tenant string, c debate.StepCommit) (*Step, error) {
 			v.Add(f("time"), "is required")
 		case !Time(e.Time).Equal(e.Time):
 			v.Add(f("time"), "has a fraction below the microsecond, which the store cannot keep (seal events with package ledger)")
+		default:
+			checkTime(&v, f("time"), e.Time)
 		}
 		checkText(&v, f("prev_hash"), e.PrevHash, debate.MaxShortTextLen)
 		checkText(&v, f("hash"), e.Hash, debate.MaxShortTextLen)
@@ -270,6 +275,7 @@ func NewStep(tenant string, c debate.StepCommit) (*Step, error) {
 		if x.CreatedAt.IsZero() {
 			x.CreatedAt = at
 		}
+		checkTime(&v, "checkpoint.created_at", x.CreatedAt)
 		x.CreatedAt = Time(x.CreatedAt)
 		s.Checkpoint = &x
 	}
@@ -293,6 +299,7 @@ func NewStep(tenant string, c debate.StepCommit) (*Step, error) {
 		if x.CreatedAt.IsZero() {
 			x.CreatedAt = at
 		}
+		checkTime(&v, "open_gate.created_at", x.CreatedAt)
 		x.CreatedAt = Time(x.CreatedAt)
 		x.Resolution, x.ResolvedBy, x.ResolvedAt = "", "", nil
 		s.OpenGate = &x
@@ -309,10 +316,15 @@ func NewStep(tenant string, c debate.StepCommit) (*Step, error) {
 		x.DebateID = c.DebateID
 		resolved := at
 		if x.ResolvedAt != nil && !x.ResolvedAt.IsZero() {
+			checkTime(&v, "resolve_gate.resolved_at", *x.ResolvedAt)
 			resolved = Time(*x.ResolvedAt)
 		}
 		x.ResolvedAt = &resolved
 		s.ResolveGate = &x
+		if c.OpenGate != nil && c.OpenGate.ID == g.ID {
+			// The stores would disagree on whether the gate exists yet.
+			v.Add("resolve_gate.gate_id", "is the gate this step opens: resolve it in a later step")
+		}
 	}
 
 	if err := v.Err(); err != nil {
@@ -338,6 +350,14 @@ func checkJSON(v *debate.Violations, field string, data []byte) {
 		v.Add(field, "is not valid UTF-8")
 	case !json.Valid(data):
 		v.Add(field, "is not valid JSON")
+	}
+}
+
+// checkTime refuses a time outside the years 1 to 9999: SQLite keeps
+// times as fixed-width RFC 3339 text, which has four digits for the year.
+func checkTime(v *debate.Violations, field string, t time.Time) {
+	if y := t.UTC().Year(); !t.IsZero() && (y < 1 || y > 9999) {
+		v.Add(field, "is in the year %d, outside 1 to 9999", y)
 	}
 }
 
