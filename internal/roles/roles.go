@@ -1,0 +1,60 @@
+// Package roles defines the agent turn: one role's output for one round of
+// a debate, from the graded registry and the transcript so far. Two
+// backends implement it: rules (deterministic, from the registry) and llm
+// (an OpenAI-compatible model). Neither is trusted: every output goes
+// through the gates, and every tool call through the server's permission
+// and quota checks.
+package roles
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// ToolResult is what a tool call returned to the agent.
+type ToolResult struct {
+	// Status is SUCCESS, DENIED (not permitted or over quota), INVALID
+	// (bad arguments) or ERROR.
+	Status string
+	Output json.RawMessage
+	Error  string
+}
+
+// Tools runs tool calls for one role in one round. The server checks the
+// role's permission and quota for every call and records it in the ledger,
+// allowed or refused; the agent only asks.
+type Tools interface {
+	Call(ctx context.Context, call debate.ToolCall) (ToolResult, error)
+}
+
+// Input is what a role sees for its turn.
+type Input struct {
+	DebateID  string
+	Round     int
+	MaxRounds int
+	Deal      *debate.DealBundle
+	Grading   *debate.DealGrading
+	// Transcript holds the accepted outputs of every earlier turn, oldest
+	// first; rejected outputs never enter it.
+	Transcript []debate.AgentOutput
+	// Retrieved holds the evidence the evidence_call_retrieval node found
+	// for this debate so far (search hits as JSON objects).
+	Retrieved []json.RawMessage
+	Tools     Tools
+	// Violations of this role's previous attempt at this turn, when the
+	// gate rejected it (a backend may repair; rules backends never need
+	// to).
+	Violations []debate.Violation
+}
+
+// Role is one agent.
+type Role interface {
+	// Name is the role id (debate.RoleAdvocate, ...).
+	Name() string
+	// Turn returns the role's output for the round. An error is an
+	// infrastructure failure (the engine retries the node); a bad output is
+	// for the gates to reject.
+	Turn(ctx context.Context, in *Input) (*debate.AgentOutput, error)
+}
