@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
@@ -338,4 +339,79 @@ func (c *cli) protocolsList(ctx context.Context, args []string) error {
 		fmt.Fprintln(c.out)
 	}
 	return nil
+}
+
+func (c *cli) validateOutput(ctx context.Context, args []string) error {
+	fs := subflags("validate-output")
+	deal := fs.String("deal", "", "deal id the output speaks of")
+	path, err := oneArg(fs, args, "FILE.json")
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := c.debateClient().ValidateOutput(ctx, &debatedv1.ValidateOutputRequest{DealId: *deal, OutputJson: string(data)})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		if err := c.printJSON(resp); err != nil {
+			return err
+		}
+	} else if resp.GetValid() {
+		fmt.Fprintln(c.out, "output passes every gate")
+	} else {
+		for _, v := range resp.GetViolations() {
+			fmt.Fprintf(c.out, "  %s %s: %s\n", v.GetRule(), v.GetField(), v.GetDetail())
+		}
+	}
+	if !resp.GetValid() {
+		return fmt.Errorf("output rejected: %d violation(s)", len(resp.GetViolations()))
+	}
+	return nil
+}
+
+func (c *cli) debateDeliverables(ctx context.Context, args []string) error {
+	fs := subflags("debate deliverables")
+	md := fs.Bool("markdown", false, "print the Markdown brief")
+	dir := fs.String("artifacts", "", "also write the per-round artifacts into this folder")
+	id, err := oneArg(fs, args, "DEBATE_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	resp, err := c.debateClient().GetDeliverables(ctx, &debatedv1.GetDeliverablesRequest{DebateId: id})
+	if err != nil {
+		return err
+	}
+	if *dir != "" {
+		if err := os.MkdirAll(*dir, 0o750); err != nil {
+			return err
+		}
+		for _, a := range resp.GetArtifacts() {
+			if err := os.WriteFile(filepath.Join(*dir, filepath.Base(a.GetName())), []byte(a.GetContentJson()), 0o600); err != nil {
+				return err
+			}
+		}
+	}
+	switch {
+	case c.json:
+		return c.printJSON(resp)
+	case *md:
+		_, err = fmt.Fprintln(c.out, resp.GetMarkdown())
+	default:
+		_, err = fmt.Fprintln(c.out, resp.GetDeliverablesJson())
+	}
+	return err
 }

@@ -56,6 +56,9 @@ commands:
   debate list [--status S] [--deal ID]
   debate watch DEBATE_ID [--after SEQ] stream the ledger live (checks the hash chain as it reads)
   debate resolve DEBATE_ID GATE_ID --approve|--reject --reason R
+  debate deliverables DEBATE_ID [--markdown] [--artifacts DIR]
+                                       the committee deliverables and per-round artifacts
+  validate-output --deal ID FILE.json  check an agent output against the gates (nothing stored)
   verify BUNDLE.json                   verify an exported ledger offline (no server)
 `
 
@@ -164,6 +167,11 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 		return c.debateExport(ctx, args[2:])
 	case "debate verify":
 		return c.debateVerify(ctx, args[2:])
+	case "debate deliverables":
+		return c.debateDeliverables(ctx, args[2:])
+	}
+	if args[0] == "validate-output" {
+		return c.validateOutput(ctx, args[1:])
 	}
 	if args[0] == "protocols" {
 		return c.protocolsList(ctx, args[1:])

@@ -13,6 +13,8 @@ import (
 
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocols/idis"
+	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/protocols/synthetic"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
@@ -72,8 +74,11 @@ func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
 }
 
 // protocols registers every protocol the service runs.
-func protocols() (*orchestrator.Registry, error) {
-	return orchestrator.NewRegistry(synthetic.Protocol())
+func protocols(st stores) (*orchestrator.Registry, error) {
+	return orchestrator.NewRegistry(
+		synthetic.Protocol(),
+		idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New()}),
+	)
 }
 
 // scheduler starts and stops the debates' execution.
@@ -97,7 +102,7 @@ func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger) 
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := protocols()
+	reg, err := protocols(st)
 	if err != nil {
 		return nil, nil, err
 	}

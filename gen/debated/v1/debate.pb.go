@@ -1765,6 +1765,339 @@ func (x *ExportDebateResponse) GetBundleJson() string {
 	return ""
 }
 
+type ValidateOutputRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	DealId string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
+	// The AgentOutput as JSON (seed 000 §3.2 with its muhasabah_record).
+	OutputJson    string `protobuf:"bytes,2,opt,name=output_json,json=outputJson,proto3" json:"output_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateOutputRequest) Reset() {
+	*x = ValidateOutputRequest{}
+	mi := &file_debated_v1_debate_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateOutputRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateOutputRequest) ProtoMessage() {}
+
+func (x *ValidateOutputRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_debate_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateOutputRequest.ProtoReflect.Descriptor instead.
+func (*ValidateOutputRequest) Descriptor() ([]byte, []int) {
+	return file_debated_v1_debate_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ValidateOutputRequest) GetDealId() string {
+	if x != nil {
+		return x.DealId
+	}
+	return ""
+}
+
+func (x *ValidateOutputRequest) GetOutputJson() string {
+	if x != nil {
+		return x.OutputJson
+	}
+	return ""
+}
+
+// GateViolation is one broken gate rule.
+type GateViolation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A stable rule code: NO_FREE_FACTS, FALSIFIABILITY_MISSING, ...
+	Rule          string `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
+	Field         string `protobuf:"bytes,2,opt,name=field,proto3" json:"field,omitempty"`
+	Detail        string `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GateViolation) Reset() {
+	*x = GateViolation{}
+	mi := &file_debated_v1_debate_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GateViolation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GateViolation) ProtoMessage() {}
+
+func (x *GateViolation) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_debate_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GateViolation.ProtoReflect.Descriptor instead.
+func (*GateViolation) Descriptor() ([]byte, []int) {
+	return file_debated_v1_debate_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *GateViolation) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
+func (x *GateViolation) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *GateViolation) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+type ValidateOutputResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Valid         bool                   `protobuf:"varint,1,opt,name=valid,proto3" json:"valid,omitempty"`
+	Violations    []*GateViolation       `protobuf:"bytes,2,rep,name=violations,proto3" json:"violations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateOutputResponse) Reset() {
+	*x = ValidateOutputResponse{}
+	mi := &file_debated_v1_debate_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateOutputResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateOutputResponse) ProtoMessage() {}
+
+func (x *ValidateOutputResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_debate_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateOutputResponse.ProtoReflect.Descriptor instead.
+func (*ValidateOutputResponse) Descriptor() ([]byte, []int) {
+	return file_debated_v1_debate_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ValidateOutputResponse) GetValid() bool {
+	if x != nil {
+		return x.Valid
+	}
+	return false
+}
+
+func (x *ValidateOutputResponse) GetViolations() []*GateViolation {
+	if x != nil {
+		return x.Violations
+	}
+	return nil
+}
+
+type GetDeliverablesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DebateId      string                 `protobuf:"bytes,1,opt,name=debate_id,json=debateId,proto3" json:"debate_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDeliverablesRequest) Reset() {
+	*x = GetDeliverablesRequest{}
+	mi := &file_debated_v1_debate_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDeliverablesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDeliverablesRequest) ProtoMessage() {}
+
+func (x *GetDeliverablesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_debate_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDeliverablesRequest.ProtoReflect.Descriptor instead.
+func (*GetDeliverablesRequest) Descriptor() ([]byte, []int) {
+	return file_debated_v1_debate_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetDeliverablesRequest) GetDebateId() string {
+	if x != nil {
+		return x.DebateId
+	}
+	return ""
+}
+
+// Artifact is one per-round file of a debate, named as seed 002 §7 names
+// them (debate_round1_advocate.json, ..., debate_summary.json).
+type Artifact struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ContentJson   string                 `protobuf:"bytes,2,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Artifact) Reset() {
+	*x = Artifact{}
+	mi := &file_debated_v1_debate_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Artifact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Artifact) ProtoMessage() {}
+
+func (x *Artifact) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_debate_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Artifact.ProtoReflect.Descriptor instead.
+func (*Artifact) Descriptor() ([]byte, []int) {
+	return file_debated_v1_debate_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *Artifact) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Artifact) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
+	}
+	return ""
+}
+
+type GetDeliverablesResponse struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	DeliverablesJson string                 `protobuf:"bytes,1,opt,name=deliverables_json,json=deliverablesJson,proto3" json:"deliverables_json,omitempty"`
+	Markdown         string                 `protobuf:"bytes,2,opt,name=markdown,proto3" json:"markdown,omitempty"`
+	Artifacts        []*Artifact            `protobuf:"bytes,3,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
+	Verification     *VerifyDebateResponse  `protobuf:"bytes,4,opt,name=verification,proto3" json:"verification,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *GetDeliverablesResponse) Reset() {
+	*x = GetDeliverablesResponse{}
+	mi := &file_debated_v1_debate_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDeliverablesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDeliverablesResponse) ProtoMessage() {}
+
+func (x *GetDeliverablesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_debate_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDeliverablesResponse.ProtoReflect.Descriptor instead.
+func (*GetDeliverablesResponse) Descriptor() ([]byte, []int) {
+	return file_debated_v1_debate_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GetDeliverablesResponse) GetDeliverablesJson() string {
+	if x != nil {
+		return x.DeliverablesJson
+	}
+	return ""
+}
+
+func (x *GetDeliverablesResponse) GetMarkdown() string {
+	if x != nil {
+		return x.Markdown
+	}
+	return ""
+}
+
+func (x *GetDeliverablesResponse) GetArtifacts() []*Artifact {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
+func (x *GetDeliverablesResponse) GetVerification() *VerifyDebateResponse {
+	if x != nil {
+		return x.Verification
+	}
+	return nil
+}
+
 var File_debated_v1_debate_proto protoreflect.FileDescriptor
 
 const file_debated_v1_debate_proto_rawDesc = "" +
@@ -1918,7 +2251,32 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\"7\n" +
 	"\x14ExportDebateResponse\x12\x1f\n" +
 	"\vbundle_json\x18\x01 \x01(\tR\n" +
-	"bundleJson*\xf7\x01\n" +
+	"bundleJson\"j\n" +
+	"\x15ValidateOutputRequest\x12#\n" +
+	"\adeal_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12,\n" +
+	"\voutput_json\x18\x02 \x01(\tB\v\xbaH\br\x06\x10\x02\x18\x80\x80\x10R\n" +
+	"outputJson\"Q\n" +
+	"\rGateViolation\x12\x12\n" +
+	"\x04rule\x18\x01 \x01(\tR\x04rule\x12\x14\n" +
+	"\x05field\x18\x02 \x01(\tR\x05field\x12\x16\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"i\n" +
+	"\x16ValidateOutputResponse\x12\x14\n" +
+	"\x05valid\x18\x01 \x01(\bR\x05valid\x129\n" +
+	"\n" +
+	"violations\x18\x02 \x03(\v2\x19.debated.v1.GateViolationR\n" +
+	"violations\"A\n" +
+	"\x16GetDeliverablesRequest\x12'\n" +
+	"\tdebate_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\"A\n" +
+	"\bArtifact\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fcontent_json\x18\x02 \x01(\tR\vcontentJson\"\xdc\x01\n" +
+	"\x17GetDeliverablesResponse\x12+\n" +
+	"\x11deliverables_json\x18\x01 \x01(\tR\x10deliverablesJson\x12\x1a\n" +
+	"\bmarkdown\x18\x02 \x01(\tR\bmarkdown\x122\n" +
+	"\tartifacts\x18\x03 \x03(\v2\x14.debated.v1.ArtifactR\tartifacts\x12D\n" +
+	"\fverification\x18\x04 \x01(\v2 .debated.v1.VerifyDebateResponseR\fverification*\xf7\x01\n" +
 	"\fDebateStatus\x12\x1d\n" +
 	"\x19DEBATE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14DEBATE_STATUS_QUEUED\x10\x01\x12\x19\n" +
@@ -1927,7 +2285,7 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\x1aDEBATE_STATUS_NEEDS_REVIEW\x10\x04\x12\x1b\n" +
 	"\x17DEBATE_STATUS_COMPLETED\x10\x05\x12\x18\n" +
 	"\x14DEBATE_STATUS_FAILED\x10\x06\x12\x19\n" +
-	"\x15DEBATE_STATUS_ABORTED\x10\a2\xfc\x05\n" +
+	"\x15DEBATE_STATUS_ABORTED\x10\a2\xb1\a\n" +
 	"\rDebateService\x12Q\n" +
 	"\fCreateDebate\x12\x1f.debated.v1.CreateDebateRequest\x1a .debated.v1.CreateDebateResponse\x12H\n" +
 	"\tGetDebate\x12\x1c.debated.v1.GetDebateRequest\x1a\x1d.debated.v1.GetDebateResponse\x12N\n" +
@@ -1937,7 +2295,9 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\x10ResolveHumanGate\x12#.debated.v1.ResolveHumanGateRequest\x1a$.debated.v1.ResolveHumanGateResponse\x12T\n" +
 	"\rListProtocols\x12 .debated.v1.ListProtocolsRequest\x1a!.debated.v1.ListProtocolsResponse\x12Q\n" +
 	"\fVerifyDebate\x12\x1f.debated.v1.VerifyDebateRequest\x1a .debated.v1.VerifyDebateResponse\x12Q\n" +
-	"\fExportDebate\x12\x1f.debated.v1.ExportDebateRequest\x1a .debated.v1.ExportDebateResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
+	"\fExportDebate\x12\x1f.debated.v1.ExportDebateRequest\x1a .debated.v1.ExportDebateResponse\x12W\n" +
+	"\x0eValidateOutput\x12!.debated.v1.ValidateOutputRequest\x1a\".debated.v1.ValidateOutputResponse\x12Z\n" +
+	"\x0fGetDeliverables\x12\".debated.v1.GetDeliverablesRequest\x1a#.debated.v1.GetDeliverablesResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
 
 var (
 	file_debated_v1_debate_proto_rawDescOnce sync.Once
@@ -1952,7 +2312,7 @@ func file_debated_v1_debate_proto_rawDescGZIP() []byte {
 }
 
 var file_debated_v1_debate_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_debated_v1_debate_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_debated_v1_debate_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_debated_v1_debate_proto_goTypes = []any{
 	(DebateStatus)(0),                // 0: debated.v1.DebateStatus
 	(*Debate)(nil),                   // 1: debated.v1.Debate
@@ -1981,20 +2341,26 @@ var file_debated_v1_debate_proto_goTypes = []any{
 	(*VerifyDebateResponse)(nil),     // 24: debated.v1.VerifyDebateResponse
 	(*ExportDebateRequest)(nil),      // 25: debated.v1.ExportDebateRequest
 	(*ExportDebateResponse)(nil),     // 26: debated.v1.ExportDebateResponse
-	nil,                              // 27: debated.v1.Protocol.ToolsEntry
-	nil,                              // 28: debated.v1.Protocol.RoleGuardEntry
-	(*structpb.Struct)(nil),          // 29: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),    // 30: google.protobuf.Timestamp
+	(*ValidateOutputRequest)(nil),    // 27: debated.v1.ValidateOutputRequest
+	(*GateViolation)(nil),            // 28: debated.v1.GateViolation
+	(*ValidateOutputResponse)(nil),   // 29: debated.v1.ValidateOutputResponse
+	(*GetDeliverablesRequest)(nil),   // 30: debated.v1.GetDeliverablesRequest
+	(*Artifact)(nil),                 // 31: debated.v1.Artifact
+	(*GetDeliverablesResponse)(nil),  // 32: debated.v1.GetDeliverablesResponse
+	nil,                              // 33: debated.v1.Protocol.ToolsEntry
+	nil,                              // 34: debated.v1.Protocol.RoleGuardEntry
+	(*structpb.Struct)(nil),          // 35: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),    // 36: google.protobuf.Timestamp
 }
 var file_debated_v1_debate_proto_depIdxs = []int32{
-	29, // 0: debated.v1.Debate.options:type_name -> google.protobuf.Struct
+	35, // 0: debated.v1.Debate.options:type_name -> google.protobuf.Struct
 	0,  // 1: debated.v1.Debate.status:type_name -> debated.v1.DebateStatus
-	30, // 2: debated.v1.Debate.create_time:type_name -> google.protobuf.Timestamp
-	30, // 3: debated.v1.Debate.update_time:type_name -> google.protobuf.Timestamp
-	30, // 4: debated.v1.HumanGate.create_time:type_name -> google.protobuf.Timestamp
-	30, // 5: debated.v1.HumanGate.resolve_time:type_name -> google.protobuf.Timestamp
-	30, // 6: debated.v1.LedgerEvent.time:type_name -> google.protobuf.Timestamp
-	29, // 7: debated.v1.CreateDebateRequest.options:type_name -> google.protobuf.Struct
+	36, // 2: debated.v1.Debate.create_time:type_name -> google.protobuf.Timestamp
+	36, // 3: debated.v1.Debate.update_time:type_name -> google.protobuf.Timestamp
+	36, // 4: debated.v1.HumanGate.create_time:type_name -> google.protobuf.Timestamp
+	36, // 5: debated.v1.HumanGate.resolve_time:type_name -> google.protobuf.Timestamp
+	36, // 6: debated.v1.LedgerEvent.time:type_name -> google.protobuf.Timestamp
+	35, // 7: debated.v1.CreateDebateRequest.options:type_name -> google.protobuf.Struct
 	1,  // 8: debated.v1.CreateDebateResponse.debate:type_name -> debated.v1.Debate
 	1,  // 9: debated.v1.GetDebateResponse.debate:type_name -> debated.v1.Debate
 	2,  // 10: debated.v1.GetDebateResponse.gates:type_name -> debated.v1.HumanGate
@@ -2006,35 +2372,42 @@ var file_debated_v1_debate_proto_depIdxs = []int32{
 	1,  // 16: debated.v1.ResolveHumanGateResponse.debate:type_name -> debated.v1.Debate
 	17, // 17: debated.v1.ProtocolNode.branches:type_name -> debated.v1.ProtocolNode
 	17, // 18: debated.v1.Protocol.nodes:type_name -> debated.v1.ProtocolNode
-	27, // 19: debated.v1.Protocol.tools:type_name -> debated.v1.Protocol.ToolsEntry
-	28, // 20: debated.v1.Protocol.role_guard:type_name -> debated.v1.Protocol.RoleGuardEntry
+	33, // 19: debated.v1.Protocol.tools:type_name -> debated.v1.Protocol.ToolsEntry
+	34, // 20: debated.v1.Protocol.role_guard:type_name -> debated.v1.Protocol.RoleGuardEntry
 	20, // 21: debated.v1.ListProtocolsResponse.protocols:type_name -> debated.v1.Protocol
 	23, // 22: debated.v1.VerifyDebateResponse.problems:type_name -> debated.v1.VerifyProblem
-	18, // 23: debated.v1.Protocol.ToolsEntry.value:type_name -> debated.v1.ToolPermissions
-	19, // 24: debated.v1.Protocol.RoleGuardEntry.value:type_name -> debated.v1.RoleEvents
-	4,  // 25: debated.v1.DebateService.CreateDebate:input_type -> debated.v1.CreateDebateRequest
-	6,  // 26: debated.v1.DebateService.GetDebate:input_type -> debated.v1.GetDebateRequest
-	8,  // 27: debated.v1.DebateService.ListDebates:input_type -> debated.v1.ListDebatesRequest
-	10, // 28: debated.v1.DebateService.WatchDebate:input_type -> debated.v1.WatchDebateRequest
-	12, // 29: debated.v1.DebateService.CancelDebate:input_type -> debated.v1.CancelDebateRequest
-	14, // 30: debated.v1.DebateService.ResolveHumanGate:input_type -> debated.v1.ResolveHumanGateRequest
-	16, // 31: debated.v1.DebateService.ListProtocols:input_type -> debated.v1.ListProtocolsRequest
-	22, // 32: debated.v1.DebateService.VerifyDebate:input_type -> debated.v1.VerifyDebateRequest
-	25, // 33: debated.v1.DebateService.ExportDebate:input_type -> debated.v1.ExportDebateRequest
-	5,  // 34: debated.v1.DebateService.CreateDebate:output_type -> debated.v1.CreateDebateResponse
-	7,  // 35: debated.v1.DebateService.GetDebate:output_type -> debated.v1.GetDebateResponse
-	9,  // 36: debated.v1.DebateService.ListDebates:output_type -> debated.v1.ListDebatesResponse
-	11, // 37: debated.v1.DebateService.WatchDebate:output_type -> debated.v1.WatchDebateResponse
-	13, // 38: debated.v1.DebateService.CancelDebate:output_type -> debated.v1.CancelDebateResponse
-	15, // 39: debated.v1.DebateService.ResolveHumanGate:output_type -> debated.v1.ResolveHumanGateResponse
-	21, // 40: debated.v1.DebateService.ListProtocols:output_type -> debated.v1.ListProtocolsResponse
-	24, // 41: debated.v1.DebateService.VerifyDebate:output_type -> debated.v1.VerifyDebateResponse
-	26, // 42: debated.v1.DebateService.ExportDebate:output_type -> debated.v1.ExportDebateResponse
-	34, // [34:43] is the sub-list for method output_type
-	25, // [25:34] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	28, // 23: debated.v1.ValidateOutputResponse.violations:type_name -> debated.v1.GateViolation
+	31, // 24: debated.v1.GetDeliverablesResponse.artifacts:type_name -> debated.v1.Artifact
+	24, // 25: debated.v1.GetDeliverablesResponse.verification:type_name -> debated.v1.VerifyDebateResponse
+	18, // 26: debated.v1.Protocol.ToolsEntry.value:type_name -> debated.v1.ToolPermissions
+	19, // 27: debated.v1.Protocol.RoleGuardEntry.value:type_name -> debated.v1.RoleEvents
+	4,  // 28: debated.v1.DebateService.CreateDebate:input_type -> debated.v1.CreateDebateRequest
+	6,  // 29: debated.v1.DebateService.GetDebate:input_type -> debated.v1.GetDebateRequest
+	8,  // 30: debated.v1.DebateService.ListDebates:input_type -> debated.v1.ListDebatesRequest
+	10, // 31: debated.v1.DebateService.WatchDebate:input_type -> debated.v1.WatchDebateRequest
+	12, // 32: debated.v1.DebateService.CancelDebate:input_type -> debated.v1.CancelDebateRequest
+	14, // 33: debated.v1.DebateService.ResolveHumanGate:input_type -> debated.v1.ResolveHumanGateRequest
+	16, // 34: debated.v1.DebateService.ListProtocols:input_type -> debated.v1.ListProtocolsRequest
+	22, // 35: debated.v1.DebateService.VerifyDebate:input_type -> debated.v1.VerifyDebateRequest
+	25, // 36: debated.v1.DebateService.ExportDebate:input_type -> debated.v1.ExportDebateRequest
+	27, // 37: debated.v1.DebateService.ValidateOutput:input_type -> debated.v1.ValidateOutputRequest
+	30, // 38: debated.v1.DebateService.GetDeliverables:input_type -> debated.v1.GetDeliverablesRequest
+	5,  // 39: debated.v1.DebateService.CreateDebate:output_type -> debated.v1.CreateDebateResponse
+	7,  // 40: debated.v1.DebateService.GetDebate:output_type -> debated.v1.GetDebateResponse
+	9,  // 41: debated.v1.DebateService.ListDebates:output_type -> debated.v1.ListDebatesResponse
+	11, // 42: debated.v1.DebateService.WatchDebate:output_type -> debated.v1.WatchDebateResponse
+	13, // 43: debated.v1.DebateService.CancelDebate:output_type -> debated.v1.CancelDebateResponse
+	15, // 44: debated.v1.DebateService.ResolveHumanGate:output_type -> debated.v1.ResolveHumanGateResponse
+	21, // 45: debated.v1.DebateService.ListProtocols:output_type -> debated.v1.ListProtocolsResponse
+	24, // 46: debated.v1.DebateService.VerifyDebate:output_type -> debated.v1.VerifyDebateResponse
+	26, // 47: debated.v1.DebateService.ExportDebate:output_type -> debated.v1.ExportDebateResponse
+	29, // 48: debated.v1.DebateService.ValidateOutput:output_type -> debated.v1.ValidateOutputResponse
+	32, // 49: debated.v1.DebateService.GetDeliverables:output_type -> debated.v1.GetDeliverablesResponse
+	39, // [39:50] is the sub-list for method output_type
+	28, // [28:39] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_debate_proto_init() }
@@ -2048,7 +2421,7 @@ func file_debated_v1_debate_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_debated_v1_debate_proto_rawDesc), len(file_debated_v1_debate_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   28,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,8 @@ const (
 	DebateService_ListProtocols_FullMethodName    = "/debated.v1.DebateService/ListProtocols"
 	DebateService_VerifyDebate_FullMethodName     = "/debated.v1.DebateService/VerifyDebate"
 	DebateService_ExportDebate_FullMethodName     = "/debated.v1.DebateService/ExportDebate"
+	DebateService_ValidateOutput_FullMethodName   = "/debated.v1.DebateService/ValidateOutput"
+	DebateService_GetDeliverables_FullMethodName  = "/debated.v1.DebateService/GetDeliverables"
 )
 
 // DebateServiceClient is the client API for DebateService service.
@@ -64,6 +66,14 @@ type DebateServiceClient interface {
 	// ExportDebate returns the ledger and its public keys as one JSON bundle
 	// that `debatectl verify` checks offline.
 	ExportDebate(ctx context.Context, in *ExportDebateRequest, opts ...grpc.CallOption) (*ExportDebateResponse, error)
+	// ValidateOutput checks an agent output against a deal with the same
+	// fail-closed gates the debates use (Muhasabah, No-Free-Facts, challenge
+	// validation). Nothing is stored.
+	ValidateOutput(ctx context.Context, in *ValidateOutputRequest, opts ...grpc.CallOption) (*ValidateOutputResponse, error)
+	// GetDeliverables returns what a finished debate hands the investment
+	// committee, as JSON and Markdown, with its per-round artifacts and a
+	// fresh verification of its ledger.
+	GetDeliverables(ctx context.Context, in *GetDeliverablesRequest, opts ...grpc.CallOption) (*GetDeliverablesResponse, error)
 }
 
 type debateServiceClient struct {
@@ -173,6 +183,26 @@ func (c *debateServiceClient) ExportDebate(ctx context.Context, in *ExportDebate
 	return out, nil
 }
 
+func (c *debateServiceClient) ValidateOutput(ctx context.Context, in *ValidateOutputRequest, opts ...grpc.CallOption) (*ValidateOutputResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ValidateOutputResponse)
+	err := c.cc.Invoke(ctx, DebateService_ValidateOutput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *debateServiceClient) GetDeliverables(ctx context.Context, in *GetDeliverablesRequest, opts ...grpc.CallOption) (*GetDeliverablesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetDeliverablesResponse)
+	err := c.cc.Invoke(ctx, DebateService_GetDeliverables_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DebateServiceServer is the server API for DebateService service.
 // All implementations must embed UnimplementedDebateServiceServer
 // for forward compatibility.
@@ -207,6 +237,14 @@ type DebateServiceServer interface {
 	// ExportDebate returns the ledger and its public keys as one JSON bundle
 	// that `debatectl verify` checks offline.
 	ExportDebate(context.Context, *ExportDebateRequest) (*ExportDebateResponse, error)
+	// ValidateOutput checks an agent output against a deal with the same
+	// fail-closed gates the debates use (Muhasabah, No-Free-Facts, challenge
+	// validation). Nothing is stored.
+	ValidateOutput(context.Context, *ValidateOutputRequest) (*ValidateOutputResponse, error)
+	// GetDeliverables returns what a finished debate hands the investment
+	// committee, as JSON and Markdown, with its per-round artifacts and a
+	// fresh verification of its ledger.
+	GetDeliverables(context.Context, *GetDeliverablesRequest) (*GetDeliverablesResponse, error)
 	mustEmbedUnimplementedDebateServiceServer()
 }
 
@@ -243,6 +281,12 @@ func (UnimplementedDebateServiceServer) VerifyDebate(context.Context, *VerifyDeb
 }
 func (UnimplementedDebateServiceServer) ExportDebate(context.Context, *ExportDebateRequest) (*ExportDebateResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ExportDebate not implemented")
+}
+func (UnimplementedDebateServiceServer) ValidateOutput(context.Context, *ValidateOutputRequest) (*ValidateOutputResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ValidateOutput not implemented")
+}
+func (UnimplementedDebateServiceServer) GetDeliverables(context.Context, *GetDeliverablesRequest) (*GetDeliverablesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetDeliverables not implemented")
 }
 func (UnimplementedDebateServiceServer) mustEmbedUnimplementedDebateServiceServer() {}
 func (UnimplementedDebateServiceServer) testEmbeddedByValue()                       {}
@@ -420,6 +464,42 @@ func _DebateService_ExportDebate_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DebateService_ValidateOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ValidateOutputRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DebateServiceServer).ValidateOutput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DebateService_ValidateOutput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DebateServiceServer).ValidateOutput(ctx, req.(*ValidateOutputRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _DebateService_GetDeliverables_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDeliverablesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DebateServiceServer).GetDeliverables(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DebateService_GetDeliverables_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DebateServiceServer).GetDeliverables(ctx, req.(*GetDeliverablesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DebateService_ServiceDesc is the grpc.ServiceDesc for DebateService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -458,6 +538,14 @@ var DebateService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ExportDebate",
 			Handler:    _DebateService_ExportDebate_Handler,
+		},
+		{
+			MethodName: "ValidateOutput",
+			Handler:    _DebateService_ValidateOutput_Handler,
+		},
+		{
+			MethodName: "GetDeliverables",
+			Handler:    _DebateService_GetDeliverables_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

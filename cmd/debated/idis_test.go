@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/dealfile"
+	"github.com/stretchr/testify/require"
+)
+
+// gdbsRoot finds ../shared/testdata/gdbs beside the repository.
+func gdbsRoot(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("GDBS_DIR"); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		c := filepath.Join(filepath.Dir(d), "shared", "testdata", "gdbs")
+		if _, err := os.Stat(filepath.Join(c, "deals")); err == nil {
+			return c
+		}
+	}
+	t.Skip("GDBS data (../shared/testdata/gdbs) not found; skipping the IDIS debates over it")
+	return ""
+}
+
+// criticalKeys are the material claims an expected outcome grades D.
+func criticalKeys(t *testing.T, root, name string) []string {
+	t.Helper()
+	b, err := dealfile.Load(filepath.Join(root, "deals", name))
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(root, "expected", name+".json"))
+	require.NoError(t, err)
+	var exp struct {
+		Claims map[string]struct {
+			Grade string `json:"grade"`
+		} `json:"claims"`
+	}
+	require.NoError(t, json.Unmarshal(data, &exp))
+	var out []string
+	for _, c := range b.Claims {
+		if c.Material() && exp.Claims[c.Key].Grade == "D" {
+			out = append(out, c.Key)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestGDBSDebateCompletion runs the IDIS debate over every benchmark deal
+// through the gRPC API on both stores: deals with a defective material claim
+// stop CRITICAL_DEFECT and name it; the others end by CONSENSUS,
+// STABLE_DISSENT or MAX_ROUNDS; every deliverable is complete and every
+// ledger verifies.
+func TestGDBSDebateCompletion(t *testing.T) {
+	t.Parallel()
+	root := gdbsRoot(t)
+	dirs, err := filepath.Glob(filepath.Join(root, "deals", "deal_*"))
+	require.NoError(t, err)
+	require.Len(t, dirs, 10)
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			s := startStack(t, kind, nil)
+			reg := debatedv1.NewRegistryServiceClient(s.conn)
+			for _, dir := range dirs {
+				name := filepath.Base(dir)
+				b, err := dealfile.Load(dir)
+				require.NoError(t, err)
+				req, err := apiconv.BundleToProto(b)
+				require.NoError(t, err)
+				_, err = reg.ImportDeal(s.a, req)
+				require.NoError(t, err)
+				resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: b.Deal.ID, Protocol: "idis.vc.v1"})
+				require.NoError(t, err)
+				id := resp.GetDebate().GetDebateId()
+				msgs := s.watch(t, s.a, id, 0, nil)
+				requireChain(t, msgs, 1)
+				require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, msgs[len(msgs)-1].GetStatus(), name)
+
+				del, err := s.debate.GetDeliverables(s.a, &debatedv1.GetDeliverablesRequest{DebateId: id})
+				require.NoError(t, err, name)
+				require.True(t, del.GetVerification().GetOk(), "%s: %v", name, del.GetVerification().GetProblems())
+				var d struct {
+					StopReason     string             `json:"stop_reason"`
+					ClaimTable     []json.RawMessage  `json:"claim_table"`
+					Utility        map[string]float64 `json:"utility"`
+					CriticalClaims []struct {
+						Key string `json:"claim_key"`
+					} `json:"critical_claims"`
+					Summary string `json:"consensus_summary"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(del.GetDeliverablesJson()), &d))
+				require.NotEmpty(t, d.ClaimTable, name)
+				require.Len(t, d.Utility, 5, name)
+				require.NotEmpty(t, d.Summary, name)
+				require.NotEmpty(t, del.GetMarkdown(), name)
+				require.NotEmpty(t, del.GetArtifacts(), name)
+				want := criticalKeys(t, root, name)
+				if len(want) > 0 {
+					require.Equal(t, "CRITICAL_DEFECT", d.StopReason, name)
+					var got []string
+					for _, c := range d.CriticalClaims {
+						got = append(got, c.Key)
+					}
+					for _, k := range want {
+						require.Contains(t, got, k, "%s: the deliverables name the critical claim", name)
+					}
+				} else {
+					require.Contains(t, []string{"CONSENSUS", "STABLE_DISSENT", "MAX_ROUNDS"}, d.StopReason, name)
+				}
+				t.Logf("%s: %s, critical %v", name, d.StopReason, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,596 @@
+package gate
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// Rule codes. See the package documentation for what each one means.
+const (
+	RuleSchema                = "SCHEMA"
+	RuleMissingMuhasabah      = "MISSING_MUHASABAH"
+	RuleConfidenceRange       = "CONFIDENCE_RANGE"
+	RuleNoFreeFacts           = "NO_FREE_FACTS"
+	RuleNoFreeFactsUnknownRef = "NO_FREE_FACTS_UNKNOWN_REF"
+	RuleUnknownRef            = "UNKNOWN_REF"
+	RuleFalsifiabilityMissing = "FALSIFIABILITY_MISSING"
+	RuleUncertaintiesMissing  = "UNCERTAINTIES_MISSING"
+	RuleOverconfidence        = "OVERCONFIDENCE"
+	RuleFrivolousChallenge    = "FRIVOLOUS_CHALLENGE"
+)
+
+// Rules lists every rule code Validate can report.
+var Rules = []string{
+	RuleSchema, RuleMissingMuhasabah, RuleConfidenceRange, RuleNoFreeFacts, RuleNoFreeFactsUnknownRef,
+	RuleUnknownRef, RuleFalsifiabilityMissing, RuleUncertaintiesMissing, RuleOverconfidence, RuleFrivolousChallenge,
+}
+
+// NoFreeFacts applies seed 001 §1.2 to one text: a text that makes any
+// factual assertion must rest on at least one claim or calc of this deal,
+// and every reference must resolve. refs are the claim and calc ids the
+// text rests on (ids, not claim keys). It returns, sorted by rule, field
+// and detail:
+//
+//   - NO_FREE_FACTS_UNKNOWN_REF (field "refs[i]") for every ref that is not
+//     a claim or calc of the deal: a reference is checked, never trusted
+//     for being there;
+//   - NO_FREE_FACTS_UNKNOWN_REF (field "text") for every id the text cites
+//     that names nothing in the deal: a UUID, or a token shaped like a
+//     claim key ("C12");
+//   - NO_FREE_FACTS (field "text") when the text makes a factual assertion
+//     and no ref resolves;
+//   - NO_FREE_FACTS (field "text") for every claim or calc the text cites
+//     (by id or by claim key) that refs do not list.
+//
+// The detector is deliberately conservative: it prefers false positives
+// (a text with a fact needs one valid ref, which any honest output has) to
+// a fact slipping through. A text asserts a fact when, once the deal's ids
+// and claim keys are set aside, it contains any of: a digit or other
+// numeral (money "$4.5M", "USD 12,000", "€3bn"; percentages; counts with
+// units "120 customers"; growth "3x"; dates and periods "2025", "Q4 2025",
+// "FY2025"; any other figure); a currency or percent sign; a number word
+// ("two" and up, "dozen", "million", "half", "twice", "doubled"); a month
+// name; a word of the lexicons of money, percentages, growth ("grew",
+// "doubled", "declined"), periods ("annual", "quarterly", "LTM"), market
+// size ("TAM", "addressable"), funding ("raised", "valuation", "Series A"),
+// business relations ("customers", "partners", "investors", "signed") and
+// metrics ("revenue", "ARR", "churn", "runway"); an acronym that is not one
+// of the debate's own codes (INVEST, BROKEN_CHAIN, IC ...); or a
+// capitalised word that is not a sentence opener ("The", "However") or the
+// debate's own vocabulary ("Sanad", "Arbiter"), taken as a named entity
+// ("Acme", "Sequoia"). Ids of the deal inside the text (claim and calc ids
+// and keys, evidence, span, document and defect ids) are references, not
+// facts: the digits of "C1" or of a UUID never count.
+//
+// A nil Facts knows no ids: every ref is unknown. NoFreeFacts never panics
+// and runs in time linear in len(text) + len(refs).
+func NoFreeFacts(text string, refs []string, f *Facts) []debate.Violation {
+	sc := scanText(text, f)
+	var out []debate.Violation
+	refSet := make(map[string]bool, len(refs))
+	for i, r := range refs {
+		if f.isClaim(r) || f.isCalc(r) {
+			refSet[r] = true
+			continue
+		}
+		out = append(out, debate.Violation{
+			Rule: RuleNoFreeFactsUnknownRef, Field: fmt.Sprintf("refs[%d]", i),
+			Detail: fmt.Sprintf("%q is not a claim or calc of deal %q", clip(r), f.DealID()),
+		})
+	}
+	out = append(out, sc.textViolations("text", refSet, f, RuleNoFreeFactsUnknownRef)...)
+	if sc.factual() && len(refSet) == 0 {
+		out = append(out, debate.Violation{Rule: RuleNoFreeFacts, Field: "text", Detail: sc.factDetail("no claim_id or calc_id of the deal supports it")})
+	}
+	return sortViolations(out)
+}
+
+// scan is what scanText found in a text.
+type scan struct {
+	// findings are the first few factual assertions (kind and words);
+	// facts counts them all.
+	findings []finding
+	facts    int
+	// cited are the claim and calc ids the text cites, by id or key, in
+	// order of first appearance; unknown are the id-shaped tokens that name
+	// nothing in the deal.
+	cited   []string
+	unknown []string
+}
+
+type finding struct{ kind, text string }
+
+const maxFindings = 3
+
+func (s *scan) factual() bool { return s.facts > 0 }
+
+func (s *scan) fact(kind, text string) {
+	s.facts++
+	if len(s.findings) < maxFindings {
+		s.findings = append(s.findings, finding{kind, clip(text)})
+	}
+}
+
+// factDetail describes the text's facts for a violation.
+func (s *scan) factDetail(why string) string {
+	parts := make([]string, 0, len(s.findings))
+	for _, fd := range s.findings {
+		parts = append(parts, fmt.Sprintf("%s %q", fd.kind, fd.text))
+	}
+	more := ""
+	if s.facts > len(s.findings) {
+		more = fmt.Sprintf(" and %d more", s.facts-len(s.findings))
+	}
+	return fmt.Sprintf("factual assertion (%s%s) but %s", strings.Join(parts, ", "), more, why)
+}
+
+// textViolations reports the ids the text cites that are unknown (with
+// unknownRule) or known but missing from refs (NO_FREE_FACTS).
+func (s *scan) textViolations(field string, refs map[string]bool, f *Facts, unknownRule string) []debate.Violation {
+	var out []debate.Violation
+	for _, u := range s.unknown {
+		out = append(out, debate.Violation{Rule: unknownRule, Field: field,
+			Detail: fmt.Sprintf("cites %q, which names nothing in deal %q", clip(u), f.DealID())})
+	}
+	for _, id := range s.cited {
+		if refs[id] {
+			continue
+		}
+		what := "calc " + id
+		if c := f.claim(id); c != nil {
+			what = "claim " + id
+			if c.Key != "" {
+				what = fmt.Sprintf("claim %s (%s)", c.Key, id)
+			}
+		}
+		out = append(out, debate.Violation{Rule: RuleNoFreeFacts, Field: field,
+			Detail: fmt.Sprintf("cites %s, which its references do not list", what)})
+	}
+	return out
+}
+
+// scanText finds the factual assertions of a text and the ids it cites.
+func scanText(text string, f *Facts) scan {
+	var s scan
+	cleaned := stripIDs(text, f, &s)
+	toks := tokenize(cleaned)
+	for i := range toks {
+		classify(toks, i, cleaned, &s)
+	}
+	return s
+}
+
+// isIDSep reports the runes that separate ids in a text.
+func isIDSep(r rune) bool {
+	if unicode.IsSpace(r) {
+		return true
+	}
+	switch r {
+	case ',', ';', '(', ')', '[', ']', '{', '}', '<', '>', '"', '\'', '`', '|', '/', '=',
+		'“', '”', '‘', '’', '«', '»':
+		return true
+	}
+	return false
+}
+
+// idTrim are the runes trimmed from both ends of an id-like token
+// ("C1.", "*C1*").
+const idTrim = ".:!?*#~"
+
+// stripIDs blanks the deal's ids and the id-shaped tokens of text,
+// recording them in s; it returns text unchanged when there is none.
+func stripIDs(text string, f *Facts, s *scan) string {
+	var buf []byte
+	seenCited := map[string]bool{}
+	seenUnknown := map[string]bool{}
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if isIDSep(r) {
+			i += n
+			continue
+		}
+		j := i
+		for j < len(text) {
+			r, n := utf8.DecodeRuneInString(text[j:])
+			if isIDSep(r) {
+				break
+			}
+			j += n
+		}
+		a, b := i, j
+		for a < b && strings.IndexByte(idTrim, text[a]) >= 0 {
+			a++
+		}
+		for b > a && strings.IndexByte(idTrim, text[b-1]) >= 0 {
+			b--
+		}
+		i = j
+		if a == b {
+			continue
+		}
+		tok := text[a:b]
+		ref, known := f.mention(tok)
+		switch {
+		case known:
+			if ref != "" && !seenCited[ref] {
+				seenCited[ref] = true
+				s.cited = append(s.cited, ref)
+			}
+		case isUUID(tok) || isKeyShaped(tok):
+			if !seenUnknown[tok] {
+				seenUnknown[tok] = true
+				s.unknown = append(s.unknown, tok)
+			}
+		default:
+			continue
+		}
+		if buf == nil {
+			buf = []byte(text)
+		}
+		for k := a; k < b; k++ {
+			buf[k] = ' '
+		}
+	}
+	if buf == nil {
+		return text
+	}
+	return string(buf)
+}
+
+// isUUID reports an 8-4-4-4-12 hexadecimal token.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !isHex(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// isKeyShaped reports a token shaped like a claim key: "C" and 1 to 4
+// digits.
+func isKeyShaped(s string) bool {
+	if len(s) < 2 || len(s) > 5 || s[0] != 'C' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- tokens ----
+
+type tokKind uint8
+
+const (
+	tWord tokKind = iota
+	tNumber
+	tCurrency
+	tPercent
+)
+
+type token struct {
+	kind tokKind
+	a, b int // byte range in the cleaned text
+	// sentStart: the token opens a sentence (or a line, a list item, the
+	// text after a colon); adjacent: no gap since the previous token.
+	sentStart, adjacent bool
+}
+
+func isPercent(r rune) bool {
+	return r == '%' || r == '‰' || r == '‱' || r == '٪' || r == '﹪' || r == '％'
+}
+
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' || unicode.Is(unicode.Mn, r)
+}
+
+func tokenize(text string) []token {
+	var toks []token
+	sent := true
+	lastEnd := -1
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		start := i
+		var k tokKind
+		switch {
+		case unicode.IsLetter(r) || r == '_':
+			k = tWord
+			i += n
+			for i < len(text) {
+				r2, n2 := utf8.DecodeRuneInString(text[i:])
+				if !isWordRune(r2) {
+					break
+				}
+				i += n2
+			}
+		case unicode.IsNumber(r):
+			k = tNumber
+			i += n
+			for i < len(text) {
+				r2, n2 := utf8.DecodeRuneInString(text[i:])
+				if unicode.IsNumber(r2) {
+					i += n2
+					continue
+				}
+				if r2 == '.' || r2 == ',' {
+					if r3, _ := utf8.DecodeRuneInString(text[i+n2:]); i+n2 < len(text) && unicode.IsNumber(r3) {
+						i += n2
+						continue
+					}
+				}
+				break
+			}
+		case unicode.Is(unicode.Sc, r):
+			k = tCurrency
+			i += n
+		case isPercent(r):
+			k = tPercent
+			i += n
+		default:
+			switch r {
+			case '.', '!', '?', ':', '\n', '\r', '•', '¿', '¡', '。', '؟':
+				sent = true
+			}
+			i += n
+			continue
+		}
+		toks = append(toks, token{kind: k, a: start, b: i, sentStart: sent, adjacent: start == lastEnd})
+		lastEnd = i
+		if k == tWord || k == tNumber {
+			sent = false
+		}
+	}
+	return toks
+}
+
+// lower returns s in lower case, without allocating when it already is.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || 'A' <= c && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+func hasUpper(s string) bool {
+	for _, r := range s {
+		if unicode.IsUpper(r) || unicode.IsTitle(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// allCaps: every letter is upper case (digits and underscores allowed).
+func allCaps(s string) bool {
+	letters := 0
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			if !unicode.IsUpper(r) {
+				return false
+			}
+			letters++
+		}
+	}
+	return letters > 0
+}
+
+// titleCase: the first letter is upper case and no other is.
+func titleCase(s string) bool {
+	first := true
+	for _, r := range s {
+		if first {
+			if !unicode.IsUpper(r) && !unicode.IsTitle(r) {
+				return false
+			}
+			first = false
+			continue
+		}
+		if unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return !first
+}
+
+func hasDigit(s string) bool {
+	for _, r := range s {
+		if unicode.IsNumber(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t token) text(src string) string { return src[t.a:t.b] }
+
+// word returns the i-th token's text if it is a word, else "".
+func word(toks []token, i int, src string) string {
+	if i < 0 || i >= len(toks) || toks[i].kind != tWord {
+		return ""
+	}
+	return toks[i].text(src)
+}
+
+// classify records the fact the i-th token shows, if any.
+func classify(toks []token, i int, src string, s *scan) {
+	t := toks[i]
+	switch t.kind {
+	case tCurrency:
+		s.fact("money", span(toks, i, i+1, src))
+		return
+	case tPercent:
+		// A percent sign after a number is reported with the number.
+		if i > 0 && toks[i-1].kind == tNumber && t.adjacent {
+			return
+		}
+		s.fact("percentage", t.text(src))
+		return
+	case tNumber:
+		classifyNumber(toks, i, src, s)
+		return
+	}
+	w := t.text(src)
+	lw := lower(w)
+	if utf8.RuneCountInString(w) == 1 {
+		// Grades, "I", "a", the "x" of "3x" (reported with its number), the
+		// letter of "Series A" (reported with "Series").
+		return
+	}
+	if i > 0 && t.adjacent && toks[i-1].kind == tNumber {
+		return // "4.5M", "3x", "120k": reported with the number
+	}
+	if strings.ContainsRune(w, '_') {
+		if codes[w] {
+			return
+		}
+		for _, part := range strings.Split(lw, "_") {
+			if kind, ok := lexicon[part]; ok {
+				s.fact(kind, w)
+				return
+			}
+		}
+		if hasDigit(w) {
+			s.fact("figure", w)
+		}
+		return
+	}
+	if hasDigit(w) {
+		if codes[w] {
+			return
+		}
+		if isPeriod(w) {
+			s.fact("date or period", w)
+		} else {
+			s.fact("figure", w)
+		}
+		return
+	}
+	if next := word(toks, i+1, src); next != "" {
+		if kind, ok := bigrams[lw+" "+lower(next)]; ok {
+			s.fact(kind, span(toks, i, i+2, src))
+			return
+		}
+		if lw == "series" && toks[i+1].kind == tWord && utf8.RuneCountInString(next) == 1 && unicode.IsUpper([]rune(next)[0]) {
+			s.fact("funding", span(toks, i, i+2, src))
+			return
+		}
+	}
+	if kind, ok := lexicon[lw]; ok {
+		s.fact(kind, w)
+		return
+	}
+	if !hasUpper(w) {
+		return
+	}
+	switch {
+	case codes[w]:
+	case titleCase(w) && vocabulary[lw]:
+	case allCaps(w) && vocabulary[lw]:
+	case titleCase(w) && months[w]:
+		s.fact("date or period", w)
+	case t.sentStart && titleCase(w) && openers[lw]:
+	case allCaps(w):
+		s.fact("acronym", w)
+	default:
+		s.fact("named entity", w)
+	}
+}
+
+// classifyNumber names the kind of fact a number shows from its
+// neighbours.
+func classifyNumber(toks []token, i int, src string, s *scan) {
+	first, last := i, i+1
+	kind := "number"
+	prevWord := lower(word(toks, i-1, src))
+	next := word(toks, i+1, src)
+	lnext := lower(next)
+	switch {
+	case i > 0 && toks[i-1].kind == tCurrency:
+		kind, first = "money", i-1
+	case currencyCodes[prevWord]:
+		kind, first = "money", i-1
+	}
+	switch {
+	case i+1 < len(toks) && toks[i+1].kind == tPercent:
+		kind, last = "percentage", i+2
+	case percentWords[lnext]:
+		kind, last = "percentage", i+2
+	case scales[lnext] || currencyCodes[lnext]:
+		if kind == "number" {
+			kind = "amount"
+		}
+		last = i + 2
+	case lnext == "x" || lnext == "times" || lnext == "fold":
+		kind, last = "growth", i+2
+	case kind == "number" && isYear(toks[i].text(src)):
+		kind = "date or period"
+	case kind == "number" && next != "" && !hasDigit(next):
+		kind, last = "count", i+2
+	}
+	s.fact(kind, span(toks, first, last, src))
+}
+
+// span is the text from token a to token b-1.
+func span(toks []token, a, b int, src string) string {
+	b = min(b, len(toks))
+	if a < 0 {
+		a = 0
+	}
+	return src[toks[a].a:toks[b-1].b]
+}
+
+func isYear(s string) bool {
+	if len(s) != 4 {
+		return false
+	}
+	y := 0
+	for i := 0; i < 4; i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+		y = y*10 + int(s[i]-'0')
+	}
+	return y >= 1900 && y <= 2199
+}
+
+// isPeriod: Q1–Q4, H1–H2, FY/CY with a year ("FY2025", "FY25").
+func isPeriod(w string) bool {
+	u := strings.ToUpper(w)
+	switch {
+	case len(u) == 2 && u[0] == 'Q' && u[1] >= '1' && u[1] <= '4':
+		return true
+	case len(u) == 2 && u[0] == 'H' && (u[1] == '1' || u[1] == '2'):
+		return true
+	case (strings.HasPrefix(u, "FY") || strings.HasPrefix(u, "CY")) && len(u) >= 4 && len(u) <= 6:
+		for _, c := range u[2:] {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,210 @@
+package idis
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/gate"
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/tools"
+)
+
+// afterRebuttal goes to evidence retrieval only when an agent asked for
+// evidence this round.
+func (p *proto) afterRebuttal(st json.RawMessage) (string, error) {
+	s, err := loadState(st)
+	if err != nil {
+		return "", err
+	}
+	if len(s.PendingQueries) > 0 {
+		return NodeEvidence, nil
+	}
+	return NodeClose, nil
+}
+
+// retrieve runs the pending evidence requests (seed 001 §4.5) through the
+// same search the agents' tool uses, and records what it found and whether
+// any of it is new to the debate.
+func (p *proto) retrieve(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
+	s, err := loadState(in.State)
+	if err != nil {
+		return nil, err
+	}
+	v, err := p.view(ctx, in.DealID, s)
+	if err != nil {
+		return nil, err
+	}
+	inv := tools.NewInvoker(tools.Config{
+		Matrix:   tools.Matrix{actorEngine: {tools.SearchEvidence}},
+		Limits:   tools.Limits{MaxCallsPerRound: map[string]int{tools.SearchEvidence: 1000}},
+		Deal:     &tools.Deal{Bundle: v.bundle, Grading: v.grading, Enrichment: v.enrich},
+		Searcher: p.cfg.Searcher,
+		DealID:   in.DealID, DebateID: in.DebateID, Round: in.Round,
+		Now: p.cfg.Now,
+	})
+	call := inv.Bind(actorEngine)
+	type found struct {
+		Query string          `json:"query"`
+		Hits  json.RawMessage `json:"hits"`
+	}
+	var all []found
+	s.NewEvidence = false
+	for _, q := range s.PendingQueries {
+		args, _ := json.Marshal(map[string]any{"query": q, "deal_id": in.DealID, "limit": 5})
+		res, err := call.Call(ctx, debate.ToolCall{Tool: tools.SearchEvidence, Args: args})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, found{Query: q, Hits: res.Output})
+		var out struct {
+			Results []struct {
+				EvidenceID string `json:"evidence_id"`
+			} `json:"results"`
+		}
+		_ = json.Unmarshal(res.Output, &out)
+		for _, h := range out.Results {
+			if !slices.Contains(s.SeenEvidence, h.EvidenceID) {
+				s.SeenEvidence = append(s.SeenEvidence, h.EvidenceID)
+				s.NewEvidence = true
+			}
+		}
+		if len(res.Output) > 0 {
+			s.Retrieved = append(s.Retrieved, res.Output)
+		}
+	}
+	s.PendingQueries = nil
+	st, err := s.save()
+	if err != nil {
+		return nil, err
+	}
+	return &orchestrator.NodeOutput{State: st, Events: []orchestrator.Emit{{Type: EventEvidenceRetrieved, Payload: map[string]any{
+		"round": in.Round, "searches": all, "new_evidence": s.NewEvidence,
+	}}}}, nil
+}
+
+// accepted returns the transcript's outputs.
+func (p *proto) accepted(ctx context.Context, debateID string) ([]debate.AgentOutput, error) {
+	return p.transcript(ctx, debateID)
+}
+
+// stop applies the stop rules in seed 001 §3's priority and records the
+// decision; it ends the round.
+func (p *proto) stop(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
+	s, err := loadState(in.State)
+	if err != nil {
+		return nil, err
+	}
+	v, err := p.view(ctx, in.DealID, s)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := p.accepted(ctx, in.DebateID)
+	if err != nil {
+		return nil, err
+	}
+	s.ReliedCritical = gate.ReliedOnCritical(outs, v.facts)
+	var confs []float64
+	for _, role := range debate.IDISRoles {
+		if c, ok := s.RoundConf[role]; ok {
+			confs = append(confs, c)
+		}
+	}
+	positions := map[string][]gate.PositionBand{}
+	for role, hist := range s.Positions {
+		for _, b := range hist {
+			positions[role] = append(positions[role], gate.PositionBand{Recommendation: b.Recommendation, Band: b.Band})
+		}
+	}
+	reason, why := gate.StopCondition(gate.StopState{
+		Round: in.Round, MaxRounds: s.MaxRounds, ReliedOnCritical: s.ReliedCritical, Confidences: confs,
+		Positions: positions, EvidenceRequested: s.EvidenceAsked, NewEvidenceFound: s.NewEvidence,
+		OpenQuestions: len(s.OpenQuestions),
+	})
+	s.StopReason, s.StopWhy = reason, why
+	decision := map[string]any{
+		"round": in.Round, "stop_reason": reason, "why": why, "confidences": s.RoundConf,
+		"relied_on_critical": s.ReliedCritical,
+	}
+	// The next round starts afresh.
+	s.RoundConf, s.EvidenceAsked, s.NewEvidence = map[string]float64{}, false, false
+	st, err := s.save()
+	if err != nil {
+		return nil, err
+	}
+	return &orchestrator.NodeOutput{State: st, Events: []orchestrator.Emit{{Type: EventStopDecision, Payload: decision}}}, nil
+}
+
+func (p *proto) afterStop(st json.RawMessage) (string, error) {
+	s, err := loadState(st)
+	if err != nil {
+		return "", err
+	}
+	if s.StopReason != "" {
+		return NodeValidate, nil
+	}
+	return NodeOpening, nil
+}
+
+// validateAll is seed 001 §4.8's hard gate over every accepted output of the
+// debate, against the deal as it stands at the end.
+func (p *proto) validateAll(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
+	s, err := loadState(in.State)
+	if err != nil {
+		return nil, err
+	}
+	v, err := p.view(ctx, in.DealID, s)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := p.accepted(ctx, in.DebateID)
+	if err != nil {
+		return nil, err
+	}
+	type failure struct {
+		AgentID    string             `json:"agent_id"`
+		Round      int                `json:"round_number"`
+		Violations []debate.Violation `json:"violations"`
+	}
+	var failed []failure
+	for i := range outs {
+		if r := gate.Validate(&outs[i], v.facts); !r.Valid {
+			failed = append(failed, failure{AgentID: outs[i].AgentID, Round: outs[i].RoundNumber, Violations: r.Violations})
+		}
+	}
+	total := s.Accepted + s.Rejected
+	rate := 1.0
+	if total > 0 {
+		rate = float64(s.Accepted) / float64(total)
+	}
+	return &orchestrator.NodeOutput{Events: []orchestrator.Emit{{Type: EventValidation, Payload: map[string]any{
+		"outputs_checked": len(outs), "failed_on_recheck": failed, "accepted": s.Accepted, "rejected": s.Rejected, "pass_rate": rate,
+	}}}}, nil
+}
+
+// finalize builds the deliverables and ends the debate with its stop
+// reason.
+func (p *proto) finalize(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
+	s, err := loadState(in.State)
+	if err != nil {
+		return nil, err
+	}
+	v, err := p.view(ctx, in.DealID, s)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := p.accepted(ctx, in.DebateID)
+	if err != nil {
+		return nil, err
+	}
+	d := buildDeliverables(in.DebateID, s, v, outs)
+	reason := s.StopReason
+	if reason == "" {
+		reason = "MAX_ROUNDS"
+	}
+	return &orchestrator.NodeOutput{
+		Events: []orchestrator.Emit{{Type: EventDeliverables, Payload: d}},
+		Stop:   &orchestrator.Stop{Reason: reason},
+	}, nil
+}

@@ -1,0 +1,355 @@
+// Package idis is the IDIS venture debate (seeds 000 and 001): an advocate
+// argues an investment thesis from the graded claim registry, a sanad
+// breaker attacks weak evidence chains, a contradiction finder and a risk
+// officer critique in parallel, the advocate rebuts, evidence is retrieved
+// when asked for, the arbiter rules, and explicit stop rules end the
+// debate, which finishes with deliverables an investment committee can act
+// on. Every agent output passes the fail-closed gates (package gate) before
+// it enters the transcript; every tool call is checked and audited by the
+// server (package tools).
+package idis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/gate"
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/roles"
+	"github.com/debated/debated/internal/sanad"
+	"github.com/debated/debated/internal/tools"
+)
+
+// Registry is what the protocol reads of the tenant's deal.
+type Registry interface {
+	DealBundleGet(ctx context.Context, dealID string) (*debate.DealBundle, error)
+	DefectList(ctx context.Context, dealID string) ([]debate.Defect, error)
+}
+
+// Ledger reads the debate's committed events (the transcript lives there).
+type Ledger interface {
+	EventList(ctx context.Context, debateID string, afterSeq int64, limit int) ([]debate.Event, error)
+}
+
+// Config wires the protocol.
+type Config struct {
+	Registry Registry
+	Ledger   Ledger
+	// Roles by role name; the rules backend by default is the caller's
+	// choice (package roles/rules).
+	Roles map[string]roles.Role
+	// Searcher ranks evidence in the store (full-text search); nil ranks
+	// in memory.
+	Searcher tools.Searcher
+	// Enrichment returns the tenant's enrichment records for a deal; nil
+	// means none.
+	Enrichment func(ctx context.Context, dealID string) ([]tools.Enrichment, error)
+	// Now is the clock of tool audits (time.Now by default).
+	Now func() time.Time
+}
+
+// Event types the protocol emits.
+const (
+	EventAgentOutput       = "agent.output"
+	EventToolCall          = "agent.tool_call"
+	EventMuhasabahRejected = "muhasabah.rejected"
+	EventDefectFlagged     = "defect.flagged"
+	EventReviewRequested   = "human_review.requested"
+	EventEvidenceRetrieved = "evidence.retrieved"
+	EventStopDecision      = "stop.decision"
+	EventValidation        = "muhasabah.validated"
+	EventDeliverables      = "deliverables.created"
+)
+
+// Node names (seed 001 §1).
+const (
+	NodeOpening   = "advocate_opening"
+	NodeChallenge = "sanad_breaker_challenge"
+	NodeObservers = "observer_critiques_parallel"
+	NodeRebuttal  = "advocate_rebuttal"
+	NodeEvidence  = "evidence_call_retrieval"
+	NodeClose     = "arbiter_close"
+	NodeStop      = "stop_condition_check"
+	NodeValidate  = "muhasabah_validate_all"
+	NodeFinalize  = "finalize_outputs"
+)
+
+// ActorEngine signs the protocol's bookkeeping nodes.
+const actorEngine = orchestrator.ActorEngine
+
+// Protocol returns the IDIS protocol over cfg.
+func Protocol(cfg Config) *orchestrator.Protocol {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	p := &proto{cfg: cfg}
+	agent := func(name, role string, edges ...string) *orchestrator.Node {
+		return &orchestrator.Node{Name: name, Actor: role, Run: p.turn(role), Edges: edges}
+	}
+	everyone := append(slices.Clone(debate.IDISRoles), actorEngine)
+	return &orchestrator.Protocol{
+		Name:        Name,
+		Description: "IDIS venture debate (seeds 000/001): advocate, sanad breaker, contradiction finder ‖ risk officer, rebuttal, evidence call, arbiter; stop rules CRITICAL_DEFECT > MAX_ROUNDS > CONSENSUS > STABLE_DISSENT > EVIDENCE_EXHAUSTED",
+		Roles:       slices.Clone(debate.IDISRoles),
+		Start:       NodeOpening,
+		MaxSteps:    5*8 + 10,
+		Options: func(raw json.RawMessage) (json.RawMessage, error) {
+			o, err := parseOptions(raw)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(o)
+		},
+		Init: func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
+			o, err := parseOptions(in.Options)
+			if err != nil {
+				return nil, err
+			}
+			return (&state{MaxRounds: o.MaxRounds, PauseForReview: o.PauseForReview}).save()
+		},
+		RoleGuard: map[string][]string{
+			EventAgentOutput:       debate.IDISRoles,
+			EventToolCall:          debate.IDISRoles,
+			EventMuhasabahRejected: everyone,
+			EventDefectFlagged:     {debate.RoleSanadBreaker},
+			EventReviewRequested:   {debate.RoleArbiter},
+			EventEvidenceRetrieved: {actorEngine},
+			EventStopDecision:      {actorEngine},
+			EventValidation:        {actorEngine},
+			EventDeliverables:      {actorEngine},
+		},
+		Tools: tools.IDISMatrix,
+		Nodes: []*orchestrator.Node{
+			agent(NodeOpening, debate.RoleAdvocate, NodeChallenge),
+			agent(NodeChallenge, debate.RoleSanadBreaker, NodeObservers),
+			{
+				Name: NodeObservers,
+				Branches: []*orchestrator.Node{
+					{Name: "contradiction_finder_critique", Actor: debate.RoleContradictionFinder, Run: p.branch(debate.RoleContradictionFinder)},
+					{Name: "risk_officer_critique", Actor: debate.RoleRiskOfficer, Run: p.branch(debate.RoleRiskOfficer)},
+				},
+				Merge: p.merge,
+				Edges: []string{NodeRebuttal},
+			},
+			{Name: NodeRebuttal, Actor: debate.RoleAdvocate, Run: p.turn(debate.RoleAdvocate), Edges: []string{NodeEvidence, NodeClose}, Next: p.afterRebuttal},
+			{Name: NodeEvidence, Actor: actorEngine, Run: p.retrieve, Edges: []string{NodeClose}},
+			agent(NodeClose, debate.RoleArbiter, NodeStop),
+			{Name: NodeStop, Actor: actorEngine, Run: p.stop, EndsRound: true, Edges: []string{NodeOpening, NodeValidate}, Next: p.afterStop},
+			{Name: NodeValidate, Actor: actorEngine, Run: p.validateAll, Edges: []string{NodeFinalize}},
+			{Name: NodeFinalize, Actor: actorEngine, Run: p.finalize},
+		},
+	}
+}
+
+type proto struct {
+	cfg Config
+}
+
+// dealView is the graded deal a node works on.
+type dealView struct {
+	bundle  *debate.DealBundle
+	grading *debate.DealGrading
+	facts   *gate.Facts
+	enrich  []tools.Enrichment
+}
+
+// view loads and grades the deal with its stored defect records, and adds
+// the defects flagged in this debate to the gate's facts.
+func (p *proto) view(ctx context.Context, dealID string, s *state) (*dealView, error) {
+	b, err := p.cfg.Registry.DealBundleGet(ctx, dealID)
+	if err != nil {
+		return nil, fmt.Errorf("idis: load deal: %w", err)
+	}
+	records, err := p.cfg.Registry.DefectList(ctx, dealID)
+	if err != nil {
+		return nil, fmt.Errorf("idis: load defects: %w", err)
+	}
+	g := sanad.GradeWithOptions(b, sanad.Options{Records: records})
+	f := gate.NewFacts(b, g)
+	for _, d := range s.Flagged {
+		f.AddDefect(d)
+	}
+	v := &dealView{bundle: b, grading: g, facts: f}
+	if p.cfg.Enrichment != nil {
+		if v.enrich, err = p.cfg.Enrichment(ctx, dealID); err != nil {
+			return nil, fmt.Errorf("idis: load enrichment: %w", err)
+		}
+	}
+	return v, nil
+}
+
+// transcript reads the accepted outputs from the ledger.
+func (p *proto) transcript(ctx context.Context, debateID string) ([]debate.AgentOutput, error) {
+	var out []debate.AgentOutput
+	for after := int64(0); ; {
+		evs, err := p.cfg.Ledger.EventList(ctx, debateID, after, 5000)
+		if err != nil {
+			return nil, fmt.Errorf("idis: read transcript: %w", err)
+		}
+		for _, e := range evs {
+			if e.Type != EventAgentOutput {
+				continue
+			}
+			var o debate.AgentOutput
+			if err := json.Unmarshal(e.Payload, &o); err != nil {
+				return nil, fmt.Errorf("idis: transcript seq %d: %w", e.Seq, err)
+			}
+			out = append(out, o)
+		}
+		if len(evs) < 5000 {
+			return out, nil
+		}
+		after = evs[len(evs)-1].Seq
+	}
+}
+
+// turnResult is what one agent turn changes; a task node applies it to the
+// state at once, a parallel group merges its branches' results in declared
+// order.
+type turnResult struct {
+	Role     string              `json:"role"`
+	Round    int                 `json:"round"`
+	Accepted *debate.AgentOutput `json:"accepted,omitempty"`
+	Rejected bool                `json:"rejected,omitempty"`
+	Usage    tools.Usage         `json:"usage,omitempty"`
+	Flagged  []debate.Defect     `json:"flagged,omitempty"`
+	Reviews  []reviewRequest     `json:"reviews,omitempty"`
+	Breaches int                 `json:"breaches,omitempty"`
+}
+
+// speak runs one role's turn: the role speaks with its tools bound to the
+// server's invoker, the output goes through the gate, and the turn yields
+// the tool-call audits, then the output (accepted) or its violations
+// (rejected). A rejected output never enters the transcript.
+func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role string) (*state, turnResult, []orchestrator.Emit, error) {
+	s, err := loadState(in.State)
+	if err != nil {
+		return nil, turnResult{}, nil, err
+	}
+	r, ok := p.cfg.Roles[role]
+	if !ok {
+		return nil, turnResult{}, nil, orchestrator.Permanent(fmt.Errorf("idis: no backend for role %s", role))
+	}
+	v, err := p.view(ctx, in.DealID, s)
+	if err != nil {
+		return nil, turnResult{}, nil, err
+	}
+	tr, err := p.transcript(ctx, in.DebateID)
+	if err != nil {
+		return nil, turnResult{}, nil, err
+	}
+	seq := 0
+	inv := tools.NewInvoker(tools.Config{
+		Matrix:   tools.IDISMatrix,
+		Limits:   tools.DefaultLimits(),
+		Deal:     &tools.Deal{Bundle: v.bundle, Grading: v.grading, Enrichment: v.enrich},
+		Searcher: p.cfg.Searcher,
+		DealID:   in.DealID,
+		DebateID: in.DebateID,
+		Round:    in.Round,
+		Usage:    s.usageFor(in.Round),
+		NewID: func() string {
+			seq++
+			return fmt.Sprintf("%s-r%d-%s-%d", in.DebateID, in.Round, role, seq)
+		},
+		Now: p.cfg.Now,
+	})
+	out, err := r.Turn(ctx, &roles.Input{
+		DebateID: in.DebateID, Round: in.Round, MaxRounds: s.MaxRounds,
+		Deal: v.bundle, Grading: v.grading, Transcript: tr, Retrieved: s.Retrieved,
+		Tools: inv.Bind(role),
+	})
+	if err != nil {
+		return nil, turnResult{}, nil, err
+	}
+	res := turnResult{Role: role, Round: in.Round, Usage: inv.Usage()}
+	var emits []orchestrator.Emit
+	for _, a := range inv.Audits() {
+		emits = append(emits, orchestrator.Emit{Type: EventToolCall, Actor: role, Payload: a})
+		if a.Rule == "quota" {
+			res.Breaches++
+		}
+	}
+	// The agent cannot speak for another role or round.
+	out.AgentID, out.Role, out.RoundNumber = role, role, in.Round
+	verdict := gate.Validate(out, v.facts)
+	if !verdict.Valid {
+		res.Rejected = true
+		emits = append(emits, orchestrator.Emit{Type: EventMuhasabahRejected, Actor: role, Payload: map[string]any{
+			"agent_id": role, "round_number": in.Round, "violations": verdict.Violations,
+		}})
+		return s, res, emits, nil
+	}
+	res.Accepted = out
+	emits = append(emits, orchestrator.Emit{Type: EventAgentOutput, Actor: role, Payload: out})
+	for _, d := range inv.Flagged() {
+		res.Flagged = append(res.Flagged, d)
+		emits = append(emits, orchestrator.Emit{Type: EventDefectFlagged, Actor: role, Payload: d})
+	}
+	for _, rr := range inv.ReviewRequests() {
+		req := reviewRequest{ClaimIDs: rr.ClaimIDs, Reason: rr.Reason, Priority: rr.Priority, Round: in.Round}
+		res.Reviews = append(res.Reviews, req)
+		emits = append(emits, orchestrator.Emit{Type: EventReviewRequested, Actor: role, Payload: req})
+	}
+	return s, res, emits, nil
+}
+
+// turn is a task node: the role speaks and its result is applied to the
+// state at once.
+func (p *proto) turn(role string) orchestrator.NodeFunc {
+	return func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
+		s, res, emits, err := p.speak(ctx, in, role)
+		if err != nil {
+			return nil, err
+		}
+		s.apply(res, in.Round)
+		out := &orchestrator.NodeOutput{Events: emits}
+		if len(res.Reviews) > 0 && s.PauseForReview {
+			var claims []string
+			for _, r := range res.Reviews {
+				claims = append(claims, r.ClaimIDs...)
+			}
+			out.Gate = &orchestrator.GateRequest{Reason: res.Reviews[0].Reason, ClaimIDs: claims}
+		}
+		if out.State, err = s.save(); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+}
+
+// branch is a parallel branch: the role speaks and its result is left for
+// merge, which applies the branches' results in declared order.
+func (p *proto) branch(role string) orchestrator.NodeFunc {
+	return func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
+		_, res, emits, err := p.speak(ctx, in, role)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(res)
+		if err != nil {
+			return nil, err
+		}
+		return &orchestrator.NodeOutput{State: raw, Events: emits}, nil
+	}
+}
+
+// merge applies the observers' results, in declared order.
+func (p *proto) merge(st json.RawMessage, outs []*orchestrator.NodeOutput) (json.RawMessage, error) {
+	s, err := loadState(st)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range outs {
+		var res turnResult
+		if err := json.Unmarshal(o.State, &res); err != nil {
+			return nil, fmt.Errorf("idis: branch result: %w", err)
+		}
+		s.apply(res, res.Round)
+	}
+	return s.save()
+}

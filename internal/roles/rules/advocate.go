@@ -1,0 +1,327 @@
+package rules
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// advocateState is the advocate's structured content.
+type advocateState struct {
+	Turn                 string   `json:"turn"` // opening or rebuttal
+	Recommendation       string   `json:"recommendation"`
+	Strength             float64  `json:"evidence_strength"`
+	VerifiedShare        float64  `json:"verified_material_share"`
+	ConcededChallengeIDs []string `json:"conceded_challenge_ids,omitempty"`
+	Acknowledged         []string `json:"acknowledged_challenge_ids,omitempty"`
+	Contested            []string `json:"contested_challenge_ids,omitempty"`
+}
+
+// advocateTurn presents the thesis (opening) or answers the round's
+// challenges (rebuttal, once the round's sanad_breaker has spoken). Both
+// concede the challenges upheld in earlier rounds, which lowers the scores
+// of the claims they name; the confidence is the thesis's support:
+// weighted effective grade score × (0.5 + 0.5 × verified material share).
+func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
+	rebuttal := v.spoke(debate.RoleSanadBreaker, v.round)
+	upheld := v.upheldBefore(v.round)
+	a := v.assess(v.concessions(upheld))
+	d := newDraft(v)
+	st := advocateState{Turn: "opening", Recommendation: a.rec, Strength: round2(a.strength), VerifiedShare: round2(a.verifiedShare)}
+	if rebuttal {
+		st.Turn = "rebuttal"
+	}
+	company := cmpOr(v.deal.Deal.CompanyName, "the company")
+
+	if rebuttal {
+		d.say("Rebuttal for %s: the advocate answers this round's challenges and keeps %s", company, a.rec)
+		st.Acknowledged, st.Contested = d.answer(v)
+	} else {
+		d.say("Opening for %s: the advocate recommends %s", company, a.rec)
+	}
+	switch {
+	case len(a.relied) == 0:
+		d.say("The registry holds no usable claim for this deal, so no thesis can rest on it")
+	case rebuttal:
+		var usable []*claimView
+		for _, c := range a.relied {
+			if c.rank() < 3 && !c.redFlag() && !c.fatal() {
+				usable = append(usable, c)
+			}
+		}
+		if len(usable) > 0 {
+			d.say("The thesis still rests on %s", someKeys(d, usable)))
+		}
+	default:
+		var facts []string
+		for _, c := range a.relied {
+			if c.rank() < 3 && !c.redFlag() && !c.fatal() {
+				facts = append(facts, d.fact(c))
+			}
+		}
+		if len(facts) > 0 {
+			d.say("The thesis rests on %s", joinList(facts))
+		}
+		d.calcChecks(v)
+		for _, r := range a.risks {
+			d.say("Unit economics: %s", d.riskText(r))
+		}
+	}
+	d.conditions(&a)
+
+	cons := sortedConcessions(a.conceded)
+	if len(cons) > 0 {
+		var parts []string
+		for _, con := range cons {
+			st.ConcededChallengeIDs = append(st.ConcededChallengeIDs, con.ids...)
+			if con.claim.hasDefect(con.typ) {
+				parts = append(parts, fmt.Sprintf("%s on %s (%s %s), already priced into its grade %s",
+					joinList(con.ids), d.ref(con.claim), con.severity, con.typ, con.claim.grade.Grade))
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s on %s (%s %s), which lowers its score from %s to %s",
+				joinList(con.ids), d.ref(con.claim), con.severity, con.typ, f2(gradeScore(con.claim.grade.Grade)), f2(effectiveScore(con.claim, con))))
+		}
+		d.say("Conceded after the arbiter upheld them in earlier rounds: %s", joinList(parts))
+	}
+
+	d.confidence = a.confidence
+	d.position = a.rec
+	d.justification = fmt.Sprintf("Confidence %s = weighted effective grade score %s over %s × (0.5 + 0.5 × verified material share %s); %s conceded",
+		f2(round2(a.confidence)), f2(a.strength), plural(len(a.relied), "relied claim"), f2(a.verifiedShare), plural(len(cons), "claim"))
+	d.say("Confidence %s follows from the grades of the claims relied on", f2(round2(a.confidence)))
+	d.advocateMuhasabah(&a)
+	d.structured = st
+
+	share := 0.5
+	if rebuttal {
+		share = 1
+	}
+	tc := newCaller(ctx, v, share)
+	if err := tc.lookupClaims(v.notLookedUp(d.claimIDs, toolLookupClaim, "claim_id")); err != nil {
+		return nil, err
+	}
+	if err := tc.lookupCalcs(v.notLookedUp(d.calcIDs, toolLookupCalc, "calc_id")); err != nil {
+		return nil, err
+	}
+	return d.output(v.role, v.round, tc.made), nil
+}
+
+// notLookedUp drops the ids the role already looked up this round.
+func (v *view) notLookedUp(ids []string, tool, field string) []string {
+	done := map[string]bool{}
+	for _, c := range v.calls(v.role, tool, v.round, v.round) {
+		var m map[string]any
+		if json.Unmarshal(c.Args, &m) == nil {
+			if s, ok := m[field].(string); ok {
+				done[s] = true
+			}
+		}
+	}
+	var out []string
+	for _, id := range ids {
+		if !done[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// answer responds to each challenge of the round: acknowledged when the
+// registry supports it, contested otherwise.
+func (d *draft) answer(v *view) (ack, contested []string) {
+	chs := v.currentChallenges(v.round)
+	if len(chs) == 0 {
+		d.say("No challenges were raised this round")
+		return nil, nil
+	}
+	for _, r := range chs {
+		j := v.judge(r.ch)
+		var names []string
+		for _, c := range j.claims {
+			names = append(names, d.brief(c))
+		}
+		target := joinList(names)
+		if target == "" {
+			target = "no claim of this deal"
+		}
+		id := clip(r.ch.ChallengeID, 80)
+		switch {
+		case j.frivolous != "":
+			contested = append(contested, r.ch.ChallengeID)
+			d.say("On %s by %s: contested, it fails seed 000 §6.3 because %s", id, r.role, j.frivolous)
+		case j.upheld:
+			ack = append(ack, r.ch.ChallengeID)
+			d.say("On %s by %s (%s on %s): acknowledged, the registry supports it, so the thesis treats %s as contested until it is cured",
+				id, r.role, clip(r.ch.DefectType, 40), target, someKeys(d, j.support)))
+		default:
+			contested = append(contested, r.ch.ChallengeID)
+			d.say("On %s by %s (%s on %s): contested, the registry does not support it", id, r.role, clip(r.ch.DefectType, 40), target)
+		}
+	}
+	return ack, contested
+}
+
+func keysOf(d *draft, cs []*claimView) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, d.ref(c))
+	}
+	return out
+}
+
+// calcClaim returns the claim a calc's output speaks of: an input claim of
+// the calc's metric, else the deal's claim of that metric.
+func (v *view) calcClaim(k *calcView) *claimView {
+	metric := string(k.calc.Type) // GROSS_MARGIN and RUNWAY share the metric names
+	for _, id := range k.calc.InputClaimIDs {
+		if c := v.byID[id]; c != nil && c.grade.Metric == metric && c.claim.Value != nil && !c.blocked() {
+			return c
+		}
+	}
+	return v.pick(metric)
+}
+
+// calcOutput is the calc's figure comparable with a claim of its metric.
+func calcOutput(k *calcView) (float64, bool) {
+	switch k.calc.Type {
+	case debate.CalcGrossMargin:
+		x, ok := k.result.Output["gross_margin_percent"]
+		return x, ok
+	case debate.CalcRunway:
+		x, ok := k.result.Output["runway_months"]
+		return x, ok
+	}
+	return 0, false
+}
+
+// calcAgrees reports whether a calc's output agrees with the claim of its
+// metric: within 0.1 and 0.5%, and no INCONSISTENCY of the claim cites it.
+func calcAgrees(k *calcView, c *claimView) bool {
+	if d, ok := c.defect(debate.DefectInconsistency); ok && slices.Contains(d.EvidenceRefs, k.id()) {
+		return false
+	}
+	out, ok := calcOutput(k)
+	if !ok {
+		return false
+	}
+	x := c.claim.Value.Value
+	if k.calc.Type == debate.CalcGrossMargin {
+		x = asPercent(c, 1)
+	}
+	return math.Abs(out-x) <= math.Max(0.1, 0.005*math.Abs(x))
+}
+
+// calcChecks states how each computable calc compares with its claim.
+func (d *draft) calcChecks(v *view) {
+	for _, k := range v.calcs {
+		if _, ok := calcOutput(k); !ok {
+			continue
+		}
+		c := v.calcClaim(k)
+		switch {
+		case c == nil:
+			d.say("Cross-check: %s", d.calcFact(k))
+		case calcAgrees(k, c):
+			d.say("Cross-check: %s agrees with %s", d.calcFact(k), d.fact(c))
+		default:
+			d.say("Cross-check: %s disagrees with %s", d.calcFact(k), d.fact(c))
+		}
+	}
+}
+
+// conditions states what blocks the investment or what it is conditional
+// on.
+func (d *draft) conditions(a *assessment) {
+	if a.rec == debate.RecommendPass {
+		var why []string
+		for _, c := range a.passReasons {
+			why = append(why, d.flagged(c, a.conceded[c.id()]))
+		}
+		if len(why) > 0 {
+			d.say("The thesis does not survive %s", joinList(why))
+		}
+	}
+	var conds []string
+	for _, c := range a.redFlags {
+		conds = append(conds, "reconcile "+d.flagged(c, nil))
+	}
+	for _, c := range a.fatal {
+		conds = append(conds, "reconstruct the chain of "+d.flagged(c, nil))
+	}
+	for _, c := range a.blocked {
+		conds = append(conds, "register evidence for "+d.brief(c)+", which No-Free-Facts blocks and the thesis does not rely on")
+	}
+	for _, c := range a.unverified {
+		conds = append(conds, "obtain data for "+d.flagged(c, nil))
+	}
+	if len(a.weak) > 0 {
+		conds = append(conds, "corroborate "+someKeys(d, a.weak))+" (graded C or D) with independent grade A or B sources")
+	}
+	for _, r := range a.risks {
+		if r.flagged {
+			conds = append(conds, d.riskCondition(r))
+		}
+	}
+	if len(conds) > 0 {
+		d.say("Conditions: %s", joinList(conds))
+	}
+}
+
+// flagged names a claim with why it is a problem: its verdict and worst
+// open defect, or the upheld challenge against it: "ARR (claim C1, grade
+// D, CONTRADICTED, MAJOR INCONSISTENCY)".
+func (d *draft) flagged(c *claimView, con *concession) string {
+	note := string(c.grade.Verdict)
+	if ds := c.openDefects(); len(ds) > 0 {
+		note += fmt.Sprintf(", %s %s", ds[0].Severity, ds[0].Type)
+	} else if con != nil {
+		note += fmt.Sprintf(", upheld %s %s", con.severity, con.typ)
+	}
+	return fmt.Sprintf("%s (%s, grade %s, %s)", metricName(c), d.ref(c), c.grade.Grade, note)
+}
+
+// advocateMuhasabah writes the tests, counter-hypothesis and failure
+// modes of the thesis.
+func (d *draft) advocateMuhasabah(a *assessment) {
+	if a.rec == debate.RecommendPass {
+		for _, c := range a.passReasons {
+			d.test(fmt.Sprintf("Cure the defect of claim %s and re-grade the deal", c.key()),
+				requiredEvidence(c),
+				fmt.Sprintf("The PASS fails if claim %s is re-graded VERIFIED at grade B or better", c.key()))
+		}
+	}
+	for i, c := range a.relied {
+		if i == 3 {
+			break
+		}
+		d.test(fmt.Sprintf("Reconcile %s of claim %s with an independent source", metricName(c), c.key()),
+			requiredEvidence(c),
+			fmt.Sprintf("The thesis fails if the independent figure %s", tolerance(c)))
+	}
+	if len(a.relied) > 0 {
+		weakest := slices.Clone(a.relied)
+		slices.SortStableFunc(weakest, func(x, y *claimView) int {
+			return cmp.Or(cmp.Compare(effectiveScore(x, a.conceded[x.id()]), effectiveScore(y, a.conceded[y.id()])), cmp.Compare(y.weight, x.weight))
+		})
+		w := weakest[0]
+		d.counter = fmt.Sprintf("The thesis may rest on optimistic company-prepared figures: claim %s (%s) is grade %s with %s corroboration, and an independent source could place it lower; if it falls, the case for %s falls with it",
+			w.key(), metricName(w), w.grade.Grade, w.grade.Corroboration, cmpOr(d.v.deal.Deal.CompanyName, "the company"))
+		if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
+			p := a.passReasons[0]
+			d.counter = fmt.Sprintf("The defect of claim %s may be clerical (another period, version or unit): if its sources reconcile, the remaining %s could carry an investment", p.key(), plural(len(a.relied), "claim"))
+		}
+		for i, c := range weakest {
+			if i == 3 {
+				break
+			}
+			d.failureModes = append(d.failureModes, fmt.Sprintf("Claim %s (%s) is restated after diligence", c.key(), metricName(c)))
+		}
+	}
+	d.failureModes = append(d.failureModes, "A material fact missing from the registry changes the recommendation.")
+}

@@ -1,0 +1,364 @@
+package rules
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// Concession penalties: an upheld challenge lowers the score of the claim
+// it names by the severity of its defect (a FATAL one takes it to D).
+const (
+	penaltyMajor = 0.15
+	penaltyMinor = 0.05
+	minScore     = 0.05
+)
+
+// concession is the worst upheld challenge against one claim.
+type concession struct {
+	claim    *claimView
+	severity debate.Severity
+	typ      debate.DefectType
+	ids      []string // challenge ids, in transcript order
+}
+
+// concessions folds upheld challenges into one concession per claim of
+// the deal, keeping the worst severity.
+func (v *view) concessions(upheld []raised) map[string]*concession {
+	out := map[string]*concession{}
+	for _, r := range upheld {
+		sev := debate.Severity(r.ch.Severity)
+		if !slices.Contains(debate.Severities, sev) {
+			sev = debate.DefectType(r.ch.DefectType).DefaultSeverity()
+		}
+		for _, id := range r.ch.ClaimRefs {
+			c := v.byID[id]
+			if c == nil {
+				continue
+			}
+			con := out[id]
+			if con == nil {
+				con = &concession{claim: c, severity: sev, typ: debate.DefectType(r.ch.DefectType)}
+				out[id] = con
+			} else if severityRank(sev) < severityRank(con.severity) {
+				con.severity, con.typ = sev, debate.DefectType(r.ch.DefectType)
+			}
+			if !slices.Contains(con.ids, r.ch.ChallengeID) {
+				con.ids = append(con.ids, r.ch.ChallengeID)
+			}
+		}
+	}
+	return out
+}
+
+// effectiveScore is a claim's grade score after the challenges upheld
+// against it. A challenge whose defect the registry already holds is priced
+// into the grade; only what the grading does not show lowers the score.
+func effectiveScore(c *claimView, con *concession) float64 {
+	s := gradeScore(c.grade.Grade)
+	if con != nil && !c.hasDefect(con.typ) {
+		switch con.severity {
+		case debate.SeverityFatal:
+			s = math.Min(s, scoreD)
+		case debate.SeverityMajor:
+			s -= penaltyMajor
+		default:
+			s -= penaltyMinor
+		}
+	}
+	return math.Max(s, minScore)
+}
+
+// risk is one downside figure computed from the claims.
+type risk struct {
+	name      string // runway, burn_multiple, gross_margin, nrr
+	value     float64
+	threshold float64
+	flagged   bool // beyond the threshold
+	severe    bool // far beyond it
+	claims    []*claimView
+	calc      *calcView
+}
+
+// Risk thresholds: runway under 18 months (severe under 12), annual burn
+// above ARR (severe above twice), gross margin under 60% (severe under
+// 40%), net revenue retention under 100% (severe under 85%).
+const (
+	runwayMin       = 18
+	runwaySevere    = 12
+	burnMultipleMax = 1
+	burnMultipleBad = 2
+	marginMin       = 60
+	marginSevere    = 40
+	nrrMin          = 100
+	nrrSevere       = 85
+)
+
+// pick returns the claim a figure of the metric is read from: a claim of
+// that metric with a value that is not blocked, material first, heaviest,
+// then by key.
+func (v *view) pick(metric string) *claimView {
+	var cs []*claimView
+	for _, c := range v.claims {
+		if c.grade.Metric == metric && c.claim.Value != nil && !c.blocked() {
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	return byMateriality(cs)[0]
+}
+
+func unitHas(c *claimView, parts ...string) bool {
+	u := strings.ToLower(c.claim.Value.Unit)
+	for _, p := range parts {
+		if strings.Contains(u, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// asPercent reads a percentage claim in points: 0.725 stated as a ratio
+// is 72.5.
+func asPercent(c *claimView, ratioBelow float64) float64 {
+	x := c.claim.Value.Value
+	if !unitHas(c, "percent", "%", "pct") && x <= ratioBelow {
+		return x * 100
+	}
+	return x
+}
+
+// risks computes the downside figures the claims allow, in a fixed order.
+func (v *view) risks() []risk {
+	var out []risk
+	if c := v.pick("RUNWAY"); c != nil && unitHas(c, "month") {
+		m := c.claim.Value.Value
+		out = append(out, risk{name: "runway", value: m, threshold: runwayMin, flagged: m < runwayMin, severe: m < runwaySevere, claims: []*claimView{c}})
+	} else {
+		for _, k := range v.calcs {
+			if m, ok := k.result.Output["runway_months"]; ok && k.calc.Type == debate.CalcRunway {
+				out = append(out, risk{name: "runway", value: m, threshold: runwayMin, flagged: m < runwayMin, severe: m < runwaySevere, calc: k})
+				break
+			}
+		}
+	}
+	burn, arr := v.pick("BURN"), v.pick("ARR")
+	if burn != nil && arr != nil && arr.claim.Value.Value > 0 {
+		monthly := burn.claim.Value.Value
+		if unitHas(burn, "year", "/yr", "annual") {
+			monthly /= 12
+		}
+		annualARR := arr.claim.Value.Value
+		if unitHas(arr, "month", "/mo") {
+			annualARR *= 12
+		}
+		m := monthly * 12 / annualARR
+		out = append(out, risk{name: "burn_multiple", value: m, threshold: burnMultipleMax, flagged: m > burnMultipleMax, severe: m > burnMultipleBad, claims: []*claimView{burn, arr}})
+	}
+	if c := v.pick("GROSS_MARGIN"); c != nil {
+		m := asPercent(c, 1)
+		out = append(out, risk{name: "gross_margin", value: m, threshold: marginMin, flagged: m < marginMin, severe: m < marginSevere, claims: []*claimView{c}})
+	}
+	if c := v.pick("NRR"); c != nil {
+		m := asPercent(c, 3)
+		out = append(out, risk{name: "nrr", value: m, threshold: nrrMin, flagged: m < nrrMin, severe: m < nrrSevere, claims: []*claimView{c}})
+	}
+	return out
+}
+
+// riskText states a risk figure with the claims it comes from.
+func (d *draft) riskText(r risk) string {
+	switch r.name {
+	case "runway":
+		src := ""
+		if len(r.claims) > 0 {
+			src = d.fact(r.claims[0])
+		} else {
+			src = d.calcFact(r.calc)
+		}
+		if r.flagged {
+			return fmt.Sprintf("%s is below the %d-month threshold", src, runwayMin)
+		}
+		return fmt.Sprintf("%s clears the %d-month threshold", src, runwayMin)
+	case "burn_multiple":
+		burn, arr := r.claims[0], r.claims[1]
+		verb := "stays within"
+		if r.flagged {
+			verb = "exceeds"
+		}
+		return fmt.Sprintf("annualised burn from %s is %s× ARR from %s, which %s the %s× limit",
+			d.fact(burn), formatNumber(r.value), d.fact(arr), verb, formatNumber(burnMultipleMax))
+	case "gross_margin":
+		if r.flagged {
+			return fmt.Sprintf("%s is below the %d%% software benchmark", d.fact(r.claims[0]), marginMin)
+		}
+		return fmt.Sprintf("%s clears the %d%% software benchmark", d.fact(r.claims[0]), marginMin)
+	case "nrr":
+		if r.flagged {
+			return fmt.Sprintf("%s is below %d%%: the installed base shrinks without new sales", d.fact(r.claims[0]), nrrMin)
+		}
+		return fmt.Sprintf("%s is at or above %d%%: the installed base grows on its own", d.fact(r.claims[0]), nrrMin)
+	}
+	return r.name
+}
+
+// riskCondition is the condition a flagged risk puts on an investment.
+func (d *draft) riskCondition(r risk) string {
+	switch r.name {
+	case "runway":
+		return fmt.Sprintf("financing that extends runway beyond %d months (now %s months)", runwayMin, formatNumber(r.value))
+	case "burn_multiple":
+		return fmt.Sprintf("a plan to bring annual burn under ARR (now %s×)", formatNumber(r.value))
+	case "gross_margin":
+		return fmt.Sprintf("a path to gross margin above %d%% (now %s%%)", marginMin, formatNumber(r.value))
+	case "nrr":
+		return fmt.Sprintf("retention above %d%% (now %s%%)", nrrMin, formatNumber(r.value))
+	}
+	return r.name
+}
+
+// assessment is a reading of the whole deal: what an investment would rest
+// on, what blocks it and what it is conditional on.
+type assessment struct {
+	relied     []*claimView // the claims the thesis cites, heaviest first
+	blocked    []*claimView // material claims No-Free-Facts blocks
+	redFlags   []*claimView // material claims CONTRADICTED or INFLATED
+	fatal      []*claimView // material claims with a FATAL defect (not red flags)
+	unverified []*claimView // other material claims not VERIFIED
+	weak       []*claimView // material VERIFIED claims graded C or D
+	conceded   map[string]*concession
+	risks      []risk
+
+	strength      float64 // materiality-weighted mean effective score of relied
+	verifiedShare float64 // materiality-weighted share of material claims VERIFIED
+	confidence    float64 // strength × (0.5 + 0.5 × verifiedShare)
+	rec           string
+	passReasons   []*claimView // the claims that make it PASS
+}
+
+// assess reads the deal with the given upheld challenges conceded.
+func (v *view) assess(conceded map[string]*concession) assessment {
+	a := assessment{conceded: conceded, risks: v.risks()}
+	var usable []*claimView
+	for _, c := range v.claims {
+		if !c.blocked() {
+			usable = append(usable, c)
+		}
+	}
+	a.relied = byMateriality(usable)
+	if len(a.relied) > maxCited {
+		a.relied = a.relied[:maxCited]
+	}
+	var sw, ss float64
+	for _, c := range a.relied {
+		sw += c.weight
+		ss += c.weight * effectiveScore(c, conceded[c.id()])
+	}
+	if sw > 0 {
+		a.strength = ss / sw
+	}
+	pool := v.material()
+	if len(pool) == 0 {
+		pool = v.claims
+	}
+	var tw, vw float64
+	for _, c := range pool {
+		tw += c.weight
+		if c.verified() {
+			vw += c.weight
+		}
+	}
+	if tw > 0 {
+		a.verifiedShare = vw / tw
+	}
+	a.confidence = a.strength * (0.5 + 0.5*a.verifiedShare)
+
+	for _, c := range v.material() {
+		switch {
+		case c.blocked():
+			a.blocked = append(a.blocked, c)
+		case c.redFlag():
+			a.redFlags = append(a.redFlags, c)
+		case c.fatal():
+			a.fatal = append(a.fatal, c)
+		case !c.verified():
+			a.unverified = append(a.unverified, c)
+		case c.rank() >= 2:
+			a.weak = append(a.weak, c)
+		}
+	}
+	severe := slices.Concat(a.redFlags, a.fatal, a.blocked)
+	for _, con := range sortedConcessions(conceded) {
+		if con.severity == debate.SeverityFatal && con.claim.material() && !slices.Contains(severe, con.claim) {
+			severe = append(severe, con.claim)
+		}
+	}
+	for _, c := range severe {
+		if c.claim.Materiality == debate.MaterialityCritical {
+			a.passReasons = append(a.passReasons, c)
+		}
+	}
+	if len(a.passReasons) == 0 && len(severe) >= 2 {
+		a.passReasons = severe
+	}
+	switch {
+	case len(v.claims) == 0 || len(a.passReasons) > 0:
+		a.rec = debate.RecommendPass
+	case len(severe) > 0 || len(a.unverified) > 0 || len(a.weak) > 0 || a.hasMaterialConcession() || a.flaggedRisks() > 0:
+		a.rec = debate.RecommendConditional
+	default:
+		a.rec = debate.RecommendInvest
+	}
+	return a
+}
+
+func (a *assessment) hasMaterialConcession() bool {
+	for _, con := range a.conceded {
+		if con.claim.material() && con.severity != debate.SeverityMinor {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *assessment) flaggedRisks() int {
+	n := 0
+	for _, r := range a.risks {
+		if r.flagged {
+			n++
+		}
+	}
+	return n
+}
+
+// sortedConcessions orders concessions by claim key.
+func sortedConcessions(m map[string]*concession) []*concession {
+	out := make([]*concession, 0, len(m))
+	for _, c := range m {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *concession) int {
+		return cmp.Or(cmp.Compare(a.claim.claim.Key, b.claim.claim.Key), cmp.Compare(a.claim.id(), b.claim.id()))
+	})
+	return out
+}
+
+// weightedScore is the materiality-weighted mean grade score of cs (0 for
+// none).
+func weightedScore(cs []*claimView) float64 {
+	var w, s float64
+	for _, c := range cs {
+		w += c.weight
+		s += c.weight * gradeScore(c.grade.Grade)
+	}
+	if w == 0 {
+		return 0
+	}
+	return s / w
+}

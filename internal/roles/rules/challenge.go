@@ -1,0 +1,121 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// frivolous says why a challenge fails seed 000 §6.3, or "" when it
+// passes: it must name claims, a defect type of the taxonomy and evidence,
+// and (DESIGN.md §3.10) every id it names must exist in this deal.
+func (v *view) frivolous(ch debate.Challenge) string {
+	switch {
+	case len(ch.ClaimRefs) == 0:
+		return "it references no claim_ids"
+	case strings.TrimSpace(ch.DefectType) == "":
+		return "it specifies no defect type"
+	case !slices.Contains(debate.DefectTypes, debate.DefectType(ch.DefectType)):
+		return fmt.Sprintf("its defect type %q is not in the taxonomy", clip(ch.DefectType, 40))
+	case len(ch.EvidenceRefs) == 0:
+		return "it cites no evidence for the claimed defect"
+	}
+	for _, id := range ch.ClaimRefs {
+		if v.byID[id] == nil {
+			return fmt.Sprintf("claim ref %q names no claim of this deal", clip(id, 80))
+		}
+	}
+	for _, id := range ch.EvidenceRefs {
+		if !v.refs[id] {
+			return fmt.Sprintf("evidence ref %q names nothing in this deal", clip(id, 80))
+		}
+	}
+	return ""
+}
+
+// judgement is how the registry answers a challenge.
+type judgement struct {
+	frivolous string       // why it fails §6.3, "" when valid
+	upheld    bool         // a claim it names supports it
+	reason    string       // what decided
+	claims    []*claimView // the deal's claims it names, in its order
+	support   []*claimView // those that support it
+}
+
+// judge rules on a challenge against the registry: frivolous when it fails
+// §6.3, upheld when at least one claim it names has that defect open or is
+// graded C or D in a material position, dismissed otherwise.
+func (v *view) judge(ch debate.Challenge) judgement {
+	var j judgement
+	for _, id := range ch.ClaimRefs {
+		if c := v.byID[id]; c != nil && !slices.Contains(j.claims, c) {
+			j.claims = append(j.claims, c)
+		}
+	}
+	if why := v.frivolous(ch); why != "" {
+		j.frivolous = why
+		j.reason = "Frivolous: " + why + " (seed 000 §6.3)."
+		return j
+	}
+	var yes, no []string
+	for _, c := range j.claims {
+		ok, why := v.supports(c, debate.DefectType(ch.DefectType))
+		if ok {
+			j.support = append(j.support, c)
+			yes = append(yes, why)
+		} else {
+			no = append(no, why)
+		}
+	}
+	if len(j.support) > 0 {
+		j.upheld = true
+		j.reason = sentence("Upheld: " + strings.Join(yes, "; "))
+		return j
+	}
+	j.reason = sentence("Dismissed: " + strings.Join(no, "; "))
+	return j
+}
+
+// challengeID names a challenge: role, round and its number in the turn.
+func challengeID(role string, round, n int) string {
+	return fmt.Sprintf("%s-r%d-%02d", role, round, n)
+}
+
+// newChallenge builds a challenge on one claim.
+func newChallenge(id string, c *claimView, t debate.DefectType, sev debate.Severity, cure debate.CureProtocol, refs []string, desc string) debate.Challenge {
+	return debate.Challenge{
+		ChallengeID:  id,
+		ClaimRefs:    []string{c.id()},
+		DefectType:   string(t),
+		Severity:     string(sev),
+		CureProtocol: string(cure),
+		EvidenceRefs: refs,
+		Description:  sentence(clip(desc, 1500)),
+	}
+}
+
+// evidenceList describes ids for a challenge description.
+func (v *view) evidenceList(ids []string) string {
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, v.describeEvidence(id))
+	}
+	return joinList(parts)
+}
+
+// currentChallenges returns the challenges raised in round by roles other
+// than the arbiter, in transcript order, each id once.
+func (v *view) currentChallenges(round int) []raised {
+	var out []raised
+	seen := map[string]bool{}
+	for _, r := range v.challenges() {
+		if r.round != round || r.role == debate.RoleArbiter || seen[r.ch.ChallengeID] {
+			continue
+		}
+		seen[r.ch.ChallengeID] = true
+		out = append(out, r)
+	}
+	return out
+}

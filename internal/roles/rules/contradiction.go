@@ -1,0 +1,212 @@
+package rules
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// matnFindings are the contradiction finder's: every open INCONSISTENCY,
+// UNIT_MISMATCH, TIME_WINDOW_MISMATCH and STALENESS defect, cross-document
+// or against a recomputed calc.
+func (v *view) matnFindings() []finding {
+	var out []finding
+	for _, c := range v.claims {
+		for _, d := range c.openDefects() {
+			if !isMatn(d.Type) {
+				continue
+			}
+			out = append(out, finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
+				refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)})
+		}
+	}
+	sortFindings(out)
+	return out
+}
+
+// contradictionTurn challenges cross-document inconsistencies, unit and
+// period mismatches and stale versions, checks every calc against the
+// claim it recomputes, and takes a position: PASS when a material claim is
+// contradicted or inflated, INVEST_WITH_CONDITIONS when any mismatch
+// stands, INVEST when the sources agree. Its confidence is the mean
+// strength of the evidence showing its findings; with none, how much of
+// the material weight was cross-checked by two or more independent
+// sources (0.40 + 0.50 × that share).
+func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
+	d := newDraft(v)
+	fs := v.matnFindings()
+	fresh := d.raiseNew(v, fs)
+	company := cmpOr(v.deal.Deal.CompanyName, "the company")
+
+	if len(fs) == 0 {
+		d.say("The contradiction finder finds no inconsistency, unit, period or version mismatch across the documents of %s", company)
+	} else {
+		d.say("The contradiction finder finds %s across the documents of %s, %d new this round", plural(len(fs), "mismatch"), company, len(fresh))
+		for _, f := range fs {
+			id := ""
+			for i, g := range fresh {
+				if g.claim == f.claim && g.typ == f.typ {
+					id = "challenge " + d.challenges[i].ChallengeID + ": "
+				}
+			}
+			d.say("%s%s is %s by a %s %s", id, d.fact(f.claim), mismatchVerb(f.typ), f.severity, f.typ)
+		}
+	}
+	calcQuestions := 0
+	for _, k := range v.calcs {
+		if _, ok := calcOutput(k); !ok {
+			continue
+		}
+		c := v.calcClaim(k)
+		if c == nil {
+			continue
+		}
+		if calcAgrees(k, c) {
+			d.say("Recomputation agrees: %s matches %s", d.calcFact(k), d.fact(c))
+			continue
+		}
+		d.say("Recomputation disagrees: %s against %s", d.calcFact(k), d.fact(c))
+		if !c.hasDefect(debate.DefectInconsistency) && calcQuestions < 3 {
+			calcQuestions++
+			d.question("Which figure is right for %s: the stated %s or the recomputed one (%s)", d.ref(c), formatValue(c.claim.Value), d.refCalc(k))
+		}
+	}
+
+	mat := v.material()
+	var redFlags, other []*claimView
+	for _, f := range fs {
+		if f.claim.material() && f.claim.redFlag() && !slices.Contains(redFlags, f.claim) {
+			redFlags = append(redFlags, f.claim)
+		} else if !slices.Contains(other, f.claim) {
+			other = append(other, f.claim)
+		}
+	}
+	switch {
+	case len(redFlags) > 0:
+		d.position = debate.RecommendPass
+		d.say("Position PASS: %s contradicted or inflated in a material position", someKeys(d, redFlags)))
+	case len(fs) > 0:
+		d.position = debate.RecommendConditional
+		d.say("Position INVEST_WITH_CONDITIONS: the mismatches on %s must be reconciled first", someKeys(d, other)))
+	default:
+		d.position = debate.RecommendInvest
+		d.say("Position INVEST: no source contradicts another on the registered claims")
+	}
+
+	if len(fs) > 0 {
+		var sum float64
+		for _, f := range fs {
+			sum += f.strength
+		}
+		d.confidence = sum / float64(len(fs))
+		d.justification = fmt.Sprintf("Confidence %s is the mean strength of the evidence showing %s (the best grade among the sources or calcs that disagree)",
+			f2(round2(d.confidence)), plural(len(fs), "mismatch"))
+	} else {
+		var tw, cw float64
+		var crossed []*claimView
+		for _, c := range mat {
+			tw += c.weight
+			if c.grade.IndependentCount >= 2 {
+				cw += c.weight
+				crossed = append(crossed, c)
+			}
+		}
+		share := 0.0
+		if tw > 0 {
+			share = cw / tw
+		}
+		d.confidence = 0.4 + 0.5*share
+		if len(crossed) > 0 {
+			var facts []string
+			for _, c := range crossed {
+				facts = append(facts, d.fact(c))
+			}
+			d.say("Cross-checked by two or more independent sources: %s", joinList(facts))
+		}
+		var single []*claimView
+		for _, c := range mat {
+			if c.grade.IndependentCount < 2 {
+				single = append(single, c)
+			}
+		}
+		if len(single) > 0 {
+			d.say("Single-source, so not cross-checked: %s", someKeys(d, single)))
+		}
+		d.justification = fmt.Sprintf("No mismatch found: confidence %s = 0.40 + 0.50 × %s of the material weight cross-checked by two or more independent sources", f2(round2(d.confidence)), f2(share))
+	}
+
+	tc := newCaller(ctx, v, 1)
+	for _, f := range fresh {
+		if tc.left[toolSearchEvidence] <= 2 {
+			break
+		}
+		if err := tc.searchFor(v, f.claim); err != nil {
+			return nil, err
+		}
+	}
+	if company != "the company" && len(v.calls(v.role, toolQueryEnrichment, 1, v.round)) == 0 && len(mat) > 0 {
+		var points []string
+		for _, c := range byMateriality(mat) {
+			if m := c.grade.Metric; m != "" && !slices.Contains(points, m) && len(points) < 5 {
+				points = append(points, m)
+			}
+		}
+		if len(points) > 0 {
+			_, ok, err := tc.call(toolQueryEnrichment, enrichmentArgs{EntityType: "COMPANY", EntityName: company, DataPoints: points})
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				d.say("External enrichment was queried for the company; its results are grade C or D and corroborate no registry claim on their own")
+			}
+		}
+	}
+
+	for i, f := range fs {
+		if i == maxTests {
+			break
+		}
+		d.test(fmt.Sprintf("Obtain one authoritative source for %s of claim %s covering the claim's period and latest version", metricName(f.claim), f.claim.key()),
+			requiredEvidence(f.claim),
+			fmt.Sprintf("The %s finding on claim %s fails if that source agrees with the stated figure within its rounding", f.typ, f.claim.key()))
+	}
+	if len(fs) == 0 {
+		for _, c := range byMateriality(mat) {
+			if len(d.tests) == 2 {
+				break
+			}
+			d.ref(c)
+			d.test(fmt.Sprintf("Compare %s of claim %s with a second independent document", metricName(c), c.key()),
+				requiredEvidence(c),
+				fmt.Sprintf("The no-contradiction reading fails if the second document %s", tolerance(c)))
+		}
+	}
+	d.counter = "The documents may agree only because they share an origin: a figure copied from the deck into the model would look consistent while both are wrong."
+	if len(fs) > 0 {
+		f := fs[0]
+		d.counter = fmt.Sprintf("The mismatch on claim %s may be a difference of definition (period, unit or version) rather than of fact; once both sources state the same basis they could agree", f.claim.key())
+	}
+	d.failureModes = []string{"Two sources that agree share an undisclosed origin.", "A mismatch comes from a parsing or extraction error, not the documents."}
+	d.structured = struct {
+		Findings int `json:"findings"`
+		New      int `json:"new_challenges"`
+	}{len(fs), len(fresh)}
+	return d.output(v.role, v.round, tc.made), nil
+}
+
+// mismatchVerb says what a matn defect does to a claim.
+func mismatchVerb(t debate.DefectType) string {
+	switch t {
+	case debate.DefectInconsistency:
+		return "contradicted"
+	case debate.DefectUnitMismatch:
+		return "inflated or relabelled"
+	case debate.DefectTimeWindow:
+		return "left unverified for its own period"
+	case debate.DefectStaleness:
+		return "superseded"
+	}
+	return "put in doubt"
+}

@@ -1,0 +1,27 @@
+// Package rules is the deterministic backend of the five IDIS debate roles
+// (seed 000 §2.2): advocate, sanad_breaker, contradiction_finder,
+// risk_officer and arbiter.
+//
+// Every role reasons only over its roles.Input: the deal's registry, its
+// grading (grades, verdicts, defects, recomputed calcs) and the transcript.
+// It reads no clock, no environment and no randomness, so the same input
+// always gives the same output, byte for byte once encoded. Its content is
+// generated from the registry, naming each claim by key, value, grade and
+// verdict ("ARR of $4,500,000 for FY2025 (claim C1, grade B, VERIFIED)"),
+// and every claim or calc it names is in claim_refs / calc_refs and in the
+// Muhasabah record's supported ids. The record satisfies seed 000 §7's four
+// rules by construction: a counter-hypothesis always, at least one
+// falsifiability test with all three fields whenever the confidence is above
+// 0.50 or the output takes a position, an uncertainty for every supported
+// claim weaker than grade A or short of MUTAWATIR (and at least one in every
+// output), and confidences computed from the evidence, never constants.
+//
+// Confidences come from grade scores (A 0.90, B 0.75, C 0.55, D 0.20)
+// averaged with materiality weights (CRITICAL 3, HIGH 2, MEDIUM 1, LOW
+// 0.5), the share of verified material claims, the strength of the
+// evidence that shows a defect, and the challenges the arbiter upheld.
+//
+// Tool calls go through roles.Tools with the argument names of seed 000 §4;
+// the output's tool_calls lists the calls that returned SUCCESS, which is
+// how later turns know what was already flagged, enriched or escalated.
+package rules

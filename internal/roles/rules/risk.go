@@ -1,0 +1,237 @@
+package rules
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// riskFindings are the risk officer's challenges: claims graded D or with
+// a FATAL defect that no turn has challenged yet, whose weakness is not a
+// matn defect (the contradiction finder's, who speaks in parallel).
+func (v *view) riskFindings() []finding {
+	var out []finding
+	for _, c := range v.claims {
+		if (c.rank() < 3 && !c.fatal()) || c.onlyMatn() {
+			continue
+		}
+		ds := c.openDefects()
+		if len(ds) > 0 && !isMatn(ds[0].Type) {
+			d := ds[0]
+			out = append(out, finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
+				refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)})
+			continue
+		}
+		if len(ds) == 0 && c.material() {
+			out = append(out, finding{claim: c, typ: debate.DefectUnknownSource, severity: debate.SeverityMinor,
+				cure: debate.CureRequestSource, refs: v.claimRefs(c),
+				detail:   fmt.Sprintf("the claim is graded D (base grade %s) with no defect to cure: its source cannot carry a material figure", c.grade.BaseGrade),
+				strength: 1 - gradeScore(c.grade.Grade)})
+		}
+	}
+	sortFindings(out)
+	return out
+}
+
+// riskTurn computes the downside figures from the claims (runway, annual
+// burn against ARR, gross margin, net revenue retention), names the
+// grade-D claims and FATAL defects, challenges those nobody has
+// challenged, and takes a position: PASS on a severe risk or a FATAL /
+// grade-D CRITICAL claim, INVEST_WITH_CONDITIONS on any flagged risk or
+// grade-D material claim, INVEST otherwise. Its confidence is the weighted
+// grade score of the claims (and calcs) its figures come from.
+func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
+	d := newDraft(v)
+	risks := v.risks()
+	fresh := d.raiseNew(v, v.riskFindings())
+
+	d.say("The risk officer computes %s from the registry", plural(len(risks), "downside figure"))
+	var used []*claimView
+	var usedCalcs []*calcView
+	severe, flagged := 0, 0
+	for _, r := range risks {
+		label := "Within limits"
+		switch {
+		case r.severe:
+			label, severe, flagged = "Severe risk", severe+1, flagged+1
+		case r.flagged:
+			label, flagged = "Risk", flagged+1
+		}
+		d.say("%s: %s", label, d.riskText(r))
+		used = append(used, r.claims...)
+		if r.calc != nil {
+			usedCalcs = append(usedCalcs, r.calc)
+		}
+		if r.flagged {
+			d.riskQuestion(r)
+		}
+	}
+	if c := v.pick("CAC"); c != nil {
+		d.question("How long is the payback on %s: the registry states no revenue or gross profit per new customer to compute it from", d.fact(c))
+		used = append(used, c)
+	}
+
+	var evidenceRisks []*claimView
+	critical := 0
+	for _, c := range v.claims {
+		if c.rank() == 3 || c.fatal() {
+			evidenceRisks = append(evidenceRisks, c)
+			if c.material() && c.claim.Materiality == debate.MaterialityCritical {
+				critical++
+			}
+		}
+	}
+	if len(evidenceRisks) > 0 {
+		var parts []string
+		for _, c := range evidenceRisks {
+			parts = append(parts, d.flagged(c, nil))
+		}
+		d.say("Evidence risk: %s cannot carry a decision as graded", joinList(parts))
+		used = append(used, evidenceRisks...)
+	}
+	for i, f := range fresh {
+		d.say("Challenge %s: %s is challenged (%s %s)", d.challenges[i].ChallengeID, d.ref(f.claim), f.severity, f.typ)
+	}
+
+	switch {
+	case severe > 0 || critical > 0:
+		d.position = debate.RecommendPass
+		d.say("Position PASS: %s and %s on CRITICAL claims", plural(severe, "severe risk"), plural(critical, "grade-D or FATAL defect"))
+	case flagged > 0 || len(evidenceRisks) > 0:
+		d.position = debate.RecommendConditional
+		d.say("Position INVEST_WITH_CONDITIONS: %s to mitigate before closing", plural(flagged+len(evidenceRisks), "risk"))
+	default:
+		d.position = debate.RecommendInvest
+		d.say("Position INVEST: every computed figure is within its limit")
+	}
+
+	// Confidence: the figures are as reliable as the claims they come from.
+	var w, s float64
+	seen := map[*claimView]bool{}
+	for _, c := range used {
+		if !seen[c] {
+			seen[c] = true
+			w += c.weight
+			s += c.weight * gradeScore(c.grade.Grade)
+		}
+	}
+	for _, k := range usedCalcs {
+		w++
+		s += gradeScore(k.result.Grade)
+	}
+	if w > 0 {
+		d.confidence = s / w
+		d.justification = fmt.Sprintf("Confidence %s is the materiality-weighted grade score of the %s and %s the figures come from",
+			f2(round2(d.confidence)), plural(len(seen), "claim"), plural(len(usedCalcs), "calc"))
+	} else {
+		d.confidence = weightedScore(v.material())
+		d.justification = fmt.Sprintf("No figure could be computed: confidence %s is the weighted grade score of the material claims", f2(round2(d.confidence)))
+	}
+
+	tc := newCaller(ctx, v, 1)
+	var calcIDs []string
+	for _, k := range usedCalcs {
+		calcIDs = append(calcIDs, k.id())
+	}
+	if err := tc.lookupCalcs(v.notLookedUp(calcIDs, toolLookupCalc, "calc_id")); err != nil {
+		return nil, err
+	}
+
+	for _, r := range risks {
+		if len(d.tests) == maxTests {
+			break
+		}
+		d.riskTest(r)
+	}
+	d.counter = "The figures may be conservative snapshots: a financing round in progress, seasonal burn or a pricing change could move runway, burn and margins beyond what the registry states."
+	for _, r := range risks {
+		if r.flagged {
+			d.counter = fmt.Sprintf("The %s figure may overstate the risk: it comes from a single snapshot in the registry, and a committed financing or a cost plan not yet registered could bring it within its limit", riskLabel(r.name))
+			break
+		}
+	}
+	d.failureModes = []string{"A risk figure is computed from a claim later restated.", "A downside not expressed in the registry's metrics (regulatory, concentration) dominates."}
+	d.structured = riskState(risks)
+	return d.output(v.role, v.round, tc.made), nil
+}
+
+func riskLabel(name string) string {
+	switch name {
+	case "burn_multiple":
+		return "burn multiple"
+	case "gross_margin":
+		return "gross margin"
+	case "nrr":
+		return "net revenue retention"
+	}
+	return name
+}
+
+// riskQuestion asks what would mitigate a flagged risk.
+func (d *draft) riskQuestion(r risk) {
+	src := ""
+	if len(r.claims) > 0 {
+		src = d.ref(r.claims[0])
+	} else if r.calc != nil {
+		src = d.refCalc(r.calc)
+	}
+	switch r.name {
+	case "runway":
+		d.question("What financing closes before the %s months of runway in %s run out", formatNumber(r.value), src)
+	case "burn_multiple":
+		d.question("What plan brings annual burn below ARR (now %s× from %s and %s)", formatNumber(r.value), d.ref(r.claims[0]), d.ref(r.claims[1]))
+	case "gross_margin":
+		d.question("What raises gross margin from %s%% (%s) above %d%%", formatNumber(r.value), src, marginMin)
+	case "nrr":
+		d.question("Why does net revenue retention of %s%% (%s) stay below %d%%, and which cohorts churn", formatNumber(r.value), src, nrrMin)
+	}
+}
+
+// riskTest says what would show a risk figure wrong.
+func (d *draft) riskTest(r risk) {
+	var c *claimView
+	if len(r.claims) > 0 {
+		c = r.claims[0]
+	}
+	evidence := "bank statements and the board-approved budget"
+	if c != nil {
+		evidence = requiredEvidence(c)
+	}
+	switch r.name {
+	case "runway":
+		rule := fmt.Sprintf("The runway reading fails if audited cash divided by average monthly burn is %d months or more", runwayMin)
+		if !r.flagged {
+			rule = fmt.Sprintf("The runway reading fails if audited cash divided by average monthly burn is under %d months", runwayMin)
+		}
+		d.test("Recompute runway from audited cash and the last three months of burn", evidence, rule)
+	case "burn_multiple":
+		d.test("Recompute annual burn against ARR from bank statements and billing data", evidence,
+			fmt.Sprintf("The burn-multiple reading fails if the recomputed multiple falls on the other side of %s× from %s×", formatNumber(burnMultipleMax), formatNumber(r.value)))
+	case "gross_margin":
+		d.test("Recompute gross margin from an audited P&L", evidence,
+			fmt.Sprintf("The margin reading fails if the audited margin falls on the other side of %d%% from %s%%", marginMin, formatNumber(r.value)))
+	case "nrr":
+		d.test("Recompute net revenue retention from customer-level revenue", evidence,
+			fmt.Sprintf("The retention reading fails if the recomputed figure falls on the other side of %d%% from %s%%", nrrMin, formatNumber(r.value)))
+	}
+}
+
+// riskState is the risk officer's structured content: each figure and
+// whether it is flagged.
+func riskState(rs []risk) any {
+	type fig struct {
+		Name      string  `json:"name"`
+		Value     float64 `json:"value"`
+		Threshold float64 `json:"threshold"`
+		Flagged   bool    `json:"flagged"`
+		Severe    bool    `json:"severe"`
+	}
+	out := struct {
+		Figures []fig `json:"figures"`
+	}{Figures: []fig{}}
+	for _, r := range rs {
+		out.Figures = append(out.Figures, fig{r.name, round2(r.value), r.threshold, r.flagged, r.severe})
+	}
+	return out
+}

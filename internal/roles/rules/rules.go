@@ -1,0 +1,56 @@
+package rules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/roles"
+)
+
+// ErrNoDeal is returned by Turn when the input carries no deal registry:
+// a wiring fault, not a bad output.
+var ErrNoDeal = errors.New("rules: input has no deal")
+
+// New returns the five IDIS roles by name (debate.RoleAdvocate, ...). The
+// roles hold no state: one value serves any number of debates
+// concurrently.
+func New() map[string]roles.Role {
+	return map[string]roles.Role{
+		debate.RoleAdvocate:            role{debate.RoleAdvocate, advocateTurn},
+		debate.RoleSanadBreaker:        role{debate.RoleSanadBreaker, sanadBreakerTurn},
+		debate.RoleContradictionFinder: role{debate.RoleContradictionFinder, contradictionTurn},
+		debate.RoleRiskOfficer:         role{debate.RoleRiskOfficer, riskTurn},
+		debate.RoleArbiter:             role{debate.RoleArbiter, arbiterTurn},
+	}
+}
+
+// role is one rules-backed agent.
+type role struct {
+	name string
+	turn func(ctx context.Context, v *view) (*debate.AgentOutput, error)
+}
+
+// Name returns the role id.
+func (r role) Name() string { return r.name }
+
+// Turn computes the role's output for in.Round from the registry, the
+// grading and the transcript. It returns ErrNoDeal without a deal, the
+// context's error once it is done, and a tool's infrastructure error
+// (roles.Tools.Call's error) unchanged in a wrap; a refused tool call is
+// not an error. A missing grading counts every claim as ungraded (grade D,
+// UNVERIFIED).
+func (r role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, error) {
+	if in == nil || in.Deal == nil {
+		return nil, ErrNoDeal
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out, err := r.turn(ctx, newView(r.name, in))
+	if err != nil {
+		return nil, fmt.Errorf("rules: %s round %d: %w", r.name, in.Round, err)
+	}
+	return out, nil
+}

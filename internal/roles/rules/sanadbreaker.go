@@ -1,0 +1,284 @@
+package rules
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// finding is a challenge a role would raise, before it is numbered.
+type finding struct {
+	claim    *claimView
+	typ      debate.DefectType
+	severity debate.Severity
+	cure     debate.CureProtocol
+	refs     []string
+	detail   string
+	strength float64 // how strongly the registry shows it
+	// flaggable: the registry does not hold this defect yet, so flagging it
+	// records something new (a detected defect flagged again would count
+	// against the grade twice).
+	flaggable bool
+}
+
+// sortFindings orders findings worst first: severity, materiality weight,
+// then claim key and type.
+func sortFindings(fs []finding) {
+	slices.SortStableFunc(fs, func(a, b finding) int {
+		return cmp.Or(cmp.Compare(severityRank(a.severity), severityRank(b.severity)),
+			cmp.Compare(b.claim.weight, a.claim.weight),
+			cmp.Compare(a.claim.claim.Key, b.claim.claim.Key),
+			cmp.Compare(a.claim.id(), b.claim.id()),
+			cmp.Compare(a.typ, b.typ))
+	})
+}
+
+// chainFindings are the sanad breaker's: every open defect of the chain or
+// the source (not the matn defects, which are the contradiction
+// finder's), unknown sources the grader does not record as defects
+// (a material claim whose primary evidence is grade D or whose span names
+// no document of the deal), and material claims graded C or D with no
+// defect to explain it: their single weak source is challenged as
+// UNKNOWN_SOURCE, MINOR, since nothing independent vouches for it.
+func (v *view) chainFindings() []finding {
+	var out []finding
+	for _, c := range v.claims {
+		n := len(out)
+		for _, d := range c.openDefects() {
+			if isMatn(d.Type) {
+				continue
+			}
+			out = append(out, finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
+				refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)})
+		}
+		if !c.material() || c.blocked() || c.hasDefect(debate.DefectUnknownSource) {
+			continue
+		}
+		if why, refs := v.unknownSource(c); why != "" {
+			out = append(out, finding{claim: c, typ: debate.DefectUnknownSource, severity: debate.SeverityMajor,
+				cure: debate.CureRequestSource, refs: refs, detail: why, strength: scoreA, flaggable: true})
+			continue
+		}
+		if len(out) == n && c.rank() >= 2 && !c.onlyMatn() {
+			e := v.primaryEvidence(c)
+			src := "no resolvable primary evidence"
+			if e != nil {
+				src = fmt.Sprintf("a grade %s %s source", e.SourceGrade, cmpOr(e.SourceSystem, "unnamed"))
+			}
+			out = append(out, finding{claim: c, typ: debate.DefectUnknownSource, severity: debate.SeverityMinor,
+				cure: debate.CureRequestSource, refs: v.claimRefs(c),
+				detail: fmt.Sprintf("the claim rests on %s with %s corroboration (%s): nothing independent of the company vouches for it",
+					src, c.grade.Corroboration, plural(c.grade.IndependentCount, "independent source group")),
+				strength: 1 - gradeScore(c.grade.Grade)})
+		}
+	}
+	sortFindings(out)
+	return out
+}
+
+// unknownSource finds a source the registry cannot vouch for: a primary
+// evidence item graded D, or a primary span whose document is not in the
+// deal. It returns why and the ids that show it.
+func (v *view) unknownSource(c *claimView) (string, []string) {
+	e := v.primaryEvidence(c)
+	if e != nil && e.SourceGrade == debate.GradeD {
+		return fmt.Sprintf("primary evidence %s comes from a grade D source (%s): an unreliable or unidentified origin",
+			e.ID, cmpOr(e.SourceSystem, "no source system")), []string{e.ID}
+	}
+	for _, id := range []string{c.claim.PrimarySpanID, spanOf(e)} {
+		if s := v.spans[id]; s != nil && s.DocumentID != "" && v.docs[s.DocumentID] == nil {
+			return fmt.Sprintf("primary span %s cites document %s, which the deal does not hold: the source cannot be identified",
+				s.ID, clip(s.DocumentID, 80)), []string{s.ID}
+		}
+	}
+	return "", nil
+}
+
+func spanOf(e *debate.EvidenceItem) string {
+	if e == nil {
+		return ""
+	}
+	return e.SourceSpanID
+}
+
+// raiseNew turns the findings not yet raised in the transcript into
+// numbered challenges, at most maxChallenges, and returns them with their
+// findings.
+func (d *draft) raiseNew(v *view, fs []finding) []finding {
+	done := v.raisedPairs()
+	var raisedNow []finding
+	for _, f := range fs {
+		p := pair{f.claim.id(), f.typ}
+		if done[p] || len(raisedNow) == maxChallenges {
+			continue
+		}
+		done[p] = true
+		raisedNow = append(raisedNow, f)
+		id := challengeID(v.role, v.round, len(raisedNow))
+		desc := fmt.Sprintf("%s: %s %s, %s. Evidence: %s", d.fact(f.claim), f.severity, f.typ, clip(f.detail, 600), v.evidenceList(f.refs))
+		d.challenges = append(d.challenges, newChallenge(id, f.claim, f.typ, f.severity, f.cure, f.refs, desc))
+	}
+	return raisedNow
+}
+
+// ownEarlier returns the role's challenges of earlier rounds that still
+// stand: upheld, or not yet ruled on.
+func (v *view) ownEarlier() []raised {
+	rs := v.rulings()
+	var out []raised
+	for _, r := range v.challenges() {
+		if r.role != v.role || r.round >= v.round {
+			continue
+		}
+		if ru, ok := rs[r.ch.ChallengeID]; ok && !ru.Upheld {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// sanadBreakerTurn challenges weak chains: chain defects, unknown sources
+// and material claims graded C or D. It flags (flag_defect) the most severe
+// new findings the registry does not hold yet, searches evidence for the
+// new structural findings and asks for evidence on MISSING_LINK claims.
+// Its confidence is the mean strength of the challenges it stands by.
+func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
+	d := newDraft(v)
+	fs := v.chainFindings()
+	fresh := d.raiseNew(v, fs)
+	earlier := v.ownEarlier()
+
+	if len(fresh) == 0 {
+		d.say("The sanad breaker finds no new weak chain")
+	} else {
+		d.say("The sanad breaker raises %s", plural(len(fresh), "new challenge"))
+		for i, f := range fresh {
+			d.say("Challenge %s: %s has a %s %s (cure %s)", d.challenges[i].ChallengeID, d.fact(f.claim), f.severity, f.typ, f.cure)
+		}
+	}
+	if len(earlier) > 0 {
+		var parts []string
+		for _, r := range earlier {
+			names := []string{}
+			for _, id := range r.ch.ClaimRefs {
+				if c := v.byID[id]; c != nil {
+					names = append(names, d.ref(c))
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s on %s)", clip(r.ch.ChallengeID, 80), clip(r.ch.DefectType, 40), joinList(names)))
+		}
+		d.say("Still standing from earlier rounds: %s", joinList(parts))
+	}
+	mat := v.material()
+	weak := 0
+	for _, c := range mat {
+		if c.rank() >= 2 {
+			weak++
+		}
+	}
+	if len(mat) > 0 {
+		d.say("%d of %d material claims (%s) rest on grade C or D evidence", weak, len(mat), someKeys(d, mat)))
+	}
+
+	// Confidence: mean strength of the findings it stands by (new and
+	// earlier ones still standing); with none, the chains look sound and
+	// the confidence is the material claims' weighted grade score.
+	standing := map[pair]bool{}
+	for _, r := range earlier {
+		for _, id := range r.ch.ClaimRefs {
+			standing[pair{id, debate.DefectType(r.ch.DefectType)}] = true
+		}
+	}
+	var sum float64
+	var n int
+	for _, f := range fs {
+		if standing[pair{f.claim.id(), f.typ}] || slices.ContainsFunc(fresh, func(g finding) bool { return g.claim == f.claim && g.typ == f.typ }) {
+			sum += f.strength
+			n++
+		}
+	}
+	if n > 0 {
+		d.confidence = sum / float64(n)
+		d.justification = fmt.Sprintf("Confidence %s is the mean strength of %s: structural defects 0.90, others the best grade of the evidence showing them, weak-source challenges 1 minus the claim's grade score",
+			f2(round2(d.confidence)), plural(n, "standing challenge"))
+	} else {
+		d.confidence = weightedScore(mat)
+		d.justification = fmt.Sprintf("No chain stands challenged: confidence %s is the weighted grade score of the %s", f2(round2(d.confidence)), plural(len(mat), "material claim"))
+	}
+
+	tc := newCaller(ctx, v, 1)
+	// Flag the most severe new findings the registry does not hold yet.
+	flagged := v.flaggedPairs()
+	var flagNotes []string
+	for _, f := range fresh {
+		if !f.flaggable || flagged[pair{f.claim.id(), f.typ}] || !tc.can(toolFlagDefect) {
+			continue
+		}
+		desc := clip(fmt.Sprintf("Claim %s (%s): %s", f.claim.key(), metricName(f.claim), f.detail), 1000)
+		_, ok, err := tc.call(toolFlagDefect, flagDefectArgs{ClaimID: f.claim.id(), DefectType: string(f.typ), Severity: string(f.severity),
+			Description: desc, EvidenceRefs: f.refs, CureProtocol: string(f.cure)})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			flagNotes = append(flagNotes, fmt.Sprintf("%s on %s", f.typ, d.ref(f.claim)))
+		}
+	}
+	if len(flagNotes) > 0 {
+		d.say("Flagged in the registry: %s", joinList(flagNotes))
+	}
+	for _, f := range fresh {
+		if f.severity == debate.SeverityMinor || !tc.can(toolSearchEvidence) || tc.left[toolSearchEvidence] <= 2 {
+			continue
+		}
+		if err := tc.searchFor(v, f.claim); err != nil {
+			return nil, err
+		}
+	}
+	// Ask for evidence on the MISSING_LINK claims nobody asked for yet.
+	asked := v.requested()
+	for _, c := range v.claims {
+		if !c.hasDefect(debate.DefectMissingLink) || asked[c.id()] {
+			continue
+		}
+		d.requests = append(d.requests, debate.EvidenceRequest{
+			Query:     clip(fmt.Sprintf("source document for %s (claim %s): %s", metricName(c), c.key(), c.claim.Text), 300),
+			ClaimRefs: []string{c.id()},
+		})
+		d.say("Evidence requested for %s: no span supports it", d.brief(c))
+	}
+
+	for i, f := range fresh {
+		if i == maxTests {
+			break
+		}
+		d.test(fmt.Sprintf("Produce the evidence that cures the %s of claim %s", f.typ, f.claim.key()),
+			requiredEvidence(f.claim),
+			fmt.Sprintf("Challenge %s fails if claim %s gets a resolvable span and chain with evidence graded B or better", d.challenges[i].ChallengeID, f.claim.key()))
+	}
+	if len(fresh) == 0 {
+		for _, r := range earlier {
+			for _, id := range r.ch.ClaimRefs {
+				if c := v.byID[id]; c != nil && len(d.tests) < maxTests {
+					d.test(fmt.Sprintf("Re-grade claim %s once its chain is repaired", c.key()), requiredEvidence(c),
+						fmt.Sprintf("Challenge %s fails if claim %s is graded B or better with no open %s defect", clip(r.ch.ChallengeID, 80), c.key(), clip(r.ch.DefectType, 40)))
+				}
+			}
+		}
+	}
+	d.counter = "The weak grades may reflect how the data room was indexed rather than the facts: company documents not yet registered (audited accounts, bank statements) could corroborate the challenged claims and cure the chains."
+	if len(fresh) > 0 {
+		f := fresh[0]
+		d.counter = fmt.Sprintf("The %s on claim %s may be an indexing gap rather than a weak source: a registered primary document could cure it without changing the figure", f.typ, f.claim.key())
+	}
+	d.failureModes = []string{"A challenged claim is cured by evidence already held outside the registry.", "A chain defect is an ingestion artefact, not a defect of the source."}
+	d.structured = struct {
+		New     int `json:"new_challenges"`
+		Earlier int `json:"standing_challenges"`
+	}{len(fresh), len(earlier)}
+	return d.output(v.role, v.round, tc.made), nil
+}

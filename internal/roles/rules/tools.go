@@ -1,0 +1,156 @@
+package rules
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/roles"
+)
+
+// Tool names and arguments of seed 000 §4. The argument structs spell the
+// seed's parameter names; optional ones are left out when unset.
+const (
+	toolLookupClaim        = "lookup_claim"
+	toolLookupCalc         = "lookup_calc"
+	toolSearchEvidence     = "search_evidence"
+	toolFlagDefect         = "flag_defect"
+	toolRequestHumanReview = "request_human_review"
+	toolQueryEnrichment    = "query_enrichment"
+)
+
+// quota is seed 000 §6.2's per-round limit of each tool per role (and the
+// server's for the two the seed leaves open); a role plans within it.
+var quota = map[string]int{
+	toolLookupClaim:        20,
+	toolLookupCalc:         10,
+	toolSearchEvidence:     5,
+	toolFlagDefect:         3,
+	toolQueryEnrichment:    5,
+	toolRequestHumanReview: 2,
+}
+
+type lookupClaimArgs struct {
+	ClaimID         string `json:"claim_id"`
+	IncludeSanad    bool   `json:"include_sanad,omitempty"`
+	IncludeEvidence bool   `json:"include_evidence,omitempty"`
+}
+
+type lookupCalcArgs struct {
+	CalcID        string `json:"calc_id"`
+	IncludeInputs bool   `json:"include_inputs"`
+}
+
+type searchEvidenceArgs struct {
+	Query      string `json:"query"`
+	DealID     string `json:"deal_id"`
+	ClaimClass string `json:"claim_class,omitempty"`
+	MinGrade   string `json:"min_grade,omitempty"`
+	Limit      int    `json:"limit,omitempty"`
+}
+
+type flagDefectArgs struct {
+	ClaimID      string   `json:"claim_id"`
+	DefectType   string   `json:"defect_type"`
+	Severity     string   `json:"severity"`
+	Description  string   `json:"description"`
+	EvidenceRefs []string `json:"evidence_refs"`
+	CureProtocol string   `json:"cure_protocol"`
+}
+
+type humanReviewArgs struct {
+	ClaimIDs     []string `json:"claim_ids"`
+	Reason       string   `json:"reason"`
+	Priority     string   `json:"priority,omitempty"`
+	RequiredRole string   `json:"required_role,omitempty"`
+}
+
+type enrichmentArgs struct {
+	EntityType string   `json:"entity_type"`
+	EntityName string   `json:"entity_name"`
+	DataPoints []string `json:"data_points"`
+}
+
+// caller makes one turn's tool calls within the role's remaining quota
+// for the round. Calls that return SUCCESS are kept for the output's
+// tool_calls; a refused or failed call is the server's to record and
+// changes nothing else in the turn.
+type caller struct {
+	ctx   context.Context
+	tools roles.Tools
+	left  map[string]int
+	made  []debate.ToolCall
+}
+
+// newCaller budgets the turn: the quota minus what the role's earlier
+// outputs of the round already used; share (0 < share ≤ 1) keeps part of
+// it for a later turn of the same round (the advocate speaks twice).
+func newCaller(ctx context.Context, v *view, share float64) *caller {
+	c := &caller{ctx: ctx, tools: v.in.Tools, left: map[string]int{}}
+	for _, tool := range slices.Sorted(maps.Keys(quota)) {
+		n := quota[tool] - len(v.calls(v.role, tool, v.round, v.round))
+		if share < 1 {
+			n = min(n, int(float64(quota[tool])*share))
+		}
+		c.left[tool] = max(n, 0)
+	}
+	return c
+}
+
+// can reports whether a call to tool fits the budget.
+func (c *caller) can(tool string) bool { return c.tools != nil && c.left[tool] > 0 }
+
+// call runs one call. It reports whether the tool returned SUCCESS; an
+// error is an infrastructure failure the engine retries.
+func (c *caller) call(tool string, args any) (roles.ToolResult, bool, error) {
+	if !c.can(tool) {
+		return roles.ToolResult{}, false, nil
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return roles.ToolResult{}, false, fmt.Errorf("rules: encode %s arguments: %w", tool, err)
+	}
+	c.left[tool]--
+	call := debate.ToolCall{Tool: tool, Args: raw}
+	res, err := c.tools.Call(c.ctx, call)
+	if err != nil {
+		return roles.ToolResult{}, false, fmt.Errorf("rules: %s: %w", tool, err)
+	}
+	if res.Status != "SUCCESS" {
+		return res, false, nil
+	}
+	c.made = append(c.made, call)
+	return res, true, nil
+}
+
+// lookupClaims looks up each claim once, in order, within the budget.
+func (c *caller) lookupClaims(ids []string) error {
+	for _, id := range ids {
+		if _, _, err := c.call(toolLookupClaim, lookupClaimArgs{ClaimID: id, IncludeSanad: true}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lookupCalcs looks up each calc once, in order, within the budget.
+func (c *caller) lookupCalcs(ids []string) error {
+	for _, id := range ids {
+		if _, _, err := c.call(toolLookupCalc, lookupCalcArgs{CalcID: id, IncludeInputs: true}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// searchFor searches the deal's evidence for a claim's metric.
+func (c *caller) searchFor(v *view, cv *claimView) error {
+	q := metricName(cv) + " " + clip(cv.claim.Text, 120)
+	_, _, err := c.call(toolSearchEvidence, searchEvidenceArgs{Query: q, DealID: v.deal.Deal.ID, ClaimClass: string(cv.claim.Class), MinGrade: "D", Limit: 10})
+	return err
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,574 @@
+package rules
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/roles"
+)
+
+// Grade scores: how far a claim of each grade can carry a conclusion.
+const (
+	scoreA = 0.90
+	scoreB = 0.75
+	scoreC = 0.55
+	scoreD = 0.20
+)
+
+// gradeScore maps a grade to its score; an unknown grade scores as D.
+func gradeScore(g debate.Grade) float64 {
+	switch g {
+	case debate.GradeA:
+		return scoreA
+	case debate.GradeB:
+		return scoreB
+	case debate.GradeC:
+		return scoreC
+	}
+	return scoreD
+}
+
+// materialityWeight is a claim's weight in averages: the more the decision
+// depends on it, the more its grade counts.
+func materialityWeight(m debate.Materiality) float64 {
+	switch m {
+	case debate.MaterialityCritical:
+		return 3
+	case debate.MaterialityHigh:
+		return 2
+	case debate.MaterialityLow:
+		return 0.5
+	}
+	return 1
+}
+
+// matnTypes are the defects of a claim's text against other sources (its
+// matn): the contradiction finder's remit. Every other type concerns the
+// chain or the source and is the sanad breaker's.
+var matnTypes = []debate.DefectType{debate.DefectInconsistency, debate.DefectUnitMismatch, debate.DefectTimeWindow, debate.DefectStaleness}
+
+func isMatn(t debate.DefectType) bool { return slices.Contains(matnTypes, t) }
+
+// claimView is a claim with its grade.
+type claimView struct {
+	claim  *debate.Claim
+	grade  debate.ClaimGrade
+	graded bool // false: no grading entry, treated as D / UNVERIFIED
+	weight float64
+}
+
+func (c *claimView) id() string  { return c.claim.ID }
+func (c *claimView) key() string { return cmp.Or(c.claim.Key, c.claim.ID) }
+
+// material reports a material position (SANAD.md): HIGH or CRITICAL, or
+// IC-bound.
+func (c *claimView) material() bool { return c.claim.Material() }
+
+func (c *claimView) rank() int { return debate.GradeRank(c.grade.Grade) }
+
+func (c *claimView) verified() bool { return c.grade.Verdict == debate.VerdictVerified }
+
+func (c *claimView) blocked() bool {
+	return c.grade.Blocked || c.hasDefect(debate.DefectMissingLink)
+}
+
+// weak reports what seed 000 §7 rule 3 asks uncertainties for: a grade
+// below A or corroboration short of MUTAWATIR.
+func (c *claimView) weak() bool {
+	return c.grade.Grade != debate.GradeA || c.grade.Corroboration != debate.CorroborationMutawatir
+}
+
+func (c *claimView) hasDefect(t debate.DefectType) bool {
+	_, ok := c.defect(t)
+	return ok
+}
+
+func (c *claimView) defect(t debate.DefectType) (debate.Defect, bool) {
+	for _, d := range c.grade.Defects {
+		if d.Type == t && d.Open() {
+			return d, true
+		}
+	}
+	return debate.Defect{}, false
+}
+
+// fatal reports an OPEN FATAL defect.
+func (c *claimView) fatal() bool {
+	for _, d := range c.grade.Defects {
+		if d.Open() && d.Severity == debate.SeverityFatal {
+			return true
+		}
+	}
+	return false
+}
+
+// redFlag reports a claim the grading marks RED_FLAG (contradicted or
+// inflated).
+func (c *claimView) redFlag() bool { return c.grade.Action == debate.ActionRedFlag }
+
+// onlyMatn reports whether every open defect of the claim is a matn
+// defect (and it has at least one): its weakness is the contradiction
+// finder's to argue.
+func (c *claimView) onlyMatn() bool {
+	n := 0
+	for _, d := range c.grade.Defects {
+		if !d.Open() {
+			continue
+		}
+		if !isMatn(d.Type) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// openDefects returns the claim's open defects, worst severity first, then
+// by type.
+func (c *claimView) openDefects() []debate.Defect {
+	var out []debate.Defect
+	for _, d := range c.grade.Defects {
+		if d.Open() {
+			out = append(out, d)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b debate.Defect) int {
+		return cmp.Or(cmp.Compare(severityRank(a.Severity), severityRank(b.Severity)), cmp.Compare(a.Type, b.Type))
+	})
+	return out
+}
+
+func severityRank(s debate.Severity) int {
+	switch s {
+	case debate.SeverityFatal:
+		return 0
+	case debate.SeverityMajor:
+		return 1
+	case debate.SeverityMinor:
+		return 2
+	}
+	return 1
+}
+
+// calcView is a deal calc with its recomputed result.
+type calcView struct {
+	calc   *debate.Calc
+	result debate.CalcResult
+	graded bool
+}
+
+func (c *calcView) id() string { return c.calc.ID }
+
+// raised is a challenge found in the transcript, with who raised it when.
+type raised struct {
+	ch    debate.Challenge
+	role  string
+	round int
+}
+
+// pair identifies a challenge's substance: a claim and a defect type.
+type pair struct {
+	claimID string
+	typ     debate.DefectType
+}
+
+// view indexes one turn's input. It is built once per turn and only read.
+type view struct {
+	in     *roles.Input
+	role   string
+	round  int
+	deal   *debate.DealBundle
+	claims []*claimView // by key, then id
+	byID   map[string]*claimView
+	calcs  []*calcView // by id
+	calcBy map[string]*calcView
+
+	evidence map[string]*debate.EvidenceItem
+	spans    map[string]*debate.Span
+	docs     map[string]*debate.Document
+	sanadOf  map[string]*debate.Sanad // by claim id, the first by sanad id
+	// refs holds every id a challenge may cite as evidence: evidence items,
+	// spans, calcs, claims and documents of the deal (what sanad.Flag
+	// accepts).
+	refs map[string]bool
+}
+
+func newView(role string, in *roles.Input) *view {
+	v := &view{
+		in: in, role: role, round: in.Round, deal: in.Deal,
+		byID: map[string]*claimView{}, calcBy: map[string]*calcView{},
+		evidence: map[string]*debate.EvidenceItem{}, spans: map[string]*debate.Span{},
+		docs: map[string]*debate.Document{}, sanadOf: map[string]*debate.Sanad{}, refs: map[string]bool{},
+	}
+	grades := map[string]debate.ClaimGrade{}
+	results := map[string]debate.CalcResult{}
+	if g := in.Grading; g != nil {
+		for _, c := range g.Claims {
+			if _, dup := grades[c.ClaimID]; !dup {
+				grades[c.ClaimID] = c
+			}
+		}
+		for _, c := range g.Calcs {
+			if _, dup := results[c.CalcID]; !dup {
+				results[c.CalcID] = c
+			}
+		}
+	}
+	b := in.Deal
+	for i := range b.Claims {
+		c := &b.Claims[i]
+		if c.ID == "" || v.byID[c.ID] != nil || (c.DealID != "" && c.DealID != b.Deal.ID) {
+			continue
+		}
+		cv := &claimView{claim: c, weight: materialityWeight(c.Materiality)}
+		if g, ok := grades[c.ID]; ok {
+			cv.grade, cv.graded = g, true
+		} else {
+			cv.grade = debate.ClaimGrade{ClaimID: c.ID, ClaimKey: c.Key, BaseGrade: debate.GradeD, Grade: debate.GradeD,
+				Verdict: debate.VerdictUnverified, Action: debate.ActionRequestData, Corroboration: debate.CorroborationNone}
+		}
+		v.claims = append(v.claims, cv)
+		v.byID[c.ID] = cv
+		v.refs[c.ID] = true
+	}
+	slices.SortFunc(v.claims, func(a, b *claimView) int {
+		return cmp.Or(cmp.Compare(a.claim.Key, b.claim.Key), cmp.Compare(a.id(), b.id()))
+	})
+	for i := range b.Calcs {
+		c := &b.Calcs[i]
+		if c.ID == "" || v.calcBy[c.ID] != nil {
+			continue
+		}
+		cv := &calcView{calc: c}
+		cv.result, cv.graded = results[c.ID]
+		if !cv.graded {
+			cv.result = debate.CalcResult{CalcID: c.ID, Type: c.Type, Grade: debate.GradeD}
+		}
+		v.calcs = append(v.calcs, cv)
+		v.calcBy[c.ID] = cv
+		v.refs[c.ID] = true
+	}
+	slices.SortFunc(v.calcs, func(a, b *calcView) int { return cmp.Compare(a.id(), b.id()) })
+	for i := range b.Evidence {
+		e := &b.Evidence[i]
+		if _, dup := v.evidence[e.ID]; !dup && e.ID != "" {
+			v.evidence[e.ID] = e
+			v.refs[e.ID] = true
+		}
+	}
+	for i := range b.Spans {
+		s := &b.Spans[i]
+		if _, dup := v.spans[s.ID]; !dup && s.ID != "" {
+			v.spans[s.ID] = s
+			v.refs[s.ID] = true
+		}
+	}
+	for i := range b.Documents {
+		d := &b.Documents[i]
+		if _, dup := v.docs[d.ID]; !dup && d.ID != "" {
+			v.docs[d.ID] = d
+			v.refs[d.ID] = true
+		}
+	}
+	for i := range b.Sanads {
+		s := &b.Sanads[i]
+		if old, ok := v.sanadOf[s.ClaimID]; !ok || s.ID < old.ID {
+			v.sanadOf[s.ClaimID] = s
+		}
+	}
+	return v
+}
+
+// material returns the material claims, in key order.
+func (v *view) material() []*claimView {
+	var out []*claimView
+	for _, c := range v.claims {
+		if c.material() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// byMateriality returns cs ordered by weight (heaviest first), then key.
+func byMateriality(cs []*claimView) []*claimView {
+	out := slices.Clone(cs)
+	slices.SortStableFunc(out, func(a, b *claimView) int {
+		ma, mb := a.material(), b.material()
+		if ma != mb {
+			if ma {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(b.weight, a.weight)
+	})
+	return out
+}
+
+// primaryEvidence returns the claim's primary evidence item: its sanad's
+// primary, else an item quoting its primary span.
+func (v *view) primaryEvidence(c *claimView) *debate.EvidenceItem {
+	if s := v.sanadOf[c.id()]; s != nil {
+		if e := v.evidence[s.PrimaryEvidenceID]; e != nil {
+			return e
+		}
+	}
+	if c.claim.PrimarySpanID == "" {
+		return nil
+	}
+	var best *debate.EvidenceItem
+	for _, e := range v.evidence {
+		if e.SourceSpanID == c.claim.PrimarySpanID && (best == nil || e.ID < best.ID) {
+			best = e
+		}
+	}
+	return best
+}
+
+// claimRefs returns the ids that show a claim's own evidence: its primary
+// evidence, its primary span and its existing corroborations, in that
+// order; the claim's own id when nothing of its evidence exists (the
+// defect is then that the evidence is missing).
+func (v *view) claimRefs(c *claimView) []string {
+	var out []string
+	add := func(id string) {
+		if id != "" && v.refs[id] && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	if e := v.primaryEvidence(c); e != nil {
+		add(e.ID)
+	}
+	add(c.claim.PrimarySpanID)
+	if s := v.sanadOf[c.id()]; s != nil {
+		for _, id := range slices.Sorted(slices.Values(s.CorroboratingEvidenceIDs)) {
+			add(id)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, c.id())
+	}
+	return out
+}
+
+// defectRefs returns the defect's evidence references that name something
+// of the deal; when none does (a dangling reference is the defect), the
+// claim's own evidence.
+func (v *view) defectRefs(c *claimView, d debate.Defect) []string {
+	var out []string
+	for _, r := range d.EvidenceRefs {
+		if v.refs[r] && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return v.claimRefs(c)
+	}
+	return out
+}
+
+// evidenceStrength is how strongly the cited ids show something: the best
+// score among the evidence items (their source grade) and calcs (their
+// grade) cited; fallback when none is graded.
+func (v *view) evidenceStrength(ids []string, fallback float64) float64 {
+	best, found := 0.0, false
+	for _, id := range ids {
+		var s float64
+		switch {
+		case v.evidence[id] != nil:
+			s = gradeScore(v.evidence[id].SourceGrade)
+		case v.calcBy[id] != nil:
+			s = gradeScore(v.calcBy[id].result.Grade)
+		default:
+			continue
+		}
+		if !found || s > best {
+			best, found = s, true
+		}
+	}
+	if !found {
+		return fallback
+	}
+	return best
+}
+
+// defectStrength is how strongly the registry shows a defect: structural
+// defects (a missing link, a FATAL chain defect) are shown by the registry
+// itself; the others are as strong as the best evidence that shows them.
+func (v *view) defectStrength(c *claimView, d debate.Defect) float64 {
+	if d.Type == debate.DefectMissingLink || d.Severity == debate.SeverityFatal {
+		return scoreA
+	}
+	return v.evidenceStrength(d.EvidenceRefs, scoreC)
+}
+
+// supports reports whether the registry supports a challenge of type t on
+// the claim: the claim has an open defect of that type, or it is graded C
+// or D in a material position. The reason names what decided.
+func (v *view) supports(c *claimView, t debate.DefectType) (bool, string) {
+	if c.hasDefect(t) {
+		return true, "claim " + c.key() + " has an open " + string(t) + " defect in the registry"
+	}
+	if c.material() && c.rank() >= 2 {
+		return true, "claim " + c.key() + " is graded " + string(c.grade.Grade) + " in a material position (" + materialityText(c) + ")"
+	}
+	why := "claim " + c.key() + " is graded " + string(c.grade.Grade)
+	if !c.material() {
+		why += ", is not in a material position"
+	}
+	return false, why + " and has no open " + string(t) + " defect"
+}
+
+// transcript helpers
+
+// challenges returns every challenge of the transcript in order, with its
+// role and round.
+func (v *view) challenges() []raised {
+	var out []raised
+	for _, o := range v.in.Transcript {
+		for _, ch := range o.Challenges {
+			out = append(out, raised{ch: ch, role: o.Role, round: o.RoundNumber})
+		}
+	}
+	return out
+}
+
+// raisedPairs returns the (claim, defect type) pairs challenged anywhere
+// in the transcript: a role never raises one again.
+func (v *view) raisedPairs() map[pair]bool {
+	out := map[pair]bool{}
+	for _, r := range v.challenges() {
+		for _, id := range r.ch.ClaimRefs {
+			out[pair{id, debate.DefectType(r.ch.DefectType)}] = true
+		}
+	}
+	return out
+}
+
+// rulings returns the arbiter's rulings of the transcript by challenge id
+// (the first ruling on an id wins).
+func (v *view) rulings() map[string]debate.Ruling {
+	out := map[string]debate.Ruling{}
+	for _, o := range v.in.Transcript {
+		if o.Role != debate.RoleArbiter {
+			continue
+		}
+		for _, r := range o.Rulings {
+			if _, ok := out[r.ChallengeID]; !ok {
+				out[r.ChallengeID] = r
+			}
+		}
+	}
+	return out
+}
+
+// upheldBefore returns the transcript's upheld challenges raised before
+// round (exclusive), in transcript order.
+func (v *view) upheldBefore(round int) []raised {
+	rs := v.rulings()
+	var out []raised
+	seen := map[string]bool{}
+	for _, r := range v.challenges() {
+		if r.round >= round || seen[r.ch.ChallengeID] {
+			continue
+		}
+		seen[r.ch.ChallengeID] = true
+		if ru, ok := rs[r.ch.ChallengeID]; ok && ru.Upheld && !ru.Frivolous {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// spoke reports whether role has an output for round in the transcript.
+func (v *view) spoke(role string, round int) bool {
+	for _, o := range v.in.Transcript {
+		if o.Role == role && o.RoundNumber == round {
+			return true
+		}
+	}
+	return false
+}
+
+// calls returns the tool calls role made (recorded in its outputs) to
+// tool, in rounds [from, to].
+func (v *view) calls(role, tool string, from, to int) []debate.ToolCall {
+	var out []debate.ToolCall
+	for _, o := range v.in.Transcript {
+		if o.Role != role || o.RoundNumber < from || o.RoundNumber > to {
+			continue
+		}
+		for _, c := range o.ToolCalls {
+			if c.Tool == tool {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// flaggedPairs returns the (claim, type) pairs any flag_defect call of the
+// transcript flagged.
+func (v *view) flaggedPairs() map[pair]bool {
+	out := map[pair]bool{}
+	for _, o := range v.in.Transcript {
+		for _, c := range o.ToolCalls {
+			if c.Tool != toolFlagDefect {
+				continue
+			}
+			var a flagDefectArgs
+			if json.Unmarshal(c.Args, &a) == nil {
+				out[pair{a.ClaimID, debate.DefectType(a.DefectType)}] = true
+			}
+		}
+	}
+	return out
+}
+
+// reviewed returns the claim ids any request_human_review call of the
+// transcript named.
+func (v *view) reviewed() map[string]bool {
+	out := map[string]bool{}
+	for _, o := range v.in.Transcript {
+		for _, c := range o.ToolCalls {
+			if c.Tool != toolRequestHumanReview {
+				continue
+			}
+			var a humanReviewArgs
+			if json.Unmarshal(c.Args, &a) == nil {
+				for _, id := range a.ClaimIDs {
+					out[id] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// requested returns the claim ids the transcript's evidence requests name.
+func (v *view) requested() map[string]bool {
+	out := map[string]bool{}
+	for _, o := range v.in.Transcript {
+		for _, r := range o.EvidenceRequests {
+			for _, id := range r.ClaimRefs {
+				out[id] = true
+			}
+		}
+	}
+	return out
+}
+
+// latestPositions returns each role's latest position in the transcript
+// up to round, by role.
+func (v *view) latestPositions(round int) map[string]debate.Position {
+	out := map[string]debate.Position{}
+	for _, o := range v.in.Transcript {
+		if o.Position != nil && o.RoundNumber <= round {
+			out[o.Role] = *o.Position
+		}
+	}
+	return out
+}

@@ -1,0 +1,259 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// The arguments of each tool: the parameters of its seed 000 §4 signature.
+// Any other member is INVALID.
+var fieldsOf = map[string][]string{
+	LookupClaim:        {"claim_id", "include_sanad", "include_evidence"},
+	LookupCalc:         {"calc_id", "include_inputs"},
+	SearchEvidence:     {"query", "deal_id", "claim_class", "min_grade", "limit"},
+	FlagDefect:         {"claim_id", "defect_type", "severity", "description", "evidence_refs", "cure_protocol"},
+	RequestHumanReview: {"claim_ids", "reason", "priority", "required_role"},
+	QueryEnrichment:    {"entity_type", "entity_name", "data_points"},
+}
+
+// Bounds of argument values.
+const (
+	maxQueryLen      = debate.MaxShortTextLen // search_evidence query, entity_name, data points
+	maxDataPoints    = 32
+	maxRoleLen       = 64
+	maxSearchLimit   = 50
+	defaultSearchLim = 10
+)
+
+// violations accumulates bad arguments in the order they were found.
+type violations []debate.FieldViolation
+
+func (v *violations) Add(field, format string, args ...any) {
+	*v = append(*v, debate.FieldViolation{Field: field, Description: fmt.Sprintf(format, args...)})
+}
+
+func (v violations) Len() int { return len(v) }
+
+func (v violations) has(field string) bool {
+	return slices.ContainsFunc(v, func(fv debate.FieldViolation) bool { return fv.Field == field })
+}
+
+// bad is a refused call: its rule and the violations found.
+type bad struct {
+	rule string
+	list violations
+}
+
+// newBad returns the refusal of v's violations, or nil without any.
+func newBad(rule string, v *violations) *bad {
+	if v.Len() == 0 {
+		return nil
+	}
+	return &bad{rule: rule, list: *v}
+}
+
+func (b *bad) result() Result {
+	parts := make([]string, 0, len(b.list))
+	for _, fv := range b.list {
+		parts = append(parts, fv.Field+": "+fv.Description)
+	}
+	return refusal(StatusInvalid, b.rule, b.list[0].Field, strings.Join(parts, "; "))
+}
+
+// args are a call's arguments by name.
+type args struct {
+	m map[string]json.RawMessage
+	v violations // type and shape violations
+}
+
+// parseArgs checks that raw is a JSON object naming only the tool's
+// parameters.
+func parseArgs(raw json.RawMessage, wellFormed bool, allowed []string) (*args, *bad) {
+	a := &args{m: map[string]json.RawMessage{}}
+	var v violations
+	switch {
+	case len(raw) > MaxArgsBytes:
+		v.Add("args", "are %d bytes long, at most %d allowed", len(raw), MaxArgsBytes)
+	case !wellFormed:
+		v.Add("args", "must be one JSON object with distinct member names (UTF-8)")
+	case len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null":
+		if err := json.Unmarshal(raw, &a.m); err != nil {
+			v.Add("args", "must be a JSON object")
+		}
+	}
+	if v.Len() > 0 {
+		return nil, newBad(RuleArguments, &v)
+	}
+	var unknown []string
+	for k := range a.m {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		v.Add(printable(k), "unknown field (the fields are %s)", strings.Join(allowed, ", "))
+	}
+	if v.Len() > 0 {
+		return nil, newBad(RuleArguments, &v)
+	}
+	return a, nil
+}
+
+// printable makes a member name fit for a field path: quoted when empty,
+// cut at 64 bytes, valid UTF-8.
+func printable(s string) string {
+	if s == "" {
+		return `""`
+	}
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// present reports whether name was given a non-null value.
+func (a *args) present(name string) bool {
+	raw, ok := a.m[name]
+	return ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+// decode decodes member name into dst when present, recording a type
+// violation otherwise.
+func (a *args) decode(name string, dst any, kind string) bool {
+	if !a.present(name) {
+		return false
+	}
+	if err := json.Unmarshal(a.m[name], dst); err != nil {
+		a.v.Add(name, "must be %s", kind)
+		return false
+	}
+	return true
+}
+
+func (a *args) str(name string) string {
+	var s string
+	a.decode(name, &s, "a string")
+	return s
+}
+
+func (a *args) boolean(name string, def bool) bool {
+	b := def
+	if !a.decode(name, &b, "a boolean") {
+		return def
+	}
+	return b
+}
+
+func (a *args) integer(name string, def int) int {
+	n := def
+	if !a.decode(name, &n, "an integer") {
+		return def
+	}
+	return n
+}
+
+func (a *args) strs(name string) []string {
+	var ss []string
+	a.decode(name, &ss, "an array of strings")
+	return ss
+}
+
+// id checks a required id argument.
+func (a *args) id(name, s string) {
+	switch {
+	case s == "":
+		if !a.hasViolation(name) {
+			a.v.Add(name, "is required")
+		}
+	case !debate.ValidID(s):
+		a.v.Add(name, "must be 1 to %d printable characters without spaces", debate.MaxIDLen)
+	}
+}
+
+// ids checks a list of ids: at least min, at most max, each valid.
+func (a *args) ids(name string, ss []string, min, max int) {
+	if a.hasViolation(name) {
+		return
+	}
+	switch {
+	case len(ss) < min:
+		a.v.Add(name, "needs at least %d id(s)", min)
+	case len(ss) > max:
+		a.v.Add(name, "has %d ids, at most %d allowed", len(ss), max)
+	default:
+		for i, s := range ss {
+			a.id(fmt.Sprintf("%s[%d]", name, i), s)
+		}
+	}
+}
+
+// text checks a text argument: required or not, at most limit bytes, no
+// NUL.
+func (a *args) text(name, s string, required bool, limit int) {
+	switch {
+	case strings.TrimSpace(s) == "":
+		if required && !a.hasViolation(name) {
+			a.v.Add(name, "is required")
+		}
+	case len(s) > limit:
+		a.v.Add(name, "is %d bytes long, at most %d allowed", len(s), limit)
+	case !utf8.ValidString(s) || strings.ContainsRune(s, 0):
+		a.v.Add(name, "must be UTF-8 text without NUL characters")
+	}
+}
+
+// enum checks an enumeration argument; empty passes unless required.
+func enum[E ~string](a *args, name string, e E, valid []E, required bool) {
+	if a.hasViolation(name) {
+		return
+	}
+	if e == "" {
+		if required {
+			a.v.Add(name, "is required")
+		}
+		return
+	}
+	if !slices.Contains(valid, e) {
+		names := make([]string, len(valid))
+		for i, x := range valid {
+			names[i] = string(x)
+		}
+		a.v.Add(name, "must be one of %s", strings.Join(names, ", "))
+	}
+}
+
+// hasViolation reports whether name already has a (type) violation.
+func (a *args) hasViolation(name string) bool { return a.v.has(name) }
+
+// done returns the shape violations, if any.
+func (a *args) done() *bad { return newBad(RuleArguments, &a.v) }
+
+// notFound reports ids of the arguments that name nothing of this deal. The
+// message never says whether the id exists elsewhere.
+type notFound struct{ v violations }
+
+func (n *notFound) check(field string, ok bool, what string) {
+	if !ok {
+		n.v.Add(field, "no %s with this id in this deal", what)
+	}
+}
+
+func (n *notFound) done() *bad { return newBad(RuleNotFound, &n.v) }
+
+// dedupe drops repeated strings, keeping first occurrences in order.
+func dedupe(ss []string) []string {
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

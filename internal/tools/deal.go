@@ -1,0 +1,258 @@
+package tools
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// Deal is what the tools read: a deal's registry, its grading and the
+// enrichment records its tenant supplied. Any part may be nil or empty: a
+// missing part makes lookups of it NOT_FOUND (INVALID) and searches empty,
+// never a panic. The Invoker indexes it once and never changes it.
+type Deal struct {
+	Bundle *debate.DealBundle
+	// Grading gives lookup_claim its claim_grade and claim_verdict and
+	// lookup_calc its output and grade; without it those fields are empty.
+	Grading *debate.DealGrading
+	// Enrichment holds the records query_enrichment answers from.
+	Enrichment []Enrichment
+}
+
+// Entity types of query_enrichment.
+const (
+	EntityCompany = "COMPANY"
+	EntityPerson  = "PERSON"
+	EntityMarket  = "MARKET"
+)
+
+// EntityTypes lists the entity types query_enrichment accepts.
+var EntityTypes = []string{EntityCompany, EntityPerson, EntityMarket}
+
+// Enrichment is one tenant-supplied data point about an entity (a
+// company, a person, a market), from a third party (a data vendor, a
+// registry, a press article). Seed 000 §4.6 treats such data as weak: its
+// grade is C or D, and it must be corroborated by primary sources.
+type Enrichment struct {
+	RecordID   string
+	EntityType string // COMPANY, PERSON or MARKET
+	EntityName string
+	DataPoint  string // e.g. "ARR", "headcount", "founded"
+	Value      string
+	Source     string // who says so, e.g. "Crunchbase"
+	AsOf       string // ISO 8601 date or empty
+	// SourceGrade is C or D. A better grade is capped at C; an empty or
+	// unknown grade counts as D.
+	SourceGrade debate.SourceGrade
+}
+
+// EnrichmentGrade is the grade query_enrichment reports for a record: A, B
+// and C give C; anything else gives D.
+func EnrichmentGrade(g debate.SourceGrade) debate.SourceGrade {
+	switch g {
+	case debate.GradeA, debate.GradeB, debate.GradeC:
+		return debate.GradeC
+	}
+	return debate.GradeD
+}
+
+// dealIndex is a Deal indexed by id. It is built once and read
+// concurrently.
+type dealIndex struct {
+	dealID     string
+	claims     map[string]*debate.Claim
+	calcs      map[string]*debate.Calc
+	evidence   map[string]*debate.EvidenceItem
+	spans      map[string]*debate.Span
+	documents  map[string]*debate.Document
+	sanadOf    map[string]*debate.Sanad // by claim id
+	grades     map[string]*debate.ClaimGrade
+	calcGrades map[string]*debate.CalcResult
+	// refs holds every id flag_defect may cite as evidence.
+	refs map[string]bool
+	// docs are the search documents: one per evidence item, by id.
+	docs       []searchDoc
+	enrichment []Enrichment
+}
+
+// searchDoc is an evidence item as search_evidence ranks it.
+type searchDoc struct {
+	evidence *debate.EvidenceItem
+	span     *debate.Span // nil when the span does not resolve
+	terms    map[string]bool
+	classes  []debate.ClaimClass // sorted, distinct
+}
+
+func newDealIndex(d *Deal, dealID string) *dealIndex {
+	x := &dealIndex{
+		dealID:     dealID,
+		claims:     map[string]*debate.Claim{},
+		calcs:      map[string]*debate.Calc{},
+		evidence:   map[string]*debate.EvidenceItem{},
+		spans:      map[string]*debate.Span{},
+		documents:  map[string]*debate.Document{},
+		sanadOf:    map[string]*debate.Sanad{},
+		grades:     map[string]*debate.ClaimGrade{},
+		calcGrades: map[string]*debate.CalcResult{},
+		refs:       map[string]bool{},
+	}
+	if d == nil {
+		return x
+	}
+	x.enrichment = slices.Clone(d.Enrichment)
+	if b := d.Bundle; b != nil {
+		// The first of duplicate ids wins; Validate rejects such bundles
+		// anyway.
+		for i := range b.Claims {
+			c := &b.Claims[i]
+			if c.ID == "" || (c.DealID != "" && c.DealID != dealID) {
+				continue // not this deal's claim: never served
+			}
+			putFirst(x.claims, c.ID, c)
+		}
+		for i := range b.Calcs {
+			putFirst(x.calcs, b.Calcs[i].ID, &b.Calcs[i])
+		}
+		for i := range b.Evidence {
+			putFirst(x.evidence, b.Evidence[i].ID, &b.Evidence[i])
+		}
+		for i := range b.Spans {
+			putFirst(x.spans, b.Spans[i].ID, &b.Spans[i])
+		}
+		for i := range b.Documents {
+			putFirst(x.documents, b.Documents[i].ID, &b.Documents[i])
+		}
+		for i := range b.Sanads {
+			s := &b.Sanads[i]
+			if x.claims[s.ClaimID] != nil {
+				putFirst(x.sanadOf, s.ClaimID, s)
+			}
+		}
+		x.indexRefs(b)
+		x.indexSearch(b)
+	}
+	if g := d.Grading; g != nil {
+		for i := range g.Claims {
+			putFirst(x.grades, g.Claims[i].ClaimID, &g.Claims[i])
+		}
+		for i := range g.Calcs {
+			putFirst(x.calcGrades, g.Calcs[i].CalcID, &g.Calcs[i])
+		}
+	}
+	return x
+}
+
+func putFirst[T any](m map[string]*T, id string, v *T) {
+	if id == "" {
+		return
+	}
+	if _, ok := m[id]; !ok {
+		m[id] = v
+	}
+}
+
+// indexRefs collects the ids a defect may cite: evidence items, spans,
+// calcs (and their calc sanads), claims, documents, sanads and the nodes of
+// their chains.
+func (x *dealIndex) indexRefs(b *debate.DealBundle) {
+	add := func(id string) {
+		if id != "" {
+			x.refs[id] = true
+		}
+	}
+	for id := range x.claims {
+		add(id)
+	}
+	for id := range x.evidence {
+		add(id)
+	}
+	for id := range x.spans {
+		add(id)
+	}
+	for id := range x.documents {
+		add(id)
+	}
+	for id, c := range x.calcs {
+		add(id)
+		add(c.CalcSanadID)
+	}
+	for _, s := range x.sanadOf {
+		add(s.ID)
+		for _, n := range s.Chain {
+			add(n.ID)
+		}
+	}
+}
+
+// indexSearch prepares one search document per evidence item, in evidence
+// id order, with the claim classes of the claims that cite it: through
+// their primary span or their sanad (primary or corroborating).
+func (x *dealIndex) indexSearch(b *debate.DealBundle) {
+	classes := map[string]map[debate.ClaimClass]bool{}
+	cite := func(evidenceID string, c debate.ClaimClass) {
+		if classes[evidenceID] == nil {
+			classes[evidenceID] = map[debate.ClaimClass]bool{}
+		}
+		classes[evidenceID][c] = true
+	}
+	bySpan := map[string][]string{}
+	for id, e := range x.evidence {
+		bySpan[e.SourceSpanID] = append(bySpan[e.SourceSpanID], id)
+	}
+	for _, c := range x.claims {
+		if c.PrimarySpanID != "" {
+			for _, e := range bySpan[c.PrimarySpanID] {
+				cite(e, c.Class)
+			}
+		}
+		if s := x.sanadOf[c.ID]; s != nil {
+			if s.PrimaryEvidenceID != "" {
+				cite(s.PrimaryEvidenceID, c.Class)
+			}
+			for _, e := range s.CorroboratingEvidenceIDs {
+				cite(e, c.Class)
+			}
+		}
+	}
+	ids := make([]string, 0, len(x.evidence))
+	for id := range x.evidence {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	x.docs = make([]searchDoc, 0, len(ids))
+	for _, id := range ids {
+		e := x.evidence[id]
+		doc := searchDoc{evidence: e, span: x.spans[e.SourceSpanID]}
+		if doc.span != nil {
+			doc.terms = termSet(doc.span.TextExcerpt)
+		}
+		for c := range classes[id] {
+			doc.classes = append(doc.classes, c)
+		}
+		slices.Sort(doc.classes)
+		x.docs = append(x.docs, doc)
+	}
+}
+
+// hasClaim reports whether id is a claim of this deal.
+func (x *dealIndex) hasClaim(id string) bool { return x.claims[id] != nil }
+
+// normName folds a name for matching: lower case, every run of characters
+// other than letters and digits one space, trimmed.
+func normName(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToLower(s) {
+		if isWordRune(r) {
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+			continue
+		}
+		space = true
+	}
+	return b.String()
+}
