@@ -129,8 +129,8 @@ func newDealIndex(d *Deal, dealID string) *dealIndex {
 				putFirst(x.sanadOf, s.ClaimID, s)
 			}
 		}
-		x.indexRefs(b)
-		x.indexSearch(b)
+		x.indexRefs()
+		x.indexSearch()
 	}
 	if g := d.Grading; g != nil {
 		for i := range g.Claims {
@@ -155,7 +155,7 @@ func putFirst[T any](m map[string]*T, id string, v *T) {
 // indexRefs collects the ids a defect may cite: evidence items, spans,
 // calcs (and their calc sanads), claims, documents, sanads and the nodes of
 // their chains.
-func (x *dealIndex) indexRefs(b *debate.DealBundle) {
+func (x *dealIndex) indexRefs() {
 	add := func(id string) {
 		if id != "" {
 			x.refs[id] = true
@@ -188,7 +188,7 @@ func (x *dealIndex) indexRefs(b *debate.DealBundle) {
 // indexSearch prepares one search document per evidence item, in evidence
 // id order, with the claim classes of the claims that cite it: through
 // their primary span or their sanad (primary or corroborating).
-func (x *dealIndex) indexSearch(b *debate.DealBundle) {
+func (x *dealIndex) indexSearch() {
 	classes := map[string]map[debate.ClaimClass]bool{}
 	cite := func(evidenceID string, c debate.ClaimClass) {
 		if classes[evidenceID] == nil {
