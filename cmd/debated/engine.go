@@ -11,16 +11,18 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/idis"
-	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/protocols/synthetic"
+	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/postgres"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/stream"
+	"github.com/debated/debated/internal/tools"
 )
 
 // parseSigningKeys reads "v1:BASE64,v2:BASE64" (the last version signs,
@@ -75,10 +77,27 @@ func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
 
 // protocols registers every protocol the service runs.
 func protocols(st stores) (*orchestrator.Registry, error) {
-	return orchestrator.NewRegistry(
-		synthetic.Protocol(),
-		idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New()}),
-	)
+	cfg := idis.Config{Registry: st, Ledger: st, Roles: rules.New()}
+	if pg, ok := st.(*postgres.Store); ok {
+		// PostgreSQL full-text search; the embedded store ranks in memory.
+		cfg.Searcher = pgSearcher{pg}
+	}
+	return orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(cfg))
+}
+
+// pgSearcher adapts the PostgreSQL store's full-text search to the tools.
+type pgSearcher struct{ s *postgres.Store }
+
+func (p pgSearcher) SearchEvidence(ctx context.Context, dealID, query string, _ debate.ClaimClass, minGrade debate.SourceGrade, limit int) ([]tools.Hit, int, error) {
+	hits, total, err := p.s.EvidenceSearch(ctx, dealID, query, minGrade, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]tools.Hit, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, tools.Hit{EvidenceID: h.EvidenceID, SpanID: h.SpanID, SourceGrade: h.SourceGrade, Relevance: h.Relevance, TextExcerpt: h.TextExcerpt})
+	}
+	return out, total, nil
 }
 
 // scheduler starts and stops the debates' execution.
