@@ -1,0 +1,267 @@
+package idis_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/debated/debated/internal/dealfile"
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/ledger"
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocols/idis"
+	"github.com/debated/debated/internal/roles"
+	"github.com/debated/debated/internal/roles/rules"
+	"github.com/debated/debated/internal/runner"
+	"github.com/debated/debated/internal/store/sqlite"
+	"github.com/debated/debated/internal/store/storetest"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// bench is an embedded store with a tenant and an engine running the IDIS
+// protocol over the given roles.
+type bench struct {
+	st     *sqlite.Store
+	ctx    context.Context
+	tenant string
+	run    *runner.Runner
+}
+
+func setup(t testing.TB, roleSet map[string]roles.Role) *bench {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	ctx, tenant := storetest.NewTenant(t, st)
+	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("idis-test-signing-secret-32-bytes!!")}, "v1")
+	require.NoError(t, err)
+	reg, err := orchestrator.NewRegistry(idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: roleSet}))
+	require.NoError(t, err)
+	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
+	require.NoError(t, err)
+	r, err := runner.New(runner.Config{Store: st, Engine: eng, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	return &bench{st: st, ctx: ctx, tenant: tenant, run: r}
+}
+
+func (b *bench) importDeal(t testing.TB, bundle *debate.DealBundle) {
+	t.Helper()
+	_, err := b.st.DealImport(b.ctx, bundle, bundle.Deal.ID+"-hash", time.Now())
+	require.NoError(t, err)
+}
+
+// debate runs one debate to its end and returns its events.
+func (b *bench) debate(t testing.TB, dealID string, opts string) (debate.Debate, []debate.Event) {
+	t.Helper()
+	id := uuid.NewString()
+	_, _, err := b.st.DebateCreate(b.ctx, debate.Debate{ID: id, TenantID: b.tenant, DealID: dealID, Protocol: idis.Name,
+		Options: json.RawMessage(opts), Status: debate.DebateQueued, CreatedAt: time.Now(), UpdatedAt: time.Now()})
+	require.NoError(t, err)
+	require.NoError(t, b.run.Run(context.Background(), b.tenant, id))
+	d, err := b.st.DebateGet(b.ctx, id)
+	require.NoError(t, err)
+	evs, err := b.st.EventList(b.ctx, id, 0, 5000)
+	require.NoError(t, err)
+	return d, evs
+}
+
+func count(evs []debate.Event, typ string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDebateRoundE2E runs one round with the rules backend and checks the
+// seed 001 graph's order, the outputs, the stop decision and the
+// deliverables.
+func TestDebateRoundE2E(t *testing.T) {
+	t.Parallel()
+	b := setup(t, rules.New())
+	b.importDeal(t, storetest.SampleBundle("deal-round"))
+	d, evs := b.debate(t, "deal-round", `{"max_rounds":1}`)
+	require.Equal(t, debate.DebateCompleted, d.Status)
+
+	var nodes []string
+	for _, e := range evs {
+		if e.Type == orchestrator.EventNodeStarted && (len(nodes) == 0 || nodes[len(nodes)-1] != e.Node) {
+			nodes = append(nodes, e.Node)
+		}
+	}
+	require.Equal(t, idis.NodeOpening, nodes[0])
+	require.Equal(t, idis.NodeChallenge, nodes[1])
+	require.Equal(t, idis.NodeObservers, nodes[2])
+	require.Equal(t, idis.NodeRebuttal, nodes[3])
+	require.Contains(t, nodes, idis.NodeClose)
+	require.Equal(t, idis.NodeFinalize, nodes[len(nodes)-1])
+
+	speakers := map[string]int{}
+	for _, e := range evs {
+		if e.Type == idis.EventAgentOutput {
+			speakers[e.Actor]++
+		}
+	}
+	require.Equal(t, 2, speakers[debate.RoleAdvocate], "opening and rebuttal")
+	for _, role := range []string{debate.RoleSanadBreaker, debate.RoleContradictionFinder, debate.RoleRiskOfficer, debate.RoleArbiter} {
+		require.Equal(t, 1, speakers[role], role)
+	}
+	require.Equal(t, 1, count(evs, idis.EventStopDecision))
+	require.Equal(t, 1, count(evs, idis.EventDeliverables))
+	var del idis.Deliverables
+	for _, e := range evs {
+		if e.Type == idis.EventDeliverables {
+			require.NoError(t, json.Unmarshal(e.Payload, &del))
+		}
+	}
+	require.Equal(t, d.StopReason, del.StopReason)
+	require.NotEmpty(t, del.ClaimTable)
+	require.Len(t, del.Utility, 5)
+	require.NotEmpty(t, del.Markdown())
+}
+
+// brokenAdvocate speaks with a high confidence and no falsifiability test,
+// uncertainty or counter-hypothesis, and states a figure without a claim.
+type brokenAdvocate struct{}
+
+func (brokenAdvocate) Name() string { return debate.RoleAdvocate }
+func (brokenAdvocate) Turn(_ context.Context, in *roles.Input) (*debate.AgentOutput, error) {
+	return &debate.AgentOutput{
+		AgentID: debate.RoleAdvocate, Role: debate.RoleAdvocate, RoundNumber: in.Round,
+		Content:   "ARR is $9,900,000 and growing 300% a year, so we should invest.",
+		ClaimRefs: []string{},
+		Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}, Confidence: 0.95},
+		Position:  &debate.Position{Recommendation: debate.RecommendInvest, Confidence: 0.95},
+	}, nil
+}
+
+// TestMuhasabahGateRejection: an output that breaks the Muhasabah rules is
+// recorded as muhasabah.rejected with its violations, never enters the
+// transcript, and costs its agent utility.
+func TestMuhasabahGateRejection(t *testing.T) {
+	t.Parallel()
+	set := rules.New()
+	set[debate.RoleAdvocate] = brokenAdvocate{}
+	b := setup(t, set)
+	b.importDeal(t, storetest.SampleBundle("deal-gate"))
+	d, evs := b.debate(t, "deal-gate", `{"max_rounds":1}`)
+	require.Equal(t, debate.DebateCompleted, d.Status)
+	rejected := 0
+	for _, e := range evs {
+		switch {
+		case e.Type == idis.EventMuhasabahRejected:
+			rejected++
+			var p struct {
+				Violations []debate.Violation `json:"violations"`
+			}
+			require.NoError(t, json.Unmarshal(e.Payload, &p))
+			rules := map[string]bool{}
+			for _, v := range p.Violations {
+				rules[v.Rule] = true
+			}
+			require.True(t, rules["NO_FREE_FACTS"], "%v", p.Violations)
+			require.True(t, rules["FALSIFIABILITY_MISSING"], "%v", p.Violations)
+		case e.Type == idis.EventAgentOutput:
+			require.NotEqual(t, debate.RoleAdvocate, e.Actor, "a rejected output entered the transcript")
+		}
+	}
+	require.Equal(t, 2, rejected, "opening and rebuttal are both rejected")
+	var del idis.Deliverables
+	for _, e := range evs {
+		if e.Type == idis.EventDeliverables {
+			require.NoError(t, json.Unmarshal(e.Payload, &del))
+		}
+	}
+	require.Equal(t, 2, del.Gate.Rejected)
+	require.Less(t, del.Utility[debate.RoleAdvocate], del.Utility[debate.RoleRiskOfficer])
+}
+
+// countingTools counts the calls a role makes.
+type countingRole struct {
+	roles.Role
+	calls *int
+}
+
+type countingTools struct {
+	roles.Tools
+	calls *int
+}
+
+func (c countingTools) Call(ctx context.Context, call debate.ToolCall) (roles.ToolResult, error) {
+	*c.calls++
+	return c.Tools.Call(ctx, call)
+}
+
+func (c countingRole) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, error) {
+	in.Tools = countingTools{in.Tools, c.calls}
+	return c.Role.Turn(ctx, in)
+}
+
+// TestToolCallAuditCoverage: every tool call the agents make is in the
+// ledger as agent.tool_call (100% audit coverage).
+func TestToolCallAuditCoverage(t *testing.T) {
+	t.Parallel()
+	calls := map[string]*int{}
+	set := map[string]roles.Role{}
+	for name, r := range rules.New() {
+		n := 0
+		calls[name] = &n
+		set[name] = countingRole{r, &n}
+	}
+	b := setup(t, set)
+	b.importDeal(t, storetest.SampleBundle("deal-audit"))
+	_, evs := b.debate(t, "deal-audit", `{"max_rounds":2}`)
+	audited := map[string]int{}
+	for _, e := range evs {
+		if e.Type == idis.EventToolCall {
+			audited[e.Actor]++
+		}
+	}
+	total := 0
+	for name, n := range calls {
+		require.Equal(t, *n, audited[name], "role %s", name)
+		total += *n
+	}
+	require.Positive(t, total, "the roles call tools")
+}
+
+// TestGDBSMuhasabahPassRate: over the benchmark deals the rules backend's
+// outputs pass the gate at least 98% of the time.
+func TestGDBSMuhasabahPassRate(t *testing.T) {
+	t.Parallel()
+	root := ""
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		c := filepath.Join(filepath.Dir(d), "shared", "testdata", "gdbs", "deals")
+		if _, err := os.Stat(c); err == nil {
+			root = c
+			break
+		}
+	}
+	if root == "" {
+		t.Skip("GDBS data (../shared/testdata/gdbs) not found; skipping")
+	}
+	dirs, err := filepath.Glob(filepath.Join(root, "deal_*"))
+	require.NoError(t, err)
+	b := setup(t, rules.New())
+	accepted, rejected := 0, 0
+	for _, dir := range dirs {
+		bundle, err := dealfile.Load(dir)
+		require.NoError(t, err)
+		b.importDeal(t, bundle)
+		_, evs := b.debate(t, bundle.Deal.ID, `{}`)
+		accepted += count(evs, idis.EventAgentOutput)
+		rejected += count(evs, idis.EventMuhasabahRejected)
+	}
+	rate := float64(accepted) / float64(accepted+rejected)
+	t.Logf("%d outputs accepted, %d rejected: pass rate %.1f%%", accepted, rejected, 100*rate)
+	require.GreaterOrEqual(t, rate, 0.98)
+}
