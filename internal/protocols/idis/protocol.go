@@ -50,6 +50,9 @@ type Config struct {
 	Enrichment func(ctx context.Context, dealID string) ([]tools.Enrichment, error)
 	// Now is the clock of tool audits (time.Now by default).
 	Now func() time.Time
+	// Observe, if set, receives the time spent in each part of a turn:
+	// "load" (deal, grading, transcript), "role", "tools" and "gate".
+	Observe func(part string, d time.Duration)
 }
 
 // Event types the protocol emits.
@@ -146,7 +149,8 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 }
 
 type proto struct {
-	cfg Config
+	cfg   Config
+	cache caches
 }
 
 // dealView is the graded deal a node works on.
@@ -157,53 +161,70 @@ type dealView struct {
 	enrich  []tools.Enrichment
 }
 
-// view loads and grades the deal with its stored defect records, and adds
-// the defects flagged in this debate to the gate's facts.
+// view returns the deal graded with its stored defect records, and the
+// gate's facts with the defects flagged in this debate added. The graded
+// registry is cached: deals do not change once imported, and the key
+// includes the defect records.
 func (p *proto) view(ctx context.Context, dealID string, s *state) (*dealView, error) {
-	b, err := p.cfg.Registry.DealBundleGet(ctx, dealID)
+	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("idis: load deal: %w", err)
+		return nil, err
 	}
 	records, err := p.cfg.Registry.DefectList(ctx, dealID)
 	if err != nil {
 		return nil, fmt.Errorf("idis: load defects: %w", err)
 	}
-	g := sanad.GradeWithOptions(b, sanad.Options{Records: records})
-	f := gate.NewFacts(b, g)
+	key := dealKey(tenant, dealID, records)
+	base := p.cache.deal(key)
+	if base == nil {
+		b, err := p.cfg.Registry.DealBundleGet(ctx, dealID)
+		if err != nil {
+			return nil, fmt.Errorf("idis: load deal: %w", err)
+		}
+		base = &dealView{bundle: b, grading: sanad.GradeWithOptions(b, sanad.Options{Records: records})}
+		if p.cfg.Enrichment != nil {
+			if base.enrich, err = p.cfg.Enrichment(ctx, dealID); err != nil {
+				return nil, fmt.Errorf("idis: load enrichment: %w", err)
+			}
+		}
+		p.cache.putDeal(key, base)
+	}
+	// The facts carry this debate's flags: build them per turn.
+	f := gate.NewFacts(base.bundle, base.grading)
 	for _, d := range s.Flagged {
 		f.AddDefect(d)
 	}
-	v := &dealView{bundle: b, grading: g, facts: f}
-	if p.cfg.Enrichment != nil {
-		if v.enrich, err = p.cfg.Enrichment(ctx, dealID); err != nil {
-			return nil, fmt.Errorf("idis: load enrichment: %w", err)
-		}
-	}
-	return v, nil
+	return &dealView{bundle: base.bundle, grading: base.grading, facts: f, enrich: base.enrich}, nil
 }
 
-// transcript reads the accepted outputs from the ledger.
+// transcript returns the accepted outputs of the debate, reading from the
+// ledger only the events after those already read.
 func (p *proto) transcript(ctx context.Context, debateID string) ([]debate.AgentOutput, error) {
-	var out []debate.AgentOutput
-	for after := int64(0); ; {
-		evs, err := p.cfg.Ledger.EventList(ctx, debateID, after, 5000)
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t := p.cache.transcript(tenant + "\x00" + debateID)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		evs, err := p.cfg.Ledger.EventList(ctx, debateID, t.lastSeq, 5000)
 		if err != nil {
 			return nil, fmt.Errorf("idis: read transcript: %w", err)
 		}
 		for _, e := range evs {
-			if e.Type != EventAgentOutput {
-				continue
+			if e.Type == EventAgentOutput {
+				var o debate.AgentOutput
+				if err := json.Unmarshal(e.Payload, &o); err != nil {
+					return nil, fmt.Errorf("idis: transcript seq %d: %w", e.Seq, err)
+				}
+				t.outputs = append(t.outputs, o)
 			}
-			var o debate.AgentOutput
-			if err := json.Unmarshal(e.Payload, &o); err != nil {
-				return nil, fmt.Errorf("idis: transcript seq %d: %w", e.Seq, err)
-			}
-			out = append(out, o)
+			t.lastSeq = e.Seq
 		}
 		if len(evs) < 5000 {
-			return out, nil
+			return slices.Clone(t.outputs), nil
 		}
-		after = evs[len(evs)-1].Seq
 	}
 }
 
@@ -234,6 +255,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	if !ok {
 		return nil, turnResult{}, nil, orchestrator.Permanent(fmt.Errorf("idis: no backend for role %s", role))
 	}
+	t0 := time.Now()
 	v, err := p.view(ctx, in.DealID, s)
 	if err != nil {
 		return nil, turnResult{}, nil, err
@@ -242,6 +264,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	if err != nil {
 		return nil, turnResult{}, nil, err
 	}
+	p.observe("load", time.Since(t0))
 	seq := 0
 	inv := tools.NewInvoker(tools.Config{
 		Matrix:   tools.IDISMatrix,
@@ -258,14 +281,18 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 		},
 		Now: p.cfg.Now,
 	})
+	bound := &timedTools{Tools: inv.Bind(role)}
+	t1 := time.Now()
 	out, err := r.Turn(ctx, &roles.Input{
 		DebateID: in.DebateID, Round: in.Round, MaxRounds: s.MaxRounds,
 		Deal: v.bundle, Grading: v.grading, Transcript: tr, Retrieved: s.Retrieved,
-		Tools: inv.Bind(role),
+		Tools: bound,
 	})
 	if err != nil {
 		return nil, turnResult{}, nil, err
 	}
+	p.observe("role", time.Since(t1)-bound.spent)
+	p.observe("tools", bound.spent)
 	res := turnResult{Role: role, Round: in.Round, Usage: inv.Usage()}
 	var emits []orchestrator.Emit
 	for _, a := range inv.Audits() {
@@ -276,7 +303,9 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	}
 	// The agent cannot speak for another role or round.
 	out.AgentID, out.Role, out.RoundNumber = role, role, in.Round
+	t2 := time.Now()
 	verdict := gate.Validate(out, v.facts)
+	p.observe("gate", time.Since(t2))
 	if !verdict.Valid {
 		res.Rejected = true
 		emits = append(emits, orchestrator.Emit{Type: EventMuhasabahRejected, Actor: role, Payload: map[string]any{
@@ -352,4 +381,23 @@ func (p *proto) merge(st json.RawMessage, outs []*orchestrator.NodeOutput) (json
 		s.apply(res, res.Round)
 	}
 	return s.save()
+}
+
+func (p *proto) observe(part string, d time.Duration) {
+	if p.cfg.Observe != nil {
+		p.cfg.Observe(part, d)
+	}
+}
+
+// timedTools measures the time a turn spends in tool calls. A role calls
+// its tools one at a time.
+type timedTools struct {
+	roles.Tools
+	spent time.Duration
+}
+
+func (t *timedTools) Call(ctx context.Context, call debate.ToolCall) (roles.ToolResult, error) {
+	start := time.Now()
+	defer func() { t.spent += time.Since(start) }()
+	return t.Tools.Call(ctx, call)
 }

@@ -1,0 +1,65 @@
+package idis
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// cacheLimit bounds each cache; past it the cache is emptied (a debate's
+// next turn reloads what it needs).
+const cacheLimit = 1024
+
+// caches keep what turns reload most: a deal's graded registry (deals are
+// immutable once imported; the grading is keyed by the defect records it
+// was made with) and each debate's transcript (the ledger is append-only,
+// so only events after the last one read are fetched).
+type caches struct {
+	mu          sync.Mutex
+	deals       map[string]*dealView
+	transcripts map[string]*transcript
+}
+
+type transcript struct {
+	mu      sync.Mutex
+	lastSeq int64
+	outputs []debate.AgentOutput
+}
+
+func dealKey(tenant, dealID string, records []debate.Defect) string {
+	h := sha256.New()
+	_ = json.NewEncoder(h).Encode(records) // a []Defect always encodes
+	return tenant + "\x00" + dealID + "\x00" + hex.EncodeToString(h.Sum(nil))
+}
+
+func (c *caches) deal(key string) *dealView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deals[key]
+}
+
+func (c *caches) putDeal(key string, v *dealView) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.deals == nil || len(c.deals) >= cacheLimit {
+		c.deals = map[string]*dealView{}
+	}
+	c.deals[key] = v
+}
+
+func (c *caches) transcript(key string) *transcript {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.transcripts == nil || len(c.transcripts) >= cacheLimit {
+		c.transcripts = map[string]*transcript{}
+	}
+	t := c.transcripts[key]
+	if t == nil {
+		t = &transcript{}
+		c.transcripts[key] = t
+	}
+	return t
+}
