@@ -121,3 +121,64 @@ func TestGDBSDebateCompletion(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateOutputAndDeliverables: the gates as a service, and a finished
+// debate's deliverables with their artifacts.
+func TestValidateOutputAndDeliverables(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, "sqlite", nil)
+	resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "idis.vc.v1",
+		Options: mustStruct(t, map[string]any{"max_rounds": 2})})
+	require.NoError(t, err)
+	id := resp.GetDebate().GetDebateId()
+	s.watch(t, s.a, id, 0, nil)
+	del, err := s.debate.GetDeliverables(s.a, &debatedv1.GetDeliverablesRequest{DebateId: id})
+	require.NoError(t, err)
+	require.True(t, del.GetVerification().GetOk())
+	require.Contains(t, del.GetMarkdown(), "# Investment committee brief")
+	names := map[string]string{}
+	for _, a := range del.GetArtifacts() {
+		names[a.GetName()] = a.GetContentJson()
+	}
+	require.Contains(t, names, "debate_round1_advocate.json")
+	require.Contains(t, names, "debate_round1_advocate_2.json", "the rebuttal")
+	require.Contains(t, names, "debate_round1_sanad_breaker.json")
+	require.Contains(t, names, "debate_summary.json")
+
+	// An output the debate accepted passes; the same output made
+	// overconfident and unsupported does not.
+	good := names["debate_round1_risk_officer.json"]
+	require.NotEmpty(t, good)
+	v, err := s.debate.ValidateOutput(s.a, &debatedv1.ValidateOutputRequest{DealId: "deal-a", OutputJson: good})
+	require.NoError(t, err)
+	require.True(t, v.GetValid(), "%v", v.GetViolations())
+
+	var o map[string]any
+	require.NoError(t, json.Unmarshal([]byte(good), &o))
+	o["content"] = "Revenue grew 250% to $12,000,000 in FY2025."
+	o["claim_refs"] = []any{}
+	m := o["muhasabah_record"].(map[string]any)
+	m["supported_claim_ids"] = []any{}
+	m["confidence"] = 0.95
+	delete(m, "uncertainties")
+	delete(m, "counter_hypothesis")
+	bad, err := json.Marshal(o)
+	require.NoError(t, err)
+	v, err = s.debate.ValidateOutput(s.a, &debatedv1.ValidateOutputRequest{DealId: "deal-a", OutputJson: string(bad)})
+	require.NoError(t, err)
+	require.False(t, v.GetValid())
+	ruleSet := map[string]bool{}
+	for _, x := range v.GetViolations() {
+		ruleSet[x.GetRule()] = true
+	}
+	require.True(t, ruleSet["NO_FREE_FACTS"], "%v", v.GetViolations())
+	require.True(t, ruleSet["OVERCONFIDENCE"], "%v", v.GetViolations())
+
+	v, err = s.debate.ValidateOutput(s.a, &debatedv1.ValidateOutputRequest{DealId: "deal-a", OutputJson: `{"agent_id": 7}`})
+	require.NoError(t, err)
+	require.False(t, v.GetValid())
+	_, err = s.debate.ValidateOutput(s.b, &debatedv1.ValidateOutputRequest{DealId: "deal-a", OutputJson: good})
+	require.Error(t, err, "tenant B cannot validate against A's deal")
+	_, err = s.debate.GetDeliverables(s.b, &debatedv1.GetDeliverablesRequest{DebateId: id})
+	require.Error(t, err)
+}
