@@ -55,7 +55,7 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 			}
 		}
 		if len(usable) > 0 {
-			d.say("The thesis still rests on %s", someKeys(d, usable)))
+			d.say("The thesis still rests on %s", someKeys(d, usable))
 		}
 	default:
 		var facts []string
@@ -77,8 +77,15 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	cons := sortedConcessions(a.conceded)
 	if len(cons) > 0 {
 		var parts []string
-		for _, con := range cons {
+		for i, con := range cons {
 			st.ConcededChallengeIDs = append(st.ConcededChallengeIDs, con.ids...)
+			if i == maxListed {
+				parts = append(parts, fmt.Sprintf("%d more", len(cons)-maxListed))
+				continue
+			}
+			if i > maxListed {
+				continue
+			}
 			if con.claim.hasDefect(con.typ) {
 				parts = append(parts, fmt.Sprintf("%s on %s (%s %s), already priced into its grade %s",
 					joinList(con.ids), d.ref(con.claim), con.severity, con.typ, con.claim.grade.Grade))
@@ -158,21 +165,13 @@ func (d *draft) answer(v *view) (ack, contested []string) {
 		case j.upheld:
 			ack = append(ack, r.ch.ChallengeID)
 			d.say("On %s by %s (%s on %s): acknowledged, the registry supports it, so the thesis treats %s as contested until it is cured",
-				id, r.role, clip(r.ch.DefectType, 40), target, someKeys(d, j.support)))
+				id, r.role, clip(r.ch.DefectType, 40), target, someKeys(d, j.support))
 		default:
 			contested = append(contested, r.ch.ChallengeID)
 			d.say("On %s by %s (%s on %s): contested, the registry does not support it", id, r.role, clip(r.ch.DefectType, 40), target)
 		}
 	}
 	return ack, contested
-}
-
-func keysOf(d *draft, cs []*claimView) []string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, d.ref(c))
-	}
-	return out
 }
 
 // calcClaim returns the claim a calc's output speaks of: an input claim of
@@ -236,39 +235,58 @@ func (d *draft) calcChecks(v *view) {
 }
 
 // conditions states what blocks the investment or what it is conditional
-// on.
+// on, naming at most maxListed claims per list.
 func (d *draft) conditions(a *assessment) {
-	if a.rec == debate.RecommendPass {
+	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
 		var why []string
-		for _, c := range a.passReasons {
+		for i, c := range a.passReasons {
+			if i == maxListed {
+				why = append(why, fmt.Sprintf("%d more", len(a.passReasons)-maxListed))
+				break
+			}
 			why = append(why, d.flagged(c, a.conceded[c.id()]))
 		}
-		if len(why) > 0 {
-			d.say("The thesis does not survive %s", joinList(why))
-		}
+		d.say("The thesis does not survive %s", joinList(why))
 	}
 	var conds []string
+	extra := 0
+	add := func(c *claimView, text func() string) {
+		if len(conds) < maxListed {
+			conds = append(conds, text())
+		} else {
+			extra++
+		}
+	}
 	for _, c := range a.redFlags {
-		conds = append(conds, "reconcile "+d.flagged(c, nil))
+		add(c, func() string { return "reconcile " + d.flagged(c, nil) })
 	}
 	for _, c := range a.fatal {
-		conds = append(conds, "reconstruct the chain of "+d.flagged(c, nil))
+		add(c, func() string { return "reconstruct the chain of " + d.flagged(c, nil) })
 	}
 	for _, c := range a.blocked {
-		conds = append(conds, "register evidence for "+d.brief(c)+", which No-Free-Facts blocks and the thesis does not rely on")
+		add(c, func() string {
+			return "register evidence for " + d.brief(c) + ", which No-Free-Facts blocks and the thesis does not rely on"
+		})
 	}
 	for _, c := range a.unverified {
-		conds = append(conds, "obtain data for "+d.flagged(c, nil))
+		add(c, func() string { return "obtain data for " + d.flagged(c, nil) })
+	}
+	if extra > 0 {
+		conds = append(conds, fmt.Sprintf("the same for %d more material claims", extra))
 	}
 	if len(a.weak) > 0 {
-		conds = append(conds, "corroborate "+someKeys(d, a.weak))+" (graded C or D) with independent grade A or B sources")
+		conds = append(conds, "corroborate "+someKeys(d, a.weak)+" (graded C or D) with independent grade A or B sources")
 	}
 	for _, r := range a.risks {
 		if r.flagged {
 			conds = append(conds, d.riskCondition(r))
 		}
 	}
-	if len(conds) > 0 {
+	switch {
+	case len(conds) == 0:
+	case a.rec == debate.RecommendPass:
+		d.say("To be reconsidered, the deal needs to %s", joinList(conds))
+	default:
 		d.say("Conditions: %s", joinList(conds))
 	}
 }

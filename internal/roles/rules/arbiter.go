@@ -100,7 +100,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 		d.confidence = sum / float64(len(a.passReasons))
 		d.justification = fmt.Sprintf("Confidence %s in PASS is the mean strength of the evidence showing the defects of %s",
-			f2(round2(d.confidence)), someKeys(d, a.passReasons)))
+			f2(round2(d.confidence)), someKeys(d, a.passReasons))
 	} else {
 		d.confidence = a.confidence
 		d.justification = fmt.Sprintf("Confidence %s in %s = weighted effective grade score %s × (0.5 + 0.5 × verified material share %s), with %s upheld so far",

@@ -135,18 +135,31 @@ func asPercent(c *claimView, ratioBelow float64) float64 {
 }
 
 // risks computes the downside figures the claims allow, in a fixed order.
+// A recomputed calc (runway, gross margin) replaces a claim it contradicts
+// or a claim that is missing: the recomputation rests on the inputs, the
+// stated figure only on its source.
 func (v *view) risks() []risk {
 	var out []risk
+	runway := func(m float64) risk {
+		return risk{name: "runway", value: m, threshold: runwayMin, flagged: m < runwayMin, severe: m < runwaySevere}
+	}
+	margin := func(m float64) risk {
+		return risk{name: "gross_margin", value: m, threshold: marginMin, flagged: m < marginMin, severe: m < marginSevere}
+	}
 	if c := v.pick("RUNWAY"); c != nil && unitHas(c, "month") {
-		m := c.claim.Value.Value
-		out = append(out, risk{name: "runway", value: m, threshold: runwayMin, flagged: m < runwayMin, severe: m < runwaySevere, claims: []*claimView{c}})
-	} else {
-		for _, k := range v.calcs {
-			if m, ok := k.result.Output["runway_months"]; ok && k.calc.Type == debate.CalcRunway {
-				out = append(out, risk{name: "runway", value: m, threshold: runwayMin, flagged: m < runwayMin, severe: m < runwaySevere, calc: k})
-				break
-			}
+		r := runway(c.claim.Value.Value)
+		r.claims = []*claimView{c}
+		if k := v.calcFor(debate.CalcRunway, c); k != nil {
+			m, _ := calcOutput(k)
+			r = runway(m)
+			r.calc, r.claims = k, []*claimView{c}
 		}
+		out = append(out, r)
+	} else if k := v.calcFor(debate.CalcRunway, nil); k != nil {
+		m, _ := calcOutput(k)
+		r := runway(m)
+		r.calc = k
+		out = append(out, r)
 	}
 	burn, arr := v.pick("BURN"), v.pick("ARR")
 	if burn != nil && arr != nil && arr.claim.Value.Value > 0 {
@@ -162,8 +175,19 @@ func (v *view) risks() []risk {
 		out = append(out, risk{name: "burn_multiple", value: m, threshold: burnMultipleMax, flagged: m > burnMultipleMax, severe: m > burnMultipleBad, claims: []*claimView{burn, arr}})
 	}
 	if c := v.pick("GROSS_MARGIN"); c != nil {
-		m := asPercent(c, 1)
-		out = append(out, risk{name: "gross_margin", value: m, threshold: marginMin, flagged: m < marginMin, severe: m < marginSevere, claims: []*claimView{c}})
+		r := margin(asPercent(c, 1))
+		r.claims = []*claimView{c}
+		if k := v.calcFor(debate.CalcGrossMargin, c); k != nil {
+			m, _ := calcOutput(k)
+			r = margin(m)
+			r.calc, r.claims = k, []*claimView{c}
+		}
+		out = append(out, r)
+	} else if k := v.calcFor(debate.CalcGrossMargin, nil); k != nil {
+		m, _ := calcOutput(k)
+		r := margin(m)
+		r.calc = k
+		out = append(out, r)
 	}
 	if c := v.pick("NRR"); c != nil {
 		m := asPercent(c, 3)
@@ -172,20 +196,38 @@ func (v *view) risks() []risk {
 	return out
 }
 
-// riskText states a risk figure with the claims it comes from.
+// calcFor returns the first calc of type t with an output that disagrees
+// with claim c, or any calc of type t with an output when c is nil.
+func (v *view) calcFor(t debate.CalcType, c *claimView) *calcView {
+	for _, k := range v.calcs {
+		if k.calc.Type != t {
+			continue
+		}
+		if _, ok := calcOutput(k); ok && (c == nil || !calcAgrees(k, c)) {
+			return k
+		}
+	}
+	return nil
+}
+
+// riskText states a risk figure with the claims or calc it comes from.
 func (d *draft) riskText(r risk) string {
+	src, note := "", ""
+	switch {
+	case r.calc != nil:
+		src = d.calcFact(r.calc)
+		if len(r.claims) > 0 {
+			note = "; the stated " + d.fact(r.claims[0]) + " disagrees with the recomputation"
+		}
+	case len(r.claims) > 0:
+		src = d.fact(r.claims[0])
+	}
 	switch r.name {
 	case "runway":
-		src := ""
-		if len(r.claims) > 0 {
-			src = d.fact(r.claims[0])
-		} else {
-			src = d.calcFact(r.calc)
-		}
 		if r.flagged {
-			return fmt.Sprintf("%s is below the %d-month threshold", src, runwayMin)
+			return fmt.Sprintf("%s is below the %d-month threshold%s", src, runwayMin, note)
 		}
-		return fmt.Sprintf("%s clears the %d-month threshold", src, runwayMin)
+		return fmt.Sprintf("%s clears the %d-month threshold%s", src, runwayMin, note)
 	case "burn_multiple":
 		burn, arr := r.claims[0], r.claims[1]
 		verb := "stays within"
@@ -196,14 +238,14 @@ func (d *draft) riskText(r risk) string {
 			d.fact(burn), formatNumber(r.value), d.fact(arr), verb, formatNumber(burnMultipleMax))
 	case "gross_margin":
 		if r.flagged {
-			return fmt.Sprintf("%s is below the %d%% software benchmark", d.fact(r.claims[0]), marginMin)
+			return fmt.Sprintf("%s is below the %d%% software benchmark%s", src, marginMin, note)
 		}
-		return fmt.Sprintf("%s clears the %d%% software benchmark", d.fact(r.claims[0]), marginMin)
+		return fmt.Sprintf("%s clears the %d%% software benchmark%s", src, marginMin, note)
 	case "nrr":
 		if r.flagged {
-			return fmt.Sprintf("%s is below %d%%: the installed base shrinks without new sales", d.fact(r.claims[0]), nrrMin)
+			return fmt.Sprintf("%s is below %d%%: the installed base shrinks without new sales", src, nrrMin)
 		}
-		return fmt.Sprintf("%s is at or above %d%%: the installed base grows on its own", d.fact(r.claims[0]), nrrMin)
+		return fmt.Sprintf("%s is at or above %d%%: the installed base grows on its own", src, nrrMin)
 	}
 	return r.name
 }

@@ -10,29 +10,41 @@ import (
 
 // frivolous says why a challenge fails seed 000 §6.3, or "" when it
 // passes: it must name claims, a defect type of the taxonomy and evidence,
-// and (DESIGN.md §3.10) every id it names must exist in this deal.
-func (v *view) frivolous(ch debate.Challenge) string {
+// and (DESIGN.md §3.10) every id it names must exist in this deal, its
+// severity and cure protocol (when given) must be known, and a claim is
+// never its own evidence (as internal/gate rules). why
+// names no id (it goes into content); detail quotes the offending id.
+func (v *view) frivolous(ch debate.Challenge) (why, detail string) {
 	switch {
 	case len(ch.ClaimRefs) == 0:
-		return "it references no claim_ids"
+		return "it references no claim_ids", ""
 	case strings.TrimSpace(ch.DefectType) == "":
-		return "it specifies no defect type"
+		return "it specifies no defect type", ""
 	case !slices.Contains(debate.DefectTypes, debate.DefectType(ch.DefectType)):
-		return fmt.Sprintf("its defect type %q is not in the taxonomy", clip(ch.DefectType, 40))
+		return "its defect type is not in the taxonomy", fmt.Sprintf("%q", clip(ch.DefectType, 40))
 	case len(ch.EvidenceRefs) == 0:
-		return "it cites no evidence for the claimed defect"
+		return "it cites no evidence for the claimed defect", ""
 	}
 	for _, id := range ch.ClaimRefs {
 		if v.byID[id] == nil {
-			return fmt.Sprintf("claim ref %q names no claim of this deal", clip(id, 80))
+			return "a claim ref names no claim of this deal", fmt.Sprintf("%q", clip(id, 80))
 		}
+	}
+	if ch.Severity != "" && !slices.Contains(debate.Severities, debate.Severity(ch.Severity)) {
+		return "its severity is not FATAL, MAJOR or MINOR", fmt.Sprintf("%q", clip(ch.Severity, 40))
+	}
+	if ch.CureProtocol != "" && !slices.Contains(debate.CureProtocols, debate.CureProtocol(ch.CureProtocol)) {
+		return "its cure protocol is not in the taxonomy", fmt.Sprintf("%q", clip(ch.CureProtocol, 40))
 	}
 	for _, id := range ch.EvidenceRefs {
 		if !v.refs[id] {
-			return fmt.Sprintf("evidence ref %q names nothing in this deal", clip(id, 80))
+			return "an evidence ref names nothing in this deal", fmt.Sprintf("%q", clip(id, 80))
+		}
+		if slices.Contains(ch.ClaimRefs, id) {
+			return "it cites the claim it attacks as its own evidence", fmt.Sprintf("%q", clip(id, 80))
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // judgement is how the registry answers a challenge.
@@ -54,8 +66,11 @@ func (v *view) judge(ch debate.Challenge) judgement {
 			j.claims = append(j.claims, c)
 		}
 	}
-	if why := v.frivolous(ch); why != "" {
+	if why, detail := v.frivolous(ch); why != "" {
 		j.frivolous = why
+		if detail != "" {
+			why += ": " + detail
+		}
 		j.reason = "Frivolous: " + why + " (seed 000 §6.3)."
 		return j
 	}

@@ -44,7 +44,10 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 		d.say("The contradiction finder finds no inconsistency, unit, period or version mismatch across the documents of %s", company)
 	} else {
 		d.say("The contradiction finder finds %s across the documents of %s, %d new this round", plural(len(fs), "mismatch"), company, len(fresh))
-		for _, f := range fs {
+		for i, f := range fs {
+			if i == maxChallenges {
+				break
+			}
 			id := ""
 			for i, g := range fresh {
 				if g.claim == f.claim && g.typ == f.typ {
@@ -86,10 +89,10 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 	switch {
 	case len(redFlags) > 0:
 		d.position = debate.RecommendPass
-		d.say("Position PASS: %s contradicted or inflated in a material position", someKeys(d, redFlags)))
+		d.say("Position PASS: %s contradicted or inflated in a material position", someKeys(d, redFlags))
 	case len(fs) > 0:
 		d.position = debate.RecommendConditional
-		d.say("Position INVEST_WITH_CONDITIONS: the mismatches on %s must be reconciled first", someKeys(d, other)))
+		d.say("Position INVEST_WITH_CONDITIONS: the mismatches on %s must be reconciled first", someKeys(d, other))
 	default:
 		d.position = debate.RecommendInvest
 		d.say("Position INVEST: no source contradicts another on the registered claims")
@@ -120,7 +123,11 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 		d.confidence = 0.4 + 0.5*share
 		if len(crossed) > 0 {
 			var facts []string
-			for _, c := range crossed {
+			for i, c := range crossed {
+				if i == maxListed {
+					facts = append(facts, fmt.Sprintf("%d more", len(crossed)-maxListed))
+					break
+				}
 				facts = append(facts, d.fact(c))
 			}
 			d.say("Cross-checked by two or more independent sources: %s", joinList(facts))
@@ -132,7 +139,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 			}
 		}
 		if len(single) > 0 {
-			d.say("Single-source, so not cross-checked: %s", someKeys(d, single)))
+			d.say("Single-source, so not cross-checked: %s", someKeys(d, single))
 		}
 		d.justification = fmt.Sprintf("No mismatch found: confidence %s = 0.40 + 0.50 × %s of the material weight cross-checked by two or more independent sources", f2(round2(d.confidence)), f2(share))
 	}

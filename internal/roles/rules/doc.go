@@ -24,4 +24,28 @@
 // Tool calls go through roles.Tools with the argument names of seed 000 §4;
 // the output's tool_calls lists the calls that returned SUCCESS, which is
 // how later turns know what was already flagged, enriched or escalated.
+//
+// Choices the seeds leave open:
+//   - Division of labour: the sanad breaker challenges chain and source
+//     defects and material claims graded C or D (a weak single source as
+//     UNKNOWN_SOURCE, MINOR); the contradiction finder the matn defects
+//     (INCONSISTENCY, UNIT_MISMATCH, TIME_WINDOW_MISMATCH, STALENESS) and
+//     calc disagreements; the risk officer grade-D and FATAL claims nobody
+//     has challenged. No role raises a (claim, defect type) pair the
+//     transcript already holds, and no role raises a challenge the registry
+//     does not support, so later rounds add nothing and positions settle.
+//   - Challenge evidence: the ids that show the defect when they exist in
+//     the deal, else the claim's own evidence; when the defect is that no
+//     evidence exists (MISSING_LINK), the deal's documents, none of which
+//     holds a span for the claim. A claim is never its own evidence.
+//   - flag_defect records only findings the registry does not hold yet
+//     (an unknown or grade-D primary source): a detected defect flagged
+//     again would count against the claim's grade twice.
+//   - Roles cite every claim they reason about, grade-D ones included, so a
+//     debate on a deal with a grade-D material claim stops at
+//     CRITICAL_DEFECT, seed 001's first stop rule.
+//   - Texts quoted from elsewhere (grader explanations, claim texts, other
+//     agents' challenge ids) are scrubbed: an id-shaped token that names
+//     nothing in the deal is replaced, one that names a claim or calc is
+//     referenced.
 package rules

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
 )
@@ -15,6 +17,7 @@ const (
 	maxTests        = 4
 	maxUncertain    = 16
 	maxOpenQuestion = 8
+	maxListed       = 8 // claims named in one list of a sentence
 )
 
 // draft collects one output: its sentences and everything they reference.
@@ -28,7 +31,6 @@ type draft struct {
 	seen      map[string]bool
 
 	tests         []debate.FalsifiabilityTest
-	uncertainties []debate.Uncertainty
 	failureModes  []string
 	counter       string
 	justification string
@@ -110,6 +112,20 @@ func (d *draft) calcFact(c *calcView) string {
 	return fmt.Sprintf("%s (%s, grade %s)", s, d.refCalc(c), c.result.Grade)
 }
 
+// someKeys references the claims and names at most maxListed of them:
+// "claim C1, claim C2 and 3 more".
+func someKeys(d *draft, cs []*claimView) string {
+	var names []string
+	for i, c := range cs {
+		if i == maxListed {
+			names = append(names, fmt.Sprintf("%d more", len(cs)-maxListed))
+			break
+		}
+		names = append(names, d.ref(c))
+	}
+	return joinList(names)
+}
+
 func (d *draft) say(format string, args ...any) {
 	if s := sentence(fmt.Sprintf(format, args...)); s != "" {
 		d.sentences = append(d.sentences, s)
@@ -118,10 +134,6 @@ func (d *draft) say(format string, args ...any) {
 
 func (d *draft) test(desc, evidence, rule string) {
 	d.tests = append(d.tests, debate.FalsifiabilityTest{TestDescription: sentence(desc), RequiredEvidence: sentence(evidence), PassFailRule: sentence(rule)})
-}
-
-func (d *draft) uncertain(what, impact, mitigation string) {
-	d.uncertainties = append(d.uncertainties, debate.Uncertainty{Uncertainty: sentence(what), Impact: sentence(impact), Mitigation: sentence(mitigation)})
 }
 
 func (d *draft) question(format string, args ...any) {
@@ -135,9 +147,23 @@ func (d *draft) question(format string, args ...any) {
 // weak supported claim (and at least one), a falsifiability test when the
 // confidence is above 0.50 or there is a position, a counter-hypothesis.
 func (d *draft) output(role string, round int, calls []debate.ToolCall) *debate.AgentOutput {
+	// Every id-shaped token of the texts is referenced or known, whatever
+	// the texts quote (grader descriptions, claim texts, challenge ids of
+	// other agents).
+	for i := range d.sentences {
+		d.sentences[i] = d.scrub(d.sentences[i])
+	}
+	for i := range d.challenges {
+		d.challenges[i].Description = d.scrub(d.challenges[i].Description)
+	}
+	for i := range d.questions {
+		d.questions[i] = d.scrub(d.questions[i])
+	}
+	for i := range d.requests {
+		d.requests[i].Query = d.scrub(d.requests[i].Query)
+	}
 	conf := round2(clamp(d.confidence, 0, 1))
 	unc := d.weakUncertainties()
-	unc = append(unc, d.uncertainties...)
 	if len(unc) > maxUncertain {
 		unc = unc[:maxUncertain]
 	}
@@ -167,11 +193,20 @@ func (d *draft) output(role string, round int, calls []debate.ToolCall) *debate.
 	if justification == "" {
 		justification = "Confidence " + f2(conf) + " follows from the grades of the claims relied on."
 	}
+	// No-Free-Facts by construction: an output that references nothing
+	// asserts nothing (a name or a figure would be a free fact).
+	sentences := d.sentences
+	if len(d.claimIDs) == 0 && len(d.calcIDs) == 0 {
+		sentences = []string{"No claim or calc of this deal can be relied on, so this turn asserts no fact."}
+		if d.position != "" {
+			sentences = append(sentences, "Position "+d.position+".")
+		}
+	}
 	out := &debate.AgentOutput{
 		AgentID:     role,
 		Role:        role,
 		RoundNumber: round,
-		Content:     strings.Join(d.sentences, " "),
+		Content:     strings.Join(sentences, " "),
 		ClaimRefs:   append([]string{}, d.claimIDs...),
 		CalcRefs:    clone(d.calcIDs),
 		ToolCalls:   calls,
@@ -303,4 +338,110 @@ func clone(xs []string) []string {
 		return nil
 	}
 	return append([]string{}, xs...)
+}
+
+// unresolved replaces an id-shaped token that names nothing in the deal.
+const unresolved = "an unresolved id"
+
+// scrub walks text's id-shaped tokens as internal/gate reads them: a
+// claim (by id or key) or calc of the deal is referenced, another id of the
+// deal (evidence, span, document, defect, the deal) is kept, and a token
+// shaped like a UUID or a claim key ("C12") that names nothing in the deal
+// is replaced, so a text never cites what does not exist.
+func (d *draft) scrub(text string) string {
+	v := d.v
+	var b strings.Builder
+	changed := false
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if isIDSep(r) {
+			b.WriteString(text[i : i+n])
+			i += n
+			continue
+		}
+		j := i
+		for j < len(text) {
+			r, n := utf8.DecodeRuneInString(text[j:])
+			if isIDSep(r) {
+				break
+			}
+			j += n
+		}
+		a, e := i, j
+		for a < e && strings.IndexByte(idTrim, text[a]) >= 0 {
+			a++
+		}
+		for e > a && strings.IndexByte(idTrim, text[e-1]) >= 0 {
+			e--
+		}
+		tok := text[a:e]
+		switch {
+		case tok == "":
+		case v.byID[tok] != nil:
+			d.ref(v.byID[tok])
+		case v.byKey[tok] != nil:
+			d.ref(v.byKey[tok])
+		case v.calcBy[tok] != nil:
+			d.refCalc(v.calcBy[tok])
+		case v.refs[tok] || v.known[tok]:
+		case isUUID(tok) || isKeyShaped(tok):
+			changed = true
+			tok = unresolved
+		}
+		b.WriteString(text[i:a])
+		b.WriteString(tok)
+		b.WriteString(text[e:j])
+		i = j
+	}
+	if !changed {
+		return text
+	}
+	return b.String()
+}
+
+// isIDSep and idTrim delimit id-like tokens the way internal/gate does.
+func isIDSep(r rune) bool {
+	if unicode.IsSpace(r) {
+		return true
+	}
+	return strings.ContainsRune(",;()[]{}<>\"'`|/=“”‘’«»", r)
+}
+
+const idTrim = ".:!?*#~"
+
+// isUUID reports an 8-4-4-4-12 hexadecimal token.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !isHex(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// isKeyShaped reports a token shaped like a claim key: "C" and 1 to 4
+// digits.
+func isKeyShaped(s string) bool {
+	if len(s) < 2 || len(s) > 5 || s[0] != 'C' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

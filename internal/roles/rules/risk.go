@@ -84,7 +84,11 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 	if len(evidenceRisks) > 0 {
 		var parts []string
-		for _, c := range evidenceRisks {
+		for i, c := range evidenceRisks {
+			if i == maxListed {
+				parts = append(parts, fmt.Sprintf("%d more", len(evidenceRisks)-maxListed))
+				break
+			}
 			parts = append(parts, d.flagged(c, nil))
 		}
 		d.say("Evidence risk: %s cannot carry a decision as graded", joinList(parts))
@@ -171,10 +175,10 @@ func riskLabel(name string) string {
 // riskQuestion asks what would mitigate a flagged risk.
 func (d *draft) riskQuestion(r risk) {
 	src := ""
-	if len(r.claims) > 0 {
-		src = d.ref(r.claims[0])
-	} else if r.calc != nil {
+	if r.calc != nil {
 		src = d.refCalc(r.calc)
+	} else if len(r.claims) > 0 {
+		src = d.ref(r.claims[0])
 	}
 	switch r.name {
 	case "runway":

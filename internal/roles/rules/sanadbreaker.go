@@ -112,7 +112,7 @@ func (d *draft) raiseNew(v *view, fs []finding) []finding {
 	var raisedNow []finding
 	for _, f := range fs {
 		p := pair{f.claim.id(), f.typ}
-		if done[p] || len(raisedNow) == maxChallenges {
+		if done[p] || len(raisedNow) == maxChallenges || len(f.refs) == 0 {
 			continue
 		}
 		done[p] = true
@@ -162,7 +162,11 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 	}
 	if len(earlier) > 0 {
 		var parts []string
-		for _, r := range earlier {
+		for i, r := range earlier {
+			if i == maxListed {
+				parts = append(parts, fmt.Sprintf("%d more", len(earlier)-maxListed))
+				break
+			}
 			names := []string{}
 			for _, id := range r.ch.ClaimRefs {
 				if c := v.byID[id]; c != nil {
@@ -181,7 +185,7 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 		}
 	}
 	if len(mat) > 0 {
-		d.say("%d of %d material claims (%s) rest on grade C or D evidence", weak, len(mat), someKeys(d, mat)))
+		d.say("%d of %d material claims (%s) rest on grade C or D evidence", weak, len(mat), someKeys(d, mat))
 	}
 
 	// Confidence: mean strength of the findings it stands by (new and

@@ -127,8 +127,6 @@ func materialityText(c *claimView) string {
 	return m
 }
 
-func pct(x float64) string { return formatNumber(x*100) + "%" }
-
 func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }

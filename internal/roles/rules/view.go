@@ -3,6 +3,7 @@ package rules
 import (
 	"cmp"
 	"encoding/json"
+	"maps"
 	"slices"
 
 	"github.com/debated/debated/internal/debate"
@@ -182,10 +183,12 @@ type view struct {
 	deal   *debate.DealBundle
 	claims []*claimView // by key, then id
 	byID   map[string]*claimView
+	byKey  map[string]*claimView
 	calcs  []*calcView // by id
 	calcBy map[string]*calcView
 
 	evidence map[string]*debate.EvidenceItem
+	bySpan   map[string]*debate.EvidenceItem // the first evidence item (by id) quoting each span
 	spans    map[string]*debate.Span
 	docs     map[string]*debate.Document
 	sanadOf  map[string]*debate.Sanad // by claim id, the first by sanad id
@@ -193,14 +196,18 @@ type view struct {
 	// spans, calcs, claims and documents of the deal (what sanad.Flag
 	// accepts).
 	refs map[string]bool
+	// known holds the other ids a text may mention without citing them:
+	// the deal's and its defects'.
+	known map[string]bool
 }
 
 func newView(role string, in *roles.Input) *view {
 	v := &view{
 		in: in, role: role, round: in.Round, deal: in.Deal,
-		byID: map[string]*claimView{}, calcBy: map[string]*calcView{},
-		evidence: map[string]*debate.EvidenceItem{}, spans: map[string]*debate.Span{},
+		byID: map[string]*claimView{}, byKey: map[string]*claimView{}, calcBy: map[string]*calcView{},
+		evidence: map[string]*debate.EvidenceItem{}, bySpan: map[string]*debate.EvidenceItem{}, spans: map[string]*debate.Span{},
 		docs: map[string]*debate.Document{}, sanadOf: map[string]*debate.Sanad{}, refs: map[string]bool{},
+		known: map[string]bool{in.Deal.Deal.ID: true},
 	}
 	grades := map[string]debate.ClaimGrade{}
 	results := map[string]debate.CalcResult{}
@@ -208,6 +215,14 @@ func newView(role string, in *roles.Input) *view {
 		for _, c := range g.Claims {
 			if _, dup := grades[c.ClaimID]; !dup {
 				grades[c.ClaimID] = c
+			}
+		}
+		for _, d := range g.Defects {
+			v.known[d.ID] = true
+		}
+		for _, c := range g.Claims {
+			for _, d := range c.Defects {
+				v.known[d.ID] = true
 			}
 		}
 		for _, c := range g.Calcs {
@@ -231,6 +246,9 @@ func newView(role string, in *roles.Input) *view {
 		}
 		v.claims = append(v.claims, cv)
 		v.byID[c.ID] = cv
+		if _, dup := v.byKey[c.Key]; !dup && c.Key != "" {
+			v.byKey[c.Key] = cv
+		}
 		v.refs[c.ID] = true
 	}
 	slices.SortFunc(v.claims, func(a, b *claimView) int {
@@ -256,6 +274,9 @@ func newView(role string, in *roles.Input) *view {
 		if _, dup := v.evidence[e.ID]; !dup && e.ID != "" {
 			v.evidence[e.ID] = e
 			v.refs[e.ID] = true
+			if old := v.bySpan[e.SourceSpanID]; old == nil || e.ID < old.ID {
+				v.bySpan[e.SourceSpanID] = e
+			}
 		}
 	}
 	for i := range b.Spans {
@@ -319,23 +340,22 @@ func (v *view) primaryEvidence(c *claimView) *debate.EvidenceItem {
 	if c.claim.PrimarySpanID == "" {
 		return nil
 	}
-	var best *debate.EvidenceItem
-	for _, e := range v.evidence {
-		if e.SourceSpanID == c.claim.PrimarySpanID && (best == nil || e.ID < best.ID) {
-			best = e
-		}
-	}
-	return best
+	return v.bySpan[c.claim.PrimarySpanID]
 }
+
+// maxDocRefs caps the documents a challenge cites for missing evidence.
+const maxDocRefs = 5
 
 // claimRefs returns the ids that show a claim's own evidence: its primary
 // evidence, its primary span and its existing corroborations, in that
-// order; the claim's own id when nothing of its evidence exists (the
-// defect is then that the evidence is missing).
+// order. When none exists (the defect is that the evidence is missing), it
+// cites the deal's documents, none of which holds a span for the claim:
+// the claim itself is never its own evidence (the gate calls that
+// frivolous). Nil when the deal has no document either.
 func (v *view) claimRefs(c *claimView) []string {
 	var out []string
 	add := func(id string) {
-		if id != "" && v.refs[id] && !slices.Contains(out, id) {
+		if id != "" && id != c.id() && v.refs[id] && !slices.Contains(out, id) {
 			out = append(out, id)
 		}
 	}
@@ -349,18 +369,23 @@ func (v *view) claimRefs(c *claimView) []string {
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, c.id())
+		for _, id := range slices.Sorted(maps.Keys(v.docs)) {
+			if len(out) == maxDocRefs {
+				break
+			}
+			add(id)
+		}
 	}
 	return out
 }
 
 // defectRefs returns the defect's evidence references that name something
-// of the deal; when none does (a dangling reference is the defect), the
-// claim's own evidence.
+// of the deal other than the claim itself; when none does (a dangling
+// reference or a missing span is the defect), the claim's own evidence.
 func (v *view) defectRefs(c *claimView, d debate.Defect) []string {
 	var out []string
 	for _, r := range d.EvidenceRefs {
-		if v.refs[r] && !slices.Contains(out, r) {
+		if v.refs[r] && r != c.id() && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}
