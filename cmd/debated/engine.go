@@ -77,7 +77,7 @@ func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
 
 // protocols registers every protocol the service runs.
 func protocols(st stores) (*orchestrator.Registry, error) {
-	cfg := idis.Config{Registry: st, Ledger: st, Roles: rules.New()}
+	cfg := idis.Config{Registry: st, Ledger: st, Roles: rules.New(), Enrichment: enrichmentOf(st)}
 	if pg, ok := st.(*postgres.Store); ok {
 		// PostgreSQL full-text search; the embedded store ranks in memory.
 		cfg.Searcher = pgSearcher{pg}
@@ -187,4 +187,27 @@ type stopAll struct {
 func (s stopAll) Stop(ctx context.Context) error {
 	defer s.cancel()
 	return s.rv.Stop(ctx)
+}
+
+// enrichmentOf reads a deal's tenant-supplied enrichment records for the
+// query_enrichment tool.
+func enrichmentOf(st stores) func(ctx context.Context, dealID string) ([]tools.Enrichment, error) {
+	lister, ok := st.(interface {
+		EnrichmentList(ctx context.Context, dealID string) ([]debate.EnrichmentRecord, error)
+	})
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, dealID string) ([]tools.Enrichment, error) {
+		recs, err := lister.EnrichmentList(ctx, dealID)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]tools.Enrichment, 0, len(recs))
+		for _, r := range recs {
+			out = append(out, tools.Enrichment{RecordID: r.ID, EntityType: r.EntityType, EntityName: r.EntityName,
+				DataPoint: r.DataPoint, Value: r.Value, Source: r.Source, AsOf: r.AsOf, SourceGrade: r.SourceGrade})
+		}
+		return out, nil
+	}
 }

@@ -286,6 +286,19 @@ func BundleToProto(b *debate.DealBundle) (*debatedv1.ImportDealRequest, error) {
 			CreateTime:    ts(c.CreatedAt),
 		})
 	}
+	for i, r := range b.Enrichment {
+		req.EnrichmentRecords = append(req.EnrichmentRecords, &debatedv1.EnrichmentRecord{
+			RecordId:    r.ID,
+			EntityType:  r.EntityType,
+			EntityName:  r.EntityName,
+			DataPoint:   r.DataPoint,
+			Value:       r.Value,
+			Unit:        r.Unit,
+			Source:      r.Source,
+			AsOf:        r.AsOf,
+			SourceGrade: debatedv1.SourceGrade(enumValue(&v, fmt.Sprintf("enrichment_records[%d].source_grade", i), "SOURCE_GRADE_", debatedv1.SourceGrade_value, string(r.SourceGrade))),
+		})
+	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -367,6 +380,19 @@ func BundleFromProto(req *debatedv1.ImportDealRequest) *debate.DealBundle {
 			FormulaHash:   c.GetFormulaHash(),
 			CodeVersion:   c.GetCodeVersion(),
 			CreatedAt:     fromTS(c.GetCreateTime()),
+		})
+	}
+	for _, r := range req.GetEnrichmentRecords() {
+		b.Enrichment = append(b.Enrichment, debate.EnrichmentRecord{
+			ID:          r.GetRecordId(),
+			EntityType:  r.GetEntityType(),
+			EntityName:  r.GetEntityName(),
+			DataPoint:   r.GetDataPoint(),
+			Value:       r.GetValue(),
+			Unit:        r.GetUnit(),
+			Source:      r.GetSource(),
+			AsOf:        r.GetAsOf(),
+			SourceGrade: debate.SourceGrade(enumName("SOURCE_GRADE_", r.GetSourceGrade().String())),
 		})
 	}
 	return b

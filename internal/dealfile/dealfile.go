@@ -8,6 +8,7 @@
 //	sanads.json      {"sanads": [...]}
 //	documents.json   {"documents": [...]}
 //	calcs.json       {"calc_sanads": [...]}   optional
+//	enrichment.json  {"enrichment_records": [...]}   optional
 //
 // It checks JSON syntax and types only. Enumerations, ids and limits are
 // checked by (*debate.DealBundle).Validate, and references that do not
@@ -48,8 +49,8 @@ var requiredFiles = []string{DealFile, ClaimsFile, EvidenceFile, SpansFile, Sana
 // a *debate.ValidationError naming the file, like every malformed file; other
 // I/O errors are returned wrapped.
 func Load(dir string) (*debate.DealBundle, error) {
-	files := make(map[string][]byte, 7)
-	for _, name := range append(requiredFiles, CalcsFile) {
+	files := make(map[string][]byte, 8)
+	for _, name := range append(requiredFiles, CalcsFile, EnrichmentFile) {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // Parse reports a missing required file
@@ -122,6 +123,13 @@ func Parse(files map[string][]byte) (*debate.DealBundle, error) {
 		var c calcJSON
 		if p.decode(CalcsFile, path, raw, &c) {
 			b.Calcs = append(b.Calcs, c.toDomain(p, path))
+		}
+	}
+	for i, raw := range p.list(files, EnrichmentFile, "enrichment_records", "enrichment_records") {
+		path := fmt.Sprintf("enrichment_records[%d]", i)
+		var r enrichmentJSON
+		if p.decode(EnrichmentFile, path, raw, &r) {
+			b.Enrichment = append(b.Enrichment, r.toDomain())
 		}
 	}
 	if err := p.v.Err(); err != nil {

@@ -12,7 +12,7 @@ import (
 
 // Write stores b in dir in the layout Load reads, creating dir if needed and
 // overwriting the files of the layout. calcs.json is written only when b has
-// calcs. The output is deterministic (fields in a fixed order, arrays in b's
+// calcs, enrichment.json only when it has enrichment records. The output is deterministic (fields in a fixed order, arrays in b's
 // order, times in RFC 3339 UTC) so authored test deals diff cleanly; Load of
 // the result gives back b up to time zones and nil-versus-empty slices.
 func Write(dir string, b *debate.DealBundle) error {
@@ -23,7 +23,7 @@ func Write(dir string, b *debate.DealBundle) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("dealfile: %w", err)
 	}
-	for _, name := range append(requiredFiles, CalcsFile) {
+	for _, name := range append(requiredFiles, CalcsFile, EnrichmentFile) {
 		data, ok := files[name]
 		if !ok {
 			continue
@@ -38,7 +38,7 @@ func Write(dir string, b *debate.DealBundle) error {
 // Encode renders b as the files of the layout, keyed by file name, the
 // inverse of Parse. It fails only on a non-finite number.
 func Encode(b *debate.DealBundle) (map[string][]byte, error) {
-	out := make(map[string][]byte, 7)
+	out := make(map[string][]byte, 8)
 	put := func(name string, v any) error {
 		data, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
@@ -142,6 +142,11 @@ func Encode(b *debate.DealBundle) (map[string][]byte, error) {
 			})
 		}
 		if err := put(CalcsFile, map[string]any{"calc_sanads": calcs}); err != nil {
+			return nil, err
+		}
+	}
+	if len(b.Enrichment) > 0 {
+		if err := put(EnrichmentFile, map[string]any{"enrichment_records": enrichmentToJSON(b.Enrichment)}); err != nil {
 			return nil, err
 		}
 	}

@@ -21,6 +21,8 @@ func (b *DealBundle) ContentHash() (string, error) {
 	c.Sanads = sortedBy(b.Sanads, func(x Sanad) string { return x.ID })
 	c.Documents = sortedBy(b.Documents, func(x Document) string { return x.ID })
 	c.Calcs = sortedBy(b.Calcs, func(x Calc) string { return x.ID })
+	// Empty is nil, and omitempty drops it: no enrichment hashes as before.
+	c.Enrichment = sortedBy(b.Enrichment, func(x EnrichmentRecord) string { return x.ID })
 	// An empty list and no list mean the same; so do an empty map and none.
 	for i := range c.Spans {
 		c.Spans[i].Locator.BBox = nilIfEmpty(c.Spans[i].Locator.BBox)

@@ -214,4 +214,7 @@ type DealBundle struct {
 	Sanads    []Sanad
 	Documents []Document
 	Calcs     []Calc
+	// Enrichment is the tenant-supplied enrichment data of the deal. The
+	// tag keeps a bundle without enrichment hashing as before it existed.
+	Enrichment []EnrichmentRecord `json:",omitempty"`
 }

@@ -45,6 +45,7 @@ func (b *DealBundle) Validate() error {
 	checkCount(&v, "sanads", len(b.Sanads), MaxSanads)
 	checkCount(&v, "documents", len(b.Documents), MaxDocuments)
 	checkCount(&v, "calcs", len(b.Calcs), MaxCalcs)
+	checkCount(&v, "enrichment_records", len(b.Enrichment), MaxEnrichment)
 	if v.Len() > 0 {
 		return v.Err() // do not walk oversized lists
 	}
@@ -168,6 +169,19 @@ func (b *DealBundle) Validate() error {
 		checkText(&v, p+".formula_hash", c.FormulaHash, MaxShortTextLen)
 		checkText(&v, p+".code_version", c.CodeVersion, MaxShortTextLen)
 	}
+	for i, r := range b.Enrichment {
+		p := fmt.Sprintf("enrichment_records[%d]", i)
+		checkID(&v, p+".record_id", r.ID)
+		unique("enrichment", p+".record_id", r.ID, i)
+		checkEnum(&v, p+".entity_type", r.EntityType, EntityTypes, true)
+		checkRequiredText(&v, p+".entity_name", r.EntityName, MaxShortTextLen)
+		checkRequiredText(&v, p+".data_point", r.DataPoint, MaxShortTextLen)
+		checkText(&v, p+".value", r.Value, MaxTextLen)
+		checkText(&v, p+".unit", r.Unit, MaxShortTextLen)
+		checkText(&v, p+".source", r.Source, MaxShortTextLen)
+		checkText(&v, p+".as_of", r.AsOf, MaxShortTextLen)
+		checkEnum(&v, p+".source_grade", r.SourceGrade, SourceGrades, false)
+	}
 	return v.Err()
 }
 
@@ -219,6 +233,14 @@ func checkText(v *Violations, field, s string, limit int) {
 	case strings.ContainsRune(s, 0):
 		v.Add(field, "contains a NUL character")
 	}
+}
+
+func checkRequiredText(v *Violations, field, s string, limit int) {
+	if strings.TrimSpace(s) == "" {
+		v.Add(field, "is required")
+		return
+	}
+	checkText(v, field, s, limit)
 }
 
 func checkCount(v *Violations, field string, n, limit int) {

@@ -40,6 +40,8 @@ var lexicon = func() map[string]string {
 		year years yearly annual annually quarter quarters quarterly month months monthly week weeks weekly
 		ytd ltm ttm fy cy`)
 	add("market size", `tam sam som addressable serviceable marketshare`)
+	// "raise" and "raises" are left out: agents "raise a concern" far more
+	// often than a round; "raised" and "raising" stay.
 	add("funding", `raised raising fundraise fundraising valuation valuations valued
 		premoney postmoney seed preseed funding funded investor investors invested backers vc vcs ipo`)
 	add("named entity relation", `customer customers client clients partner partners partnership partnerships

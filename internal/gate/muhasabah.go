@@ -12,6 +12,26 @@ import (
 	"github.com/debated/debated/internal/debate"
 )
 
+// Rule codes. See the package documentation for what each one means.
+const (
+	RuleSchema                = "SCHEMA"
+	RuleMissingMuhasabah      = "MISSING_MUHASABAH"
+	RuleConfidenceRange       = "CONFIDENCE_RANGE"
+	RuleNoFreeFacts           = "NO_FREE_FACTS"
+	RuleNoFreeFactsUnknownRef = "NO_FREE_FACTS_UNKNOWN_REF"
+	RuleUnknownRef            = "UNKNOWN_REF"
+	RuleFalsifiabilityMissing = "FALSIFIABILITY_MISSING"
+	RuleUncertaintiesMissing  = "UNCERTAINTIES_MISSING"
+	RuleOverconfidence        = "OVERCONFIDENCE"
+	RuleFrivolousChallenge    = "FRIVOLOUS_CHALLENGE"
+)
+
+// Rules lists every rule code Validate can report.
+var Rules = []string{
+	RuleSchema, RuleMissingMuhasabah, RuleConfidenceRange, RuleNoFreeFacts, RuleNoFreeFactsUnknownRef,
+	RuleUnknownRef, RuleFalsifiabilityMissing, RuleUncertaintiesMissing, RuleOverconfidence, RuleFrivolousChallenge,
+}
+
 // Confidence thresholds of seed 000 §7.1 (strictly above them).
 const (
 	// FalsifiabilityThreshold: above it, falsifiability tests are required.
@@ -30,7 +50,8 @@ type Result struct {
 // Validate is the fail-closed gate (seed 000 §7.2, seed 001 §4.8): it
 // checks out's shape (SCHEMA, the rules ParseOutput applies) and every
 // Muḥāsabah rule (Muhasabah) against the deal f describes. The violations
-// are sorted by rule, field and detail, without duplicates. A nil output
+// are sorted by rule, field and detail, without duplicates, at most
+// MaxViolationsPerRule per rule. A nil output
 // is invalid (SCHEMA and MISSING_MUHASABAH); a nil Facts knows no claim, so
 // every reference is unknown.
 func Validate(out *debate.AgentOutput, f *Facts) Result {
@@ -48,8 +69,29 @@ func Validate(out *debate.AgentOutput, f *Facts) Result {
 		}
 	}
 	vs = append(vs, Muhasabah(out, f)...)
-	vs = sortViolations(vs)
+	vs = capPerRule(sortViolations(vs), MaxViolationsPerRule)
 	return Result{Valid: len(vs) == 0, Violations: vs}
+}
+
+// MaxViolationsPerRule bounds how many violations of one rule Validate
+// reports (the first ones in sorted order), so that a hostile output cannot
+// blow up the rejection record; every broken rule is still reported.
+const MaxViolationsPerRule = 32
+
+// capPerRule keeps the first n violations of each rule of a sorted list.
+func capPerRule(vs []debate.Violation, n int) []debate.Violation {
+	var out []debate.Violation
+	rule, count := "", 0
+	for _, v := range vs {
+		if v.Rule != rule {
+			rule, count = v.Rule, 0
+		}
+		if count < n {
+			out = append(out, v)
+		}
+		count++
+	}
+	return out
 }
 
 // Muhasabah checks the Muḥāsabah rules of seed 000 §3.3 and §7.1 and seed
@@ -127,7 +169,7 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 
 	// No-Free-Facts on the content (seed 000 §7.1 rule 1, seed 001 §1.2).
 	sc := scanText(out.Content, f)
-	vs = append(vs, sc.textViolations("content", all, f, RuleNoFreeFactsUnknownRef)...)
+	vs = append(vs, sc.textViolations("content", all, f)...)
 	if sc.factual() {
 		if len(outRefs) == 0 {
 			add(RuleNoFreeFacts, "claim_refs", "%s", sc.factDetail("claim_refs and calc_refs name no claim or calc of the deal"))
@@ -156,7 +198,7 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 			}
 		}
 		dsc := scanText(ch.Description, f)
-		vs = append(vs, dsc.textViolations(p+".description", chRefs, f, RuleNoFreeFactsUnknownRef)...)
+		vs = append(vs, dsc.textViolations(p+".description", chRefs, f)...)
 		if dsc.factual() && len(chRefs) == 0 {
 			add(RuleNoFreeFacts, p+".description", "%s", dsc.factDetail("the challenge names no claim or calc of the deal"))
 		}

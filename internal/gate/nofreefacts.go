@@ -9,26 +9,6 @@ import (
 	"github.com/debated/debated/internal/debate"
 )
 
-// Rule codes. See the package documentation for what each one means.
-const (
-	RuleSchema                = "SCHEMA"
-	RuleMissingMuhasabah      = "MISSING_MUHASABAH"
-	RuleConfidenceRange       = "CONFIDENCE_RANGE"
-	RuleNoFreeFacts           = "NO_FREE_FACTS"
-	RuleNoFreeFactsUnknownRef = "NO_FREE_FACTS_UNKNOWN_REF"
-	RuleUnknownRef            = "UNKNOWN_REF"
-	RuleFalsifiabilityMissing = "FALSIFIABILITY_MISSING"
-	RuleUncertaintiesMissing  = "UNCERTAINTIES_MISSING"
-	RuleOverconfidence        = "OVERCONFIDENCE"
-	RuleFrivolousChallenge    = "FRIVOLOUS_CHALLENGE"
-)
-
-// Rules lists every rule code Validate can report.
-var Rules = []string{
-	RuleSchema, RuleMissingMuhasabah, RuleConfidenceRange, RuleNoFreeFacts, RuleNoFreeFactsUnknownRef,
-	RuleUnknownRef, RuleFalsifiabilityMissing, RuleUncertaintiesMissing, RuleOverconfidence, RuleFrivolousChallenge,
-}
-
 // NoFreeFacts applies seed 001 §1.2 to one text: a text that makes any
 // factual assertion must rest on at least one claim or calc of this deal,
 // and every reference must resolve. refs are the claim and calc ids the
@@ -82,7 +62,7 @@ func NoFreeFacts(text string, refs []string, f *Facts) []debate.Violation {
 			Detail: fmt.Sprintf("%q is not a claim or calc of deal %q", clip(r), f.DealID()),
 		})
 	}
-	out = append(out, sc.textViolations("text", refSet, f, RuleNoFreeFactsUnknownRef)...)
+	out = append(out, sc.textViolations("text", refSet, f)...)
 	if sc.factual() && len(refSet) == 0 {
 		out = append(out, debate.Violation{Rule: RuleNoFreeFacts, Field: "text", Detail: sc.factDetail("no claim_id or calc_id of the deal supports it")})
 	}
@@ -128,12 +108,13 @@ func (s *scan) factDetail(why string) string {
 	return fmt.Sprintf("factual assertion (%s%s) but %s", strings.Join(parts, ", "), more, why)
 }
 
-// textViolations reports the ids the text cites that are unknown (with
-// unknownRule) or known but missing from refs (NO_FREE_FACTS).
-func (s *scan) textViolations(field string, refs map[string]bool, f *Facts, unknownRule string) []debate.Violation {
+// textViolations reports the ids the text cites that are unknown
+// (NO_FREE_FACTS_UNKNOWN_REF) or known but missing from refs
+// (NO_FREE_FACTS).
+func (s *scan) textViolations(field string, refs map[string]bool, f *Facts) []debate.Violation {
 	var out []debate.Violation
 	for _, u := range s.unknown {
-		out = append(out, debate.Violation{Rule: unknownRule, Field: field,
+		out = append(out, debate.Violation{Rule: RuleNoFreeFactsUnknownRef, Field: field,
 			Detail: fmt.Sprintf("cites %q, which names nothing in deal %q", clip(u), f.DealID())})
 	}
 	for _, id := range s.cited {
@@ -292,8 +273,8 @@ const (
 type token struct {
 	kind tokKind
 	a, b int // byte range in the cleaned text
-	// sentStart: the token opens a sentence (or a line, a list item, the
-	// text after a colon); adjacent: no gap since the previous token.
+	// sentStart: the token opens a sentence, line, list item, clause,
+	// parenthesis or quotation; adjacent: no gap since the previous token.
 	sentStart, adjacent bool
 }
 
@@ -349,7 +330,10 @@ func tokenize(text string) []token {
 			i += n
 		default:
 			switch r {
-			case '.', '!', '?', ':', '\n', '\r', '•', '¿', '¡', '。', '؟':
+			case '.', '!', '?', ':', ';', '\n', '\r', '•', '¿', '¡', '。', '؟',
+				'(', '[', '{', '"', '“', '«', '—', '–':
+				// A sentence, line, list item, clause, parenthesis or
+				// quotation opens: its first word may be capitalised.
 				sent = true
 			}
 			i += n
@@ -439,11 +423,15 @@ func classify(toks []token, i int, src string, s *scan) {
 	t := toks[i]
 	switch t.kind {
 	case tCurrency:
-		s.fact("money", span(toks, i, i+1, src))
+		// A currency sign before a number is reported with the number.
+		if i+1 < len(toks) && toks[i+1].kind == tNumber {
+			return
+		}
+		s.fact("money", t.text(src))
 		return
 	case tPercent:
 		// A percent sign after a number is reported with the number.
-		if i > 0 && toks[i-1].kind == tNumber && t.adjacent {
+		if i > 0 && toks[i-1].kind == tNumber {
 			return
 		}
 		s.fact("percentage", t.text(src))

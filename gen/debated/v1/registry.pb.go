@@ -1408,6 +1408,124 @@ func (x *Calc) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+// EnrichmentRecord is one tenant-supplied third-party data point about an
+// entity of the deal. The query_enrichment tool serves it as a grade C/D
+// claim that needs corroboration.
+type EnrichmentRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Caller-chosen id, unique among the deal's enrichment records.
+	RecordId string `protobuf:"bytes,1,opt,name=record_id,json=recordId,proto3" json:"record_id,omitempty"`
+	// COMPANY, PERSON or MARKET.
+	EntityType string `protobuf:"bytes,2,opt,name=entity_type,json=entityType,proto3" json:"entity_type,omitempty"`
+	EntityName string `protobuf:"bytes,3,opt,name=entity_name,json=entityName,proto3" json:"entity_name,omitempty"`
+	// e.g. "ARR", "headcount", "TAM".
+	DataPoint string `protobuf:"bytes,4,opt,name=data_point,json=dataPoint,proto3" json:"data_point,omitempty"`
+	// The supplier's figure, as text.
+	Value string `protobuf:"bytes,5,opt,name=value,proto3" json:"value,omitempty"`
+	Unit  string `protobuf:"bytes,6,opt,name=unit,proto3" json:"unit,omitempty"`
+	// e.g. "Crunchbase".
+	Source string `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"`
+	// ISO 8601 date or empty.
+	AsOf string `protobuf:"bytes,8,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// Unspecified when the supplier does not grade its source.
+	SourceGrade   SourceGrade `protobuf:"varint,9,opt,name=source_grade,json=sourceGrade,proto3,enum=debated.v1.SourceGrade" json:"source_grade,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnrichmentRecord) Reset() {
+	*x = EnrichmentRecord{}
+	mi := &file_debated_v1_registry_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnrichmentRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnrichmentRecord) ProtoMessage() {}
+
+func (x *EnrichmentRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_registry_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnrichmentRecord.ProtoReflect.Descriptor instead.
+func (*EnrichmentRecord) Descriptor() ([]byte, []int) {
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *EnrichmentRecord) GetRecordId() string {
+	if x != nil {
+		return x.RecordId
+	}
+	return ""
+}
+
+func (x *EnrichmentRecord) GetEntityType() string {
+	if x != nil {
+		return x.EntityType
+	}
+	return ""
+}
+
+func (x *EnrichmentRecord) GetEntityName() string {
+	if x != nil {
+		return x.EntityName
+	}
+	return ""
+}
+
+func (x *EnrichmentRecord) GetDataPoint() string {
+	if x != nil {
+		return x.DataPoint
+	}
+	return ""
+}
+
+func (x *EnrichmentRecord) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *EnrichmentRecord) GetUnit() string {
+	if x != nil {
+		return x.Unit
+	}
+	return ""
+}
+
+func (x *EnrichmentRecord) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *EnrichmentRecord) GetAsOf() string {
+	if x != nil {
+		return x.AsOf
+	}
+	return ""
+}
+
+func (x *EnrichmentRecord) GetSourceGrade() SourceGrade {
+	if x != nil {
+		return x.SourceGrade
+	}
+	return SourceGrade_SOURCE_GRADE_UNSPECIFIED
+}
+
 // DealSummary is a stored deal with the size of its registry.
 type DealSummary struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1427,7 +1545,7 @@ type DealSummary struct {
 
 func (x *DealSummary) Reset() {
 	*x = DealSummary{}
-	mi := &file_debated_v1_registry_proto_msgTypes[11]
+	mi := &file_debated_v1_registry_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1439,7 +1557,7 @@ func (x *DealSummary) String() string {
 func (*DealSummary) ProtoMessage() {}
 
 func (x *DealSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[11]
+	mi := &file_debated_v1_registry_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1452,7 +1570,7 @@ func (x *DealSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DealSummary.ProtoReflect.Descriptor instead.
 func (*DealSummary) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{11}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DealSummary) GetDeal() *Deal {
@@ -1519,21 +1637,22 @@ func (x *DealSummary) GetCalcCount() int32 {
 }
 
 type ImportDealRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Deal          *Deal                  `protobuf:"bytes,1,opt,name=deal,proto3" json:"deal,omitempty"`
-	Claims        []*Claim               `protobuf:"bytes,2,rep,name=claims,proto3" json:"claims,omitempty"`
-	EvidenceItems []*EvidenceItem        `protobuf:"bytes,3,rep,name=evidence_items,json=evidenceItems,proto3" json:"evidence_items,omitempty"`
-	Spans         []*Span                `protobuf:"bytes,4,rep,name=spans,proto3" json:"spans,omitempty"`
-	Sanads        []*Sanad               `protobuf:"bytes,5,rep,name=sanads,proto3" json:"sanads,omitempty"`
-	Documents     []*Document            `protobuf:"bytes,6,rep,name=documents,proto3" json:"documents,omitempty"`
-	Calcs         []*Calc                `protobuf:"bytes,7,rep,name=calcs,proto3" json:"calcs,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Deal              *Deal                  `protobuf:"bytes,1,opt,name=deal,proto3" json:"deal,omitempty"`
+	Claims            []*Claim               `protobuf:"bytes,2,rep,name=claims,proto3" json:"claims,omitempty"`
+	EvidenceItems     []*EvidenceItem        `protobuf:"bytes,3,rep,name=evidence_items,json=evidenceItems,proto3" json:"evidence_items,omitempty"`
+	Spans             []*Span                `protobuf:"bytes,4,rep,name=spans,proto3" json:"spans,omitempty"`
+	Sanads            []*Sanad               `protobuf:"bytes,5,rep,name=sanads,proto3" json:"sanads,omitempty"`
+	Documents         []*Document            `protobuf:"bytes,6,rep,name=documents,proto3" json:"documents,omitempty"`
+	Calcs             []*Calc                `protobuf:"bytes,7,rep,name=calcs,proto3" json:"calcs,omitempty"`
+	EnrichmentRecords []*EnrichmentRecord    `protobuf:"bytes,8,rep,name=enrichment_records,json=enrichmentRecords,proto3" json:"enrichment_records,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ImportDealRequest) Reset() {
 	*x = ImportDealRequest{}
-	mi := &file_debated_v1_registry_proto_msgTypes[12]
+	mi := &file_debated_v1_registry_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1545,7 +1664,7 @@ func (x *ImportDealRequest) String() string {
 func (*ImportDealRequest) ProtoMessage() {}
 
 func (x *ImportDealRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[12]
+	mi := &file_debated_v1_registry_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1558,7 +1677,7 @@ func (x *ImportDealRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportDealRequest.ProtoReflect.Descriptor instead.
 func (*ImportDealRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{12}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ImportDealRequest) GetDeal() *Deal {
@@ -1610,6 +1729,13 @@ func (x *ImportDealRequest) GetCalcs() []*Calc {
 	return nil
 }
 
+func (x *ImportDealRequest) GetEnrichmentRecords() []*EnrichmentRecord {
+	if x != nil {
+		return x.EnrichmentRecords
+	}
+	return nil
+}
+
 type ImportDealResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Deal  *DealSummary           `protobuf:"bytes,1,opt,name=deal,proto3" json:"deal,omitempty"`
@@ -1621,7 +1747,7 @@ type ImportDealResponse struct {
 
 func (x *ImportDealResponse) Reset() {
 	*x = ImportDealResponse{}
-	mi := &file_debated_v1_registry_proto_msgTypes[13]
+	mi := &file_debated_v1_registry_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1633,7 +1759,7 @@ func (x *ImportDealResponse) String() string {
 func (*ImportDealResponse) ProtoMessage() {}
 
 func (x *ImportDealResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[13]
+	mi := &file_debated_v1_registry_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1646,7 +1772,7 @@ func (x *ImportDealResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportDealResponse.ProtoReflect.Descriptor instead.
 func (*ImportDealResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{13}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ImportDealResponse) GetDeal() *DealSummary {
@@ -1672,7 +1798,7 @@ type GetDealRequest struct {
 
 func (x *GetDealRequest) Reset() {
 	*x = GetDealRequest{}
-	mi := &file_debated_v1_registry_proto_msgTypes[14]
+	mi := &file_debated_v1_registry_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1684,7 +1810,7 @@ func (x *GetDealRequest) String() string {
 func (*GetDealRequest) ProtoMessage() {}
 
 func (x *GetDealRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[14]
+	mi := &file_debated_v1_registry_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1823,7 @@ func (x *GetDealRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDealRequest.ProtoReflect.Descriptor instead.
 func (*GetDealRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{14}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetDealRequest) GetDealId() string {
@@ -1716,7 +1842,7 @@ type GetDealResponse struct {
 
 func (x *GetDealResponse) Reset() {
 	*x = GetDealResponse{}
-	mi := &file_debated_v1_registry_proto_msgTypes[15]
+	mi := &file_debated_v1_registry_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1728,7 +1854,7 @@ func (x *GetDealResponse) String() string {
 func (*GetDealResponse) ProtoMessage() {}
 
 func (x *GetDealResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[15]
+	mi := &file_debated_v1_registry_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1741,7 +1867,7 @@ func (x *GetDealResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDealResponse.ProtoReflect.Descriptor instead.
 func (*GetDealResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{15}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetDealResponse) GetDeal() *DealSummary {
@@ -1762,7 +1888,7 @@ type ListDealsRequest struct {
 
 func (x *ListDealsRequest) Reset() {
 	*x = ListDealsRequest{}
-	mi := &file_debated_v1_registry_proto_msgTypes[16]
+	mi := &file_debated_v1_registry_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +1900,7 @@ func (x *ListDealsRequest) String() string {
 func (*ListDealsRequest) ProtoMessage() {}
 
 func (x *ListDealsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[16]
+	mi := &file_debated_v1_registry_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +1913,7 @@ func (x *ListDealsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDealsRequest.ProtoReflect.Descriptor instead.
 func (*ListDealsRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{16}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListDealsRequest) GetPageSize() int32 {
@@ -1815,7 +1941,7 @@ type ListDealsResponse struct {
 
 func (x *ListDealsResponse) Reset() {
 	*x = ListDealsResponse{}
-	mi := &file_debated_v1_registry_proto_msgTypes[17]
+	mi := &file_debated_v1_registry_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +1953,7 @@ func (x *ListDealsResponse) String() string {
 func (*ListDealsResponse) ProtoMessage() {}
 
 func (x *ListDealsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[17]
+	mi := &file_debated_v1_registry_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +1966,7 @@ func (x *ListDealsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDealsResponse.ProtoReflect.Descriptor instead.
 func (*ListDealsResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{17}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListDealsResponse) GetDeals() []*DealSummary {
@@ -1866,7 +1992,7 @@ type GetClaimRequest struct {
 
 func (x *GetClaimRequest) Reset() {
 	*x = GetClaimRequest{}
-	mi := &file_debated_v1_registry_proto_msgTypes[18]
+	mi := &file_debated_v1_registry_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +2004,7 @@ func (x *GetClaimRequest) String() string {
 func (*GetClaimRequest) ProtoMessage() {}
 
 func (x *GetClaimRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[18]
+	mi := &file_debated_v1_registry_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +2017,7 @@ func (x *GetClaimRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClaimRequest.ProtoReflect.Descriptor instead.
 func (*GetClaimRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{18}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetClaimRequest) GetClaimId() string {
@@ -1910,7 +2036,7 @@ type GetClaimResponse struct {
 
 func (x *GetClaimResponse) Reset() {
 	*x = GetClaimResponse{}
-	mi := &file_debated_v1_registry_proto_msgTypes[19]
+	mi := &file_debated_v1_registry_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +2048,7 @@ func (x *GetClaimResponse) String() string {
 func (*GetClaimResponse) ProtoMessage() {}
 
 func (x *GetClaimResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[19]
+	mi := &file_debated_v1_registry_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2061,7 @@ func (x *GetClaimResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClaimResponse.ProtoReflect.Descriptor instead.
 func (*GetClaimResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{19}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetClaimResponse) GetClaim() *Claim {
@@ -1961,7 +2087,7 @@ type ListClaimsRequest struct {
 
 func (x *ListClaimsRequest) Reset() {
 	*x = ListClaimsRequest{}
-	mi := &file_debated_v1_registry_proto_msgTypes[20]
+	mi := &file_debated_v1_registry_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1973,7 +2099,7 @@ func (x *ListClaimsRequest) String() string {
 func (*ListClaimsRequest) ProtoMessage() {}
 
 func (x *ListClaimsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[20]
+	mi := &file_debated_v1_registry_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1986,7 +2112,7 @@ func (x *ListClaimsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClaimsRequest.ProtoReflect.Descriptor instead.
 func (*ListClaimsRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{20}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListClaimsRequest) GetDealId() string {
@@ -2035,7 +2161,7 @@ type ListClaimsResponse struct {
 
 func (x *ListClaimsResponse) Reset() {
 	*x = ListClaimsResponse{}
-	mi := &file_debated_v1_registry_proto_msgTypes[21]
+	mi := &file_debated_v1_registry_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2047,7 +2173,7 @@ func (x *ListClaimsResponse) String() string {
 func (*ListClaimsResponse) ProtoMessage() {}
 
 func (x *ListClaimsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[21]
+	mi := &file_debated_v1_registry_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2060,7 +2186,7 @@ func (x *ListClaimsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClaimsResponse.ProtoReflect.Descriptor instead.
 func (*ListClaimsResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{21}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListClaimsResponse) GetClaims() []*Claim {
@@ -2216,7 +2342,23 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a?\n" +
 	"\x11InputSpanIdsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xea\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9a\x03\n" +
+	"\x10EnrichmentRecord\x12'\n" +
+	"\trecord_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\brecordId\x12?\n" +
+	"\ventity_type\x18\x02 \x01(\tB\x1e\xbaH\x1br\x19R\aCOMPANYR\x06PERSONR\x06MARKETR\n" +
+	"entityType\x12+\n" +
+	"\ventity_name\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x04R\n" +
+	"entityName\x12)\n" +
+	"\n" +
+	"data_point\x18\x04 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x04R\tdataPoint\x12\x1f\n" +
+	"\x05value\x18\x05 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x01R\x05value\x12\x1c\n" +
+	"\x04unit\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x04unit\x12 \n" +
+	"\x06source\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x06source\x12\x1d\n" +
+	"\x05as_of\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x04asOf\x12D\n" +
+	"\fsource_grade\x18\t \x01(\x0e2\x17.debated.v1.SourceGradeB\b\xbaH\x05\x82\x01\x02\x10\x01R\vsourceGrade\"\xea\x02\n" +
 	"\vDealSummary\x12$\n" +
 	"\x04deal\x18\x01 \x01(\v2\x10.debated.v1.DealR\x04deal\x12!\n" +
 	"\fcontent_hash\x18\x02 \x01(\tR\vcontentHash\x12;\n" +
@@ -2231,7 +2373,7 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"sanadCount\x12%\n" +
 	"\x0edocument_count\x18\b \x01(\x05R\rdocumentCount\x12\x1d\n" +
 	"\n" +
-	"calc_count\x18\t \x01(\x05R\tcalcCount\"\xa2\x03\n" +
+	"calc_count\x18\t \x01(\x05R\tcalcCount\"\xfa\x03\n" +
 	"\x11ImportDealRequest\x12,\n" +
 	"\x04deal\x18\x01 \x01(\v2\x10.debated.v1.DealB\x06\xbaH\x03\xc8\x01\x01R\x04deal\x125\n" +
 	"\x06claims\x18\x02 \x03(\v2\x11.debated.v1.ClaimB\n" +
@@ -2243,7 +2385,8 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\x06sanads\x18\x05 \x03(\v2\x11.debated.v1.SanadB\n" +
 	"\xbaH\a\x92\x01\x04\x10\xa0\x9c\x01R\x06sanads\x12=\n" +
 	"\tdocuments\x18\x06 \x03(\v2\x14.debated.v1.DocumentB\t\xbaH\x06\x92\x01\x03\x10\x90NR\tdocuments\x121\n" +
-	"\x05calcs\x18\a \x03(\v2\x10.debated.v1.CalcB\t\xbaH\x06\x92\x01\x03\x10\x90NR\x05calcs\"[\n" +
+	"\x05calcs\x18\a \x03(\v2\x10.debated.v1.CalcB\t\xbaH\x06\x92\x01\x03\x10\x90NR\x05calcs\x12V\n" +
+	"\x12enrichment_records\x18\b \x03(\v2\x1c.debated.v1.EnrichmentRecordB\t\xbaH\x06\x92\x01\x03\x10\x90NR\x11enrichmentRecords\"[\n" +
 	"\x12ImportDealResponse\x12+\n" +
 	"\x04deal\x18\x01 \x01(\v2\x17.debated.v1.DealSummaryR\x04deal\x12\x18\n" +
 	"\acreated\x18\x02 \x01(\bR\acreated\"5\n" +
@@ -2349,7 +2492,7 @@ func file_debated_v1_registry_proto_rawDescGZIP() []byte {
 }
 
 var file_debated_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_debated_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_debated_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_debated_v1_registry_proto_goTypes = []any{
 	(ClaimClass)(0),                // 0: debated.v1.ClaimClass
 	(Materiality)(0),               // 1: debated.v1.Materiality
@@ -2368,104 +2511,107 @@ var file_debated_v1_registry_proto_goTypes = []any{
 	(*Sanad)(nil),                  // 14: debated.v1.Sanad
 	(*Document)(nil),               // 15: debated.v1.Document
 	(*Calc)(nil),                   // 16: debated.v1.Calc
-	(*DealSummary)(nil),            // 17: debated.v1.DealSummary
-	(*ImportDealRequest)(nil),      // 18: debated.v1.ImportDealRequest
-	(*ImportDealResponse)(nil),     // 19: debated.v1.ImportDealResponse
-	(*GetDealRequest)(nil),         // 20: debated.v1.GetDealRequest
-	(*GetDealResponse)(nil),        // 21: debated.v1.GetDealResponse
-	(*ListDealsRequest)(nil),       // 22: debated.v1.ListDealsRequest
-	(*ListDealsResponse)(nil),      // 23: debated.v1.ListDealsResponse
-	(*GetClaimRequest)(nil),        // 24: debated.v1.GetClaimRequest
-	(*GetClaimResponse)(nil),       // 25: debated.v1.GetClaimResponse
-	(*ListClaimsRequest)(nil),      // 26: debated.v1.ListClaimsRequest
-	(*ListClaimsResponse)(nil),     // 27: debated.v1.ListClaimsResponse
-	nil,                            // 28: debated.v1.Calc.InputsEntry
-	nil,                            // 29: debated.v1.Calc.InputSpanIdsEntry
-	(*timestamppb.Timestamp)(nil),  // 30: google.protobuf.Timestamp
-	(CalcType)(0),                  // 31: debated.v1.CalcType
-	(*GradeDealRequest)(nil),       // 32: debated.v1.GradeDealRequest
-	(*FlagDefectRequest)(nil),      // 33: debated.v1.FlagDefectRequest
-	(*CureDefectRequest)(nil),      // 34: debated.v1.CureDefectRequest
-	(*WaiveDefectRequest)(nil),     // 35: debated.v1.WaiveDefectRequest
-	(*ListDefectsRequest)(nil),     // 36: debated.v1.ListDefectsRequest
-	(*ListDealEventsRequest)(nil),  // 37: debated.v1.ListDealEventsRequest
-	(*GradeDealResponse)(nil),      // 38: debated.v1.GradeDealResponse
-	(*FlagDefectResponse)(nil),     // 39: debated.v1.FlagDefectResponse
-	(*CureDefectResponse)(nil),     // 40: debated.v1.CureDefectResponse
-	(*WaiveDefectResponse)(nil),    // 41: debated.v1.WaiveDefectResponse
-	(*ListDefectsResponse)(nil),    // 42: debated.v1.ListDefectsResponse
-	(*ListDealEventsResponse)(nil), // 43: debated.v1.ListDealEventsResponse
+	(*EnrichmentRecord)(nil),       // 17: debated.v1.EnrichmentRecord
+	(*DealSummary)(nil),            // 18: debated.v1.DealSummary
+	(*ImportDealRequest)(nil),      // 19: debated.v1.ImportDealRequest
+	(*ImportDealResponse)(nil),     // 20: debated.v1.ImportDealResponse
+	(*GetDealRequest)(nil),         // 21: debated.v1.GetDealRequest
+	(*GetDealResponse)(nil),        // 22: debated.v1.GetDealResponse
+	(*ListDealsRequest)(nil),       // 23: debated.v1.ListDealsRequest
+	(*ListDealsResponse)(nil),      // 24: debated.v1.ListDealsResponse
+	(*GetClaimRequest)(nil),        // 25: debated.v1.GetClaimRequest
+	(*GetClaimResponse)(nil),       // 26: debated.v1.GetClaimResponse
+	(*ListClaimsRequest)(nil),      // 27: debated.v1.ListClaimsRequest
+	(*ListClaimsResponse)(nil),     // 28: debated.v1.ListClaimsResponse
+	nil,                            // 29: debated.v1.Calc.InputsEntry
+	nil,                            // 30: debated.v1.Calc.InputSpanIdsEntry
+	(*timestamppb.Timestamp)(nil),  // 31: google.protobuf.Timestamp
+	(CalcType)(0),                  // 32: debated.v1.CalcType
+	(*GradeDealRequest)(nil),       // 33: debated.v1.GradeDealRequest
+	(*FlagDefectRequest)(nil),      // 34: debated.v1.FlagDefectRequest
+	(*CureDefectRequest)(nil),      // 35: debated.v1.CureDefectRequest
+	(*WaiveDefectRequest)(nil),     // 36: debated.v1.WaiveDefectRequest
+	(*ListDefectsRequest)(nil),     // 37: debated.v1.ListDefectsRequest
+	(*ListDealEventsRequest)(nil),  // 38: debated.v1.ListDealEventsRequest
+	(*GradeDealResponse)(nil),      // 39: debated.v1.GradeDealResponse
+	(*FlagDefectResponse)(nil),     // 40: debated.v1.FlagDefectResponse
+	(*CureDefectResponse)(nil),     // 41: debated.v1.CureDefectResponse
+	(*WaiveDefectResponse)(nil),    // 42: debated.v1.WaiveDefectResponse
+	(*ListDefectsResponse)(nil),    // 43: debated.v1.ListDefectsResponse
+	(*ListDealEventsResponse)(nil), // 44: debated.v1.ListDealEventsResponse
 }
 var file_debated_v1_registry_proto_depIdxs = []int32{
-	30, // 0: debated.v1.Deal.create_time:type_name -> google.protobuf.Timestamp
-	30, // 1: debated.v1.Deal.update_time:type_name -> google.protobuf.Timestamp
+	31, // 0: debated.v1.Deal.create_time:type_name -> google.protobuf.Timestamp
+	31, // 1: debated.v1.Deal.update_time:type_name -> google.protobuf.Timestamp
 	7,  // 2: debated.v1.ClaimValue.time_window:type_name -> debated.v1.TimeWindow
 	0,  // 3: debated.v1.Claim.claim_class:type_name -> debated.v1.ClaimClass
 	8,  // 4: debated.v1.Claim.value:type_name -> debated.v1.ClaimValue
 	1,  // 5: debated.v1.Claim.materiality:type_name -> debated.v1.Materiality
-	30, // 6: debated.v1.Claim.create_time:type_name -> google.protobuf.Timestamp
-	30, // 7: debated.v1.Claim.update_time:type_name -> google.protobuf.Timestamp
-	30, // 8: debated.v1.EvidenceItem.retrieval_time:type_name -> google.protobuf.Timestamp
+	31, // 6: debated.v1.Claim.create_time:type_name -> google.protobuf.Timestamp
+	31, // 7: debated.v1.Claim.update_time:type_name -> google.protobuf.Timestamp
+	31, // 8: debated.v1.EvidenceItem.retrieval_time:type_name -> google.protobuf.Timestamp
 	2,  // 9: debated.v1.EvidenceItem.source_grade:type_name -> debated.v1.SourceGrade
-	30, // 10: debated.v1.EvidenceItem.create_time:type_name -> google.protobuf.Timestamp
-	30, // 11: debated.v1.EvidenceItem.update_time:type_name -> google.protobuf.Timestamp
+	31, // 10: debated.v1.EvidenceItem.create_time:type_name -> google.protobuf.Timestamp
+	31, // 11: debated.v1.EvidenceItem.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 12: debated.v1.Span.span_type:type_name -> debated.v1.SpanType
 	11, // 13: debated.v1.Span.locator:type_name -> debated.v1.Locator
-	30, // 14: debated.v1.Span.create_time:type_name -> google.protobuf.Timestamp
-	30, // 15: debated.v1.Span.update_time:type_name -> google.protobuf.Timestamp
+	31, // 14: debated.v1.Span.create_time:type_name -> google.protobuf.Timestamp
+	31, // 15: debated.v1.Span.update_time:type_name -> google.protobuf.Timestamp
 	4,  // 16: debated.v1.ChainNode.node_type:type_name -> debated.v1.ChainNodeType
 	13, // 17: debated.v1.Sanad.transmission_chain:type_name -> debated.v1.ChainNode
-	30, // 18: debated.v1.Sanad.create_time:type_name -> google.protobuf.Timestamp
-	30, // 19: debated.v1.Sanad.update_time:type_name -> google.protobuf.Timestamp
+	31, // 18: debated.v1.Sanad.create_time:type_name -> google.protobuf.Timestamp
+	31, // 19: debated.v1.Sanad.update_time:type_name -> google.protobuf.Timestamp
 	5,  // 20: debated.v1.Document.artifact_type:type_name -> debated.v1.ArtifactType
-	30, // 21: debated.v1.Document.ingest_time:type_name -> google.protobuf.Timestamp
-	31, // 22: debated.v1.Calc.calc_type:type_name -> debated.v1.CalcType
-	28, // 23: debated.v1.Calc.inputs:type_name -> debated.v1.Calc.InputsEntry
-	29, // 24: debated.v1.Calc.input_span_ids:type_name -> debated.v1.Calc.InputSpanIdsEntry
-	30, // 25: debated.v1.Calc.create_time:type_name -> google.protobuf.Timestamp
-	6,  // 26: debated.v1.DealSummary.deal:type_name -> debated.v1.Deal
-	30, // 27: debated.v1.DealSummary.import_time:type_name -> google.protobuf.Timestamp
-	6,  // 28: debated.v1.ImportDealRequest.deal:type_name -> debated.v1.Deal
-	9,  // 29: debated.v1.ImportDealRequest.claims:type_name -> debated.v1.Claim
-	10, // 30: debated.v1.ImportDealRequest.evidence_items:type_name -> debated.v1.EvidenceItem
-	12, // 31: debated.v1.ImportDealRequest.spans:type_name -> debated.v1.Span
-	14, // 32: debated.v1.ImportDealRequest.sanads:type_name -> debated.v1.Sanad
-	15, // 33: debated.v1.ImportDealRequest.documents:type_name -> debated.v1.Document
-	16, // 34: debated.v1.ImportDealRequest.calcs:type_name -> debated.v1.Calc
-	17, // 35: debated.v1.ImportDealResponse.deal:type_name -> debated.v1.DealSummary
-	17, // 36: debated.v1.GetDealResponse.deal:type_name -> debated.v1.DealSummary
-	17, // 37: debated.v1.ListDealsResponse.deals:type_name -> debated.v1.DealSummary
-	9,  // 38: debated.v1.GetClaimResponse.claim:type_name -> debated.v1.Claim
-	0,  // 39: debated.v1.ListClaimsRequest.claim_class:type_name -> debated.v1.ClaimClass
-	1,  // 40: debated.v1.ListClaimsRequest.materiality:type_name -> debated.v1.Materiality
-	9,  // 41: debated.v1.ListClaimsResponse.claims:type_name -> debated.v1.Claim
-	18, // 42: debated.v1.RegistryService.ImportDeal:input_type -> debated.v1.ImportDealRequest
-	20, // 43: debated.v1.RegistryService.GetDeal:input_type -> debated.v1.GetDealRequest
-	22, // 44: debated.v1.RegistryService.ListDeals:input_type -> debated.v1.ListDealsRequest
-	24, // 45: debated.v1.RegistryService.GetClaim:input_type -> debated.v1.GetClaimRequest
-	26, // 46: debated.v1.RegistryService.ListClaims:input_type -> debated.v1.ListClaimsRequest
-	32, // 47: debated.v1.RegistryService.GradeDeal:input_type -> debated.v1.GradeDealRequest
-	33, // 48: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
-	34, // 49: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
-	35, // 50: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
-	36, // 51: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
-	37, // 52: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
-	19, // 53: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
-	21, // 54: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
-	23, // 55: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
-	25, // 56: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
-	27, // 57: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
-	38, // 58: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
-	39, // 59: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
-	40, // 60: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
-	41, // 61: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
-	42, // 62: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
-	43, // 63: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
-	53, // [53:64] is the sub-list for method output_type
-	42, // [42:53] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	31, // 21: debated.v1.Document.ingest_time:type_name -> google.protobuf.Timestamp
+	32, // 22: debated.v1.Calc.calc_type:type_name -> debated.v1.CalcType
+	29, // 23: debated.v1.Calc.inputs:type_name -> debated.v1.Calc.InputsEntry
+	30, // 24: debated.v1.Calc.input_span_ids:type_name -> debated.v1.Calc.InputSpanIdsEntry
+	31, // 25: debated.v1.Calc.create_time:type_name -> google.protobuf.Timestamp
+	2,  // 26: debated.v1.EnrichmentRecord.source_grade:type_name -> debated.v1.SourceGrade
+	6,  // 27: debated.v1.DealSummary.deal:type_name -> debated.v1.Deal
+	31, // 28: debated.v1.DealSummary.import_time:type_name -> google.protobuf.Timestamp
+	6,  // 29: debated.v1.ImportDealRequest.deal:type_name -> debated.v1.Deal
+	9,  // 30: debated.v1.ImportDealRequest.claims:type_name -> debated.v1.Claim
+	10, // 31: debated.v1.ImportDealRequest.evidence_items:type_name -> debated.v1.EvidenceItem
+	12, // 32: debated.v1.ImportDealRequest.spans:type_name -> debated.v1.Span
+	14, // 33: debated.v1.ImportDealRequest.sanads:type_name -> debated.v1.Sanad
+	15, // 34: debated.v1.ImportDealRequest.documents:type_name -> debated.v1.Document
+	16, // 35: debated.v1.ImportDealRequest.calcs:type_name -> debated.v1.Calc
+	17, // 36: debated.v1.ImportDealRequest.enrichment_records:type_name -> debated.v1.EnrichmentRecord
+	18, // 37: debated.v1.ImportDealResponse.deal:type_name -> debated.v1.DealSummary
+	18, // 38: debated.v1.GetDealResponse.deal:type_name -> debated.v1.DealSummary
+	18, // 39: debated.v1.ListDealsResponse.deals:type_name -> debated.v1.DealSummary
+	9,  // 40: debated.v1.GetClaimResponse.claim:type_name -> debated.v1.Claim
+	0,  // 41: debated.v1.ListClaimsRequest.claim_class:type_name -> debated.v1.ClaimClass
+	1,  // 42: debated.v1.ListClaimsRequest.materiality:type_name -> debated.v1.Materiality
+	9,  // 43: debated.v1.ListClaimsResponse.claims:type_name -> debated.v1.Claim
+	19, // 44: debated.v1.RegistryService.ImportDeal:input_type -> debated.v1.ImportDealRequest
+	21, // 45: debated.v1.RegistryService.GetDeal:input_type -> debated.v1.GetDealRequest
+	23, // 46: debated.v1.RegistryService.ListDeals:input_type -> debated.v1.ListDealsRequest
+	25, // 47: debated.v1.RegistryService.GetClaim:input_type -> debated.v1.GetClaimRequest
+	27, // 48: debated.v1.RegistryService.ListClaims:input_type -> debated.v1.ListClaimsRequest
+	33, // 49: debated.v1.RegistryService.GradeDeal:input_type -> debated.v1.GradeDealRequest
+	34, // 50: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
+	35, // 51: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
+	36, // 52: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
+	37, // 53: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
+	38, // 54: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
+	20, // 55: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
+	22, // 56: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
+	24, // 57: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
+	26, // 58: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
+	28, // 59: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
+	39, // 60: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
+	40, // 61: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
+	41, // 62: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
+	42, // 63: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
+	43, // 64: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
+	44, // 65: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
+	55, // [55:66] is the sub-list for method output_type
+	44, // [44:55] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_registry_proto_init() }
@@ -2480,7 +2626,7 @@ func file_debated_v1_registry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_debated_v1_registry_proto_rawDesc), len(file_debated_v1_registry_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -155,8 +155,8 @@ func TestMuhasabahGateRejection(t *testing.T) {
 	require.Equal(t, debate.DebateCompleted, d.Status)
 	rejected := 0
 	for _, e := range evs {
-		switch {
-		case e.Type == idis.EventMuhasabahRejected:
+		switch e.Type {
+		case idis.EventMuhasabahRejected:
 			rejected++
 			var p struct {
 				Violations []debate.Violation `json:"violations"`
@@ -168,7 +168,7 @@ func TestMuhasabahGateRejection(t *testing.T) {
 			}
 			require.True(t, rules["NO_FREE_FACTS"], "%v", p.Violations)
 			require.True(t, rules["FALSIFIABILITY_MISSING"], "%v", p.Violations)
-		case e.Type == idis.EventAgentOutput:
+		case idis.EventAgentOutput:
 			require.NotEqual(t, debate.RoleAdvocate, e.Actor, "a rejected output entered the transcript")
 		}
 	}

@@ -132,6 +132,7 @@ func (s *Store) DealImport(ctx context.Context, b *debate.DealBundle, contentHas
 	}
 	queueRecords(batch, "documents", "document_id", tenant, dealID, rb.Documents)
 	queueRecords(batch, "calcs", "calc_id", tenant, dealID, rb.Calcs)
+	queueRecords(batch, "enrichment_records", "record_id", tenant, dealID, rb.Enrichment)
 	if batch.Len() > 0 {
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return debate.DealImportResult{}, wrap(op, err)
@@ -292,6 +293,32 @@ func queueBundle(b *pgx.Batch, tenant, dealID string, out *debate.DealBundle) {
 	b.Queue(q("sanads", "sanad_id"), tenant, dealID).Query(collectRecords(&out.Sanads, rows.DecodeSanad))
 	b.Queue(q("documents", "document_id"), tenant, dealID).Query(collectRecords(&out.Documents, rows.DecodeDocument))
 	b.Queue(q("calcs", "calc_id"), tenant, dealID).Query(collectRecords(&out.Calcs, rows.DecodeCalc))
+	b.Queue(q("enrichment_records", "record_id"), tenant, dealID).Query(collectRecords(&out.Enrichment, rows.DecodeEnrichment))
+}
+
+// EnrichmentList returns the enrichment records imported with the deal,
+// ordered by record id; nil if it has none. Returns debate.ErrNoTenant
+// without a tenant in ctx, and debate.ErrNotFound if the tenant has no such
+// deal.
+func (s *Store) EnrichmentList(ctx context.Context, dealID string) ([]debate.EnrichmentRecord, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []debate.EnrichmentRecord
+	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) {
+		b.Queue(`SELECT 1 FROM deals WHERE tenant_id = $1 AND deal_id = $2`, tenant, dealID).
+			QueryRow(func(row pgx.Row) error {
+				var one int
+				return row.Scan(&one)
+			})
+		b.Queue(`SELECT record FROM enrichment_records WHERE tenant_id = $1 AND deal_id = $2 ORDER BY record_id`,
+			tenant, dealID).Query(collectRecords(&out, rows.DecodeEnrichment))
+	})
+	if err != nil {
+		return nil, wrap(fmt.Sprintf("deal %q enrichment", dealID), err)
+	}
+	return out, nil
 }
 
 // ClaimGet returns the tenant's claim claimID, its DealID set. Returns

@@ -122,7 +122,10 @@ func (s *Store) DealImport(ctx context.Context, b *debate.DealBundle, contentHas
 		if err := insertRecords(ctx, tx, "documents", "document_id", tenant, dealID, rb.Documents); err != nil {
 			return err
 		}
-		return insertRecords(ctx, tx, "calcs", "calc_id", tenant, dealID, rb.Calcs)
+		if err := insertRecords(ctx, tx, "calcs", "calc_id", tenant, dealID, rb.Calcs); err != nil {
+			return err
+		}
+		return insertRecords(ctx, tx, "enrichment_records", "record_id", tenant, dealID, rb.Enrichment)
 	})
 	if err != nil {
 		return debate.DealImportResult{}, wrap(op, err)
@@ -343,6 +346,35 @@ func bundleGet(ctx context.Context, tx *sql.Tx, tenant, dealID string) (*debate.
 	}
 	if out.Calcs, err = queryList(ctx, tx, q("calcs", "calc_id"), args, recordScanner(rows.DecodeCalc)); err != nil {
 		return nil, err
+	}
+	if out.Enrichment, err = queryList(ctx, tx, q("enrichment_records", "record_id"), args, recordScanner(rows.DecodeEnrichment)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EnrichmentList returns the enrichment records imported with the deal,
+// ordered by record id; nil if it has none. It reads one snapshot. Returns
+// debate.ErrNoTenant without a tenant in ctx, and debate.ErrNotFound if the
+// tenant has no such deal.
+func (s *Store) EnrichmentList(ctx context.Context, dealID string) ([]debate.EnrichmentRecord, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []debate.EnrichmentRecord
+	err = s.readTx(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM deals WHERE tenant_id = ? AND deal_id = ?`, tenant, dealID).Scan(&one); err != nil {
+			return err
+		}
+		var err error
+		out, err = queryList(ctx, tx, `SELECT record FROM enrichment_records WHERE tenant_id = ? AND deal_id = ? ORDER BY record_id`,
+			[]any{tenant, dealID}, recordScanner(rows.DecodeEnrichment))
+		return err
+	})
+	if err != nil {
+		return nil, wrap(fmt.Sprintf("deal %q enrichment", dealID), err)
 	}
 	return out, nil
 }

@@ -163,6 +163,8 @@ type Bundle struct {
 	Sanads    SanadRows
 	Documents IDRows
 	Calcs     IDRows
+	// Enrichment holds the enrichment records (table enrichment_records).
+	Enrichment IDRows
 }
 
 // EncodeBundle checks b and turns it into rows. Returns a
@@ -286,6 +288,9 @@ func EncodeBundle(b *debate.DealBundle, contentHash string, at time.Time) (*Bund
 		}
 		out.Calcs.IDs = append(out.Calcs.IDs, x.ID)
 		out.Calcs.Records = append(out.Calcs.Records, rec)
+	}
+	if out.Enrichment, err = encodeEnrichment(b.Enrichment); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
