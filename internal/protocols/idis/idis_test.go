@@ -19,6 +19,7 @@ import (
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/tools"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
@@ -264,4 +265,55 @@ func TestGDBSMuhasabahPassRate(t *testing.T) {
 	rate := float64(accepted) / float64(accepted+rejected)
 	t.Logf("%d outputs accepted, %d rejected: pass rate %.1f%%", accepted, rejected, 100*rate)
 	require.GreaterOrEqual(t, rate, 0.98)
+}
+
+// TestQueryEnrichmentReadsTenantRecords: the contradiction finder's
+// query_enrichment call returns the deal's enrichment records, as grade C
+// or D, with their source.
+func TestQueryEnrichmentReadsTenantRecords(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	ctx, tenant := storetest.NewTenant(t, st)
+	bundle := storetest.SampleBundle("deal-enrich")
+	bundle.Enrichment = storetest.SampleEnrichment("deal-enrich")
+	_, err = st.DealImport(ctx, bundle, "h", time.Now())
+	require.NoError(t, err)
+	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("idis-test-signing-secret-32-bytes!!")}, "v1")
+	require.NoError(t, err)
+	enrich := func(ctx context.Context, dealID string) ([]tools.Enrichment, error) {
+		recs, err := st.EnrichmentList(ctx, dealID)
+		var out []tools.Enrichment
+		for _, r := range recs {
+			out = append(out, tools.Enrichment{RecordID: r.ID, EntityType: r.EntityType, EntityName: r.EntityName, DataPoint: r.DataPoint,
+				Value: r.Value, Source: r.Source, AsOf: r.AsOf, SourceGrade: r.SourceGrade})
+		}
+		return out, err
+	}
+	reg, err := orchestrator.NewRegistry(idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New(), Enrichment: enrich}))
+	require.NoError(t, err)
+	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
+	require.NoError(t, err)
+	r, err := runner.New(runner.Config{Store: st, Engine: eng, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	b := &bench{st: st, ctx: ctx, tenant: tenant, run: r}
+	_, evs := b.debate(t, "deal-enrich", `{"max_rounds":1}`)
+	var found bool
+	for _, e := range evs {
+		if e.Type != idis.EventToolCall {
+			continue
+		}
+		var a struct {
+			Tool   string `json:"tool_name"`
+			Status string `json:"result_status"`
+		}
+		require.NoError(t, json.Unmarshal(e.Payload, &a))
+		if a.Tool == tools.QueryEnrichment {
+			require.Equal(t, "SUCCESS", a.Status)
+			require.Equal(t, debate.RoleContradictionFinder, e.Actor)
+			found = true
+		}
+	}
+	require.True(t, found, "the contradiction finder queries enrichment")
 }
