@@ -120,3 +120,47 @@ func TestDebateCommands(t *testing.T) {
 		require.Contains(t, out, "FailedPrecondition", "a debate that already ended cannot be cancelled")
 	}
 }
+
+// TestIDISFromTheCommandLine: an IDIS debate, its deliverables and
+// artifacts, and validate-output on one of its outputs and a broken one.
+func TestIDISFromTheCommandLine(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	dir := t.TempDir()
+	require.NoError(t, dealfile.Write(dir, storetest.SampleBundle("deal-idis")))
+	out, err := ctl(t, addr, env, "import-deal", dir)
+	require.NoError(t, err, out)
+	out, err = ctl(t, addr, env, "--json", "debate", "create", "--deal", "deal-idis", "--protocol", "idis.vc.v1", "--option", "max_rounds=2")
+	require.NoError(t, err, out)
+	var created struct {
+		Debate struct {
+			DebateID string `json:"debate_id"`
+		} `json:"debate"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &created))
+	id := created.Debate.DebateID
+	out, err = ctl(t, addr, env, "debate", "watch", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "deliverables.created")
+
+	artifacts := t.TempDir()
+	out, err = ctl(t, addr, env, "debate", "deliverables", id, "--markdown", "--artifacts", artifacts)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "# Investment committee brief")
+	require.Contains(t, out, "## Actions")
+	files, err := filepath.Glob(filepath.Join(artifacts, "debate_*.json"))
+	require.NoError(t, err)
+	require.Contains(t, files, filepath.Join(artifacts, "debate_summary.json"))
+	require.Contains(t, files, filepath.Join(artifacts, "debate_round1_arbiter.json"))
+
+	good := filepath.Join(artifacts, "debate_round1_arbiter.json")
+	out, err = ctl(t, addr, env, "validate-output", "--deal", "deal-idis", good)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "passes every gate")
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"agent_id":"advocate","role":"advocate","content":"ARR is $50M.","claim_refs":[],"muhasabah_record":{"supported_claim_ids":[],"confidence":0.9}}`), 0o600))
+	out, err = ctl(t, addr, env, "validate-output", "--deal", "deal-idis", bad)
+	require.Error(t, err)
+	require.Contains(t, out, "NO_FREE_FACTS")
+}

@@ -17,7 +17,9 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/protocols/synthetic"
+	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/postgres"
@@ -81,7 +83,7 @@ func debates(t *testing.T, st *sqlite.Store) *server.Debates {
 	t.Helper()
 	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("debatectl-test-signing-secret-32b!")}, "v1")
 	require.NoError(t, err)
-	reg, err := orchestrator.NewRegistry(synthetic.Protocol())
+	reg, err := orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New()}))
 	require.NoError(t, err)
 	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
 	require.NoError(t, err)

@@ -311,10 +311,16 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
 	if !st.Enqueue {
 		jobs = nil
 	}
+	defer func() {
+		if err == nil && st.Events.Len() > 0 {
+			s.notify.notify(tenant, st.DebateID)
+		}
+	}()
 	if jobs == nil && st.ResolveGate == nil {
-		return stepError(op, s.pool.SendBatch(ctx, b).Close())
+		err = stepError(op, s.pool.SendBatch(ctx, b).Close())
+		return err
 	}
-	return inTx(ctx, s, op, func(tx pgx.Tx) error {
+	err = inTx(ctx, s, op, func(tx pgx.Tx) error {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return stepError(op, err)
 		}
@@ -325,6 +331,7 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
 		}
 		return nil
 	})
+	return err
 }
 
 // inTx runs fn in a transaction of the pool and commits it if fn returns
@@ -411,12 +418,8 @@ func queueStep(b *pgx.Batch, tenant string, st *rows.Step) {
 			next_node = `+arg(st.NextNode)+`, attempt = `+arg(st.Attempt)+`, last_seq = `+arg(st.LastSeq)+`,
 			head_hash = `+arg(st.HeadHash)+`, updated_at = `+arg(st.At)+`
 		WHERE tenant_id = $1 AND debate_id = $2)`)
-	main := `SELECT 1`
-	if st.Events.Len() > 0 {
-		// Delivered to every LISTEN debated_events when the step commits.
-		main = `SELECT pg_notify('` + notifyChannel + `', ` + arg(rows.NotifyPayload(tenant, st.DebateID)) + `)`
-	}
-	b.Queue("WITH "+strings.Join(ctes, ",\n")+"\n"+main, args...)
+	// The notification is sent after the commit (see notifier).
+	b.Queue("WITH "+strings.Join(ctes, ",\n")+"\nSELECT 1", args...)
 }
 
 // stepError translates the errors of a step commit: the fence's, and a

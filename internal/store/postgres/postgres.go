@@ -43,8 +43,9 @@ type Config struct {
 
 // Store is the PostgreSQL store. It is safe for concurrent use.
 type Store struct {
-	pool  *pgxpool.Pool
-	hooks debateHooks // see SetJobInserter (debates.go)
+	pool   *pgxpool.Pool
+	hooks  debateHooks // see SetJobInserter (debates.go)
+	notify *notifier
 }
 
 // Compile-time checks that Store is what the domain asks of a store.
@@ -99,12 +100,15 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: role %q bypasses row-level security; the service must run as %s", role, AppRole)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, notify: newNotifier(pool)}, nil
 }
 
 // Close closes the pool, waiting for the connections in use to be
 // released.
-func (s *Store) Close() { s.pool.Close() }
+func (s *Store) Close() {
+	s.notify.close()
+	s.pool.Close()
+}
 
 // setTenantSQL binds the row-level security policies to tenant $1 until the
 // end of the current transaction.
