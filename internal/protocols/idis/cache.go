@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/debated/debated/internal/debate"
 )
@@ -21,6 +22,37 @@ type caches struct {
 	mu          sync.Mutex
 	deals       map[string]*dealView
 	transcripts map[string]*transcript
+	defects     map[string]defectsEntry
+}
+
+// defectsEntry is a deal's defect records as read at a time: turns within
+// defectsTTL of each other share one read.
+type defectsEntry struct {
+	at      time.Time
+	records []debate.Defect
+}
+
+// defectsTTL bounds how late a debate sees a defect cured, waived or
+// flagged in the registry while it runs.
+const defectsTTL = 250 * time.Millisecond
+
+func (c *caches) defectsOf(key string, now time.Time) ([]debate.Defect, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.defects[key]
+	if !ok || now.Sub(e.at) > defectsTTL {
+		return nil, false
+	}
+	return e.records, true
+}
+
+func (c *caches) putDefects(key string, records []debate.Defect, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.defects == nil || len(c.defects) >= cacheLimit {
+		c.defects = map[string]defectsEntry{}
+	}
+	c.defects[key] = defectsEntry{at: now, records: records}
 }
 
 type transcript struct {

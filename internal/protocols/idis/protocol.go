@@ -170,9 +170,13 @@ func (p *proto) view(ctx context.Context, dealID string, s *state) (*dealView, e
 	if err != nil {
 		return nil, err
 	}
-	records, err := p.cfg.Registry.DefectList(ctx, dealID)
-	if err != nil {
-		return nil, fmt.Errorf("idis: load defects: %w", err)
+	now := time.Now()
+	records, ok := p.cache.defectsOf(tenant+"\x00"+dealID, now)
+	if !ok {
+		if records, err = p.cfg.Registry.DefectList(ctx, dealID); err != nil {
+			return nil, fmt.Errorf("idis: load defects: %w", err)
+		}
+		p.cache.putDefects(tenant+"\x00"+dealID, records, now)
 	}
 	key := dealKey(tenant, dealID, records)
 	base := p.cache.deal(key)
