@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +70,22 @@ func TestTwoReplicas(t *testing.T) {
 		s := &stack{debate: dcB}
 		watched <- result{s.watch(t, ctx, ids[len(ids)-1], 0, nil)}
 	}()
-	time.Sleep(150 * time.Millisecond)
+	// Kill A once both replicas have taken debates (River records which
+	// client attempted each job).
+	conn, err := pgx.Connect(context.Background(), url)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	spread := func() int {
+		var n int
+		require.NoError(t, conn.QueryRow(context.Background(),
+			`SELECT count(DISTINCT c) FROM river_job, unnest(attempted_by) AS c WHERE kind = 'debated.debate'`).Scan(&n))
+		return n
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for spread() < 2 {
+		require.True(t, time.Now().Before(deadline), "debates did not spread over both replicas")
+		time.Sleep(10 * time.Millisecond)
+	}
 	a.kill()
 
 	sB := &stack{debate: dcB}
@@ -87,13 +101,7 @@ func TestTwoReplicas(t *testing.T) {
 	requireChain(t, w.msgs, 1)
 	require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, w.msgs[len(w.msgs)-1].GetStatus())
 
-	// Both replicas worked: River records which client attempted each job.
-	conn, err := pgx.Connect(context.Background(), url)
-	require.NoError(t, err)
-	defer conn.Close(context.Background())
-	var clients int
-	require.NoError(t, conn.QueryRow(context.Background(),
-		`SELECT count(DISTINCT c) FROM river_job, unnest(attempted_by) AS c WHERE kind = 'debated.debate'`).Scan(&clients))
+	clients := spread()
 	require.GreaterOrEqual(t, clients, 2, "debates should spread over both replicas")
-	t.Logf("%d debates finished after a replica was killed; %s", len(ids), fmt.Sprintf("%d River clients worked them", clients))
+	t.Logf("%d debates finished after a replica was killed; %d River clients worked them", len(ids), clients)
 }
