@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
+	"github.com/debated/debated/internal/metrics"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/protocols/synthetic"
@@ -107,7 +109,7 @@ type scheduler interface {
 
 // startDebates assembles the engine, the runner and the scheduler of the
 // store's kind, and returns what DebateService needs.
-func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger) (*server.Debates, scheduler, error) {
+func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger, m *metrics.Metrics) (*server.Debates, scheduler, error) {
 	var keys *ledger.Keyring
 	var err error
 	switch {
@@ -130,15 +132,18 @@ func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger) 
 		return nil, nil, err
 	}
 	hub := stream.New(st, stream.Config{Logger: log})
-	run, err := runner.New(runner.Config{Store: st, Engine: eng, Publisher: hub, Logger: log})
+	run, err := runner.New(runner.Config{Store: st, Engine: eng, Publisher: hub, Logger: log, OnStep: m.ObserveStep})
 	if err != nil {
 		return nil, nil, err
 	}
-	deps := &server.Debates{Store: st, Engine: eng, Protocols: reg, Keys: keys, Hub: hub}
+	deps := &server.Debates{Store: st, Engine: eng, Protocols: reg, Keys: keys, Hub: hub,
+		Observe: func(d debate.Debate, c *debate.StepCommit) { m.ObserveStep(d, c, 0) }}
+	m.Gauge("debated_watchers", "Watch streams open on this replica.", func() float64 { return float64(hub.Watching()) })
 	switch s := st.(type) {
 	case *sqlite.Store:
 		local := runner.NewLocal(run, cfg.workers, log)
 		s.SetOnRunnable(local.Submit)
+		m.Gauge("debated_queue_depth", "Debates running or waiting for a worker.", func() float64 { return float64(local.Pending()) })
 		if err := local.Start(ctx, sqliteRunnable{s}); err != nil {
 			return nil, nil, err
 		}
@@ -151,6 +156,15 @@ func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger) 
 			return nil, nil, err
 		}
 		s.SetJobInserter(rv)
+		m.Gauge("debated_queue_depth", "Debate jobs waiting or running (all replicas).", func() float64 {
+			qctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			n, err := rv.QueueDepth(qctx)
+			if err != nil {
+				return -1
+			}
+			return float64(n)
+		})
 		if err := rv.Start(ctx); err != nil {
 			return nil, nil, err
 		}

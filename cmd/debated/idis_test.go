@@ -182,3 +182,9 @@ func TestValidateOutputAndDeliverables(t *testing.T) {
 	_, err = s.debate.GetDeliverables(s.b, &debatedv1.GetDeliverablesRequest{DebateId: id})
 	require.Error(t, err)
 }
+
+func idisRequest(deal string) *debatedv1.CreateDebateRequest {
+	return &debatedv1.CreateDebateRequest{DealId: deal, Protocol: "idis.vc.v1"}
+}
+
+func listAll() *debatedv1.ListDebatesRequest { return &debatedv1.ListDebatesRequest{PageSize: 1000} }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -24,7 +25,10 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/metrics"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/postgres"
@@ -66,6 +70,7 @@ type config struct {
 	workers           int
 	jobSlice          time.Duration
 	rescueAfter       time.Duration
+	metricsAddr       string
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -157,6 +162,7 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.StringVar(&cfg.signingKeyCurrent, "signing-key-current", env("DEBATED_SIGNING_KEY_CURRENT", ""), "the version that signs; default the last (DEBATED_SIGNING_KEY_CURRENT)")
 		fs.IntVar(&cfg.workers, "workers", workers, "debates this replica runs at once (DEBATED_WORKERS)")
 		fs.DurationVar(&cfg.jobSlice, "job-slice", slice, "how long a job runs a debate before handing it back (PostgreSQL) (DEBATED_JOB_SLICE)")
+		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
 		fs.DurationVar(&cfg.rescueAfter, "rescue-after", rescue, "when a dead replica's debates are taken over (PostgreSQL) (DEBATED_RESCUE_AFTER)")
 	}
 	if err := fs.Parse(args); err != nil {
@@ -225,11 +231,21 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		return err
 	}
 	defer st.Close()
-	debates, sched, err := startDebates(ctx, cfg, st, log)
+	m := metrics.New()
+	debates, sched, err := startDebates(ctx, cfg, st, log, m)
 	if err != nil {
 		return err
 	}
+	if cfg.metricsAddr != "" {
+		stopMetrics, err := serveMetrics(ctx, cfg.metricsAddr, m, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates}, server.Config{
+		Unary:          []grpc.UnaryServerInterceptor{m.GRPC.UnaryServerInterceptor()},
+		Stream:         []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()},
 		AdminToken:     cfg.adminToken,
 		MaxRecvMsgSize: cfg.maxRecvMsgBytes,
 		Logger:         log,
@@ -267,4 +283,26 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveMetrics serves /metrics on addr until the returned stop is called.
+func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, log *slog.Logger) (func(), error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := hs.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server", slog.String("error", err.Error()))
+		}
+	}()
+	log.InfoContext(ctx, "metrics listening", slog.String("addr", lis.Addr().String()))
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}, nil
 }

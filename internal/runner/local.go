@@ -136,6 +136,13 @@ func (l *Local) runOne(ref Ref) (err error) {
 	return l.runner.Run(l.ctx, ref.TenantID, ref.DebateID)
 }
 
+// Pending reports how many debates are running or waiting for a slot.
+func (l *Local) Pending() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.running + len(l.queue)
+}
+
 // Stop hands every running debate back (they resume from their last commit
 // at the next start) and waits for the runs to return or ctx to end.
 func (l *Local) Stop(ctx context.Context) error {

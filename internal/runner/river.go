@@ -115,6 +115,14 @@ func NewRiver(pool *pgxpool.Pool, r *Runner, cfg RiverConfig) (*River, error) {
 	return &River{client: client, pool: pool, r: r, cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default())}, nil
 }
 
+// QueueDepth counts the debate jobs waiting or running.
+func (rv *River) QueueDepth(ctx context.Context) (int, error) {
+	var n int
+	err := rv.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1
+		AND state IN ('available', 'scheduled', 'retryable', 'running')`, DebateArgs{}.Kind()).Scan(&n)
+	return n, err
+}
+
 // InsertDebateJob schedules the debate's job inside tx, so a debate and its
 // job are committed together (the PostgreSQL store calls it).
 func (rv *River) InsertDebateJob(ctx context.Context, tx pgx.Tx, tenantID, debateID string) error {

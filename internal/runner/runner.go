@@ -47,8 +47,9 @@ type Config struct {
 	// context has been cancelled, so finished work is not thrown away;
 	// default 10s.
 	CommitTimeout time.Duration
-	// OnStep, if set, is called after every committed step (metrics).
-	OnStep func(c *debate.StepCommit, elapsed time.Duration)
+	// OnStep, if set, is called after every committed step of debate d
+	// (as it stood before the step), with the step's time (metrics).
+	OnStep func(d debate.Debate, c *debate.StepCommit, elapsed time.Duration)
 }
 
 // Runner drives debates step by step.
@@ -117,15 +118,15 @@ func (r *Runner) Run(ctx context.Context, tenantID, debateID string) error {
 		if err != nil {
 			return fmt.Errorf("runner: commit of %s: %w", debateID, err)
 		}
+		if r.cfg.OnStep != nil {
+			r.cfg.OnStep(d, commit, time.Since(start))
+		}
 		// The commit is what the store now holds: carry on from it without
 		// reading it back.
 		apply(&d, &cp, commit)
 		fresh = true
 		if r.cfg.Publisher != nil {
 			r.cfg.Publisher.Publish(tenantID, debateID, commit.Events, commit.Status)
-		}
-		if r.cfg.OnStep != nil {
-			r.cfg.OnStep(commit, time.Since(start))
 		}
 	}
 }

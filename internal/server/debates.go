@@ -36,6 +36,8 @@ type Debates struct {
 	Protocols *orchestrator.Registry
 	Keys      *ledger.Keyring
 	Hub       *stream.Hub
+	// Observe, if set, sees every operator act's commit (metrics).
+	Observe func(d debate.Debate, c *debate.StepCommit)
 }
 
 func (d *Debates) valid() bool {
@@ -171,6 +173,9 @@ func (ds *debateService) operatorCommit(ctx context.Context, debateID string, ma
 			return debate.Debate{}, err
 		}
 		ds.Hub.Publish(tenant, debateID, c.Events, c.Status)
+		if ds.Observe != nil {
+			ds.Observe(d, c)
+		}
 		return ds.Store.DebateGet(ctx, debateID)
 	}
 	return debate.Debate{}, fmt.Errorf("debate %s is too busy to take the act now, try again: %w", debateID, debate.ErrFailedPrecondition)

@@ -46,6 +46,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Unary and Stream interceptors run right after panic recovery (e.g.
+	// metrics).
+	Unary  []grpc.UnaryServerInterceptor
+	Stream []grpc.StreamServerInterceptor
 }
 
 // Stores are the persistence the server needs.
@@ -112,17 +116,15 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		grpc.MaxConcurrentStreams(cmp.Or(cfg.MaxConcurrentStreams, 1024)),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 2 * time.Minute, Timeout: 20 * time.Second}),
-		grpc.ChainUnaryInterceptor(
-			recovery.UnaryServerInterceptor(rec),
+		grpc.ChainUnaryInterceptor(append(append([]grpc.UnaryServerInterceptor{recovery.UnaryServerInterceptor(rec)}, cfg.Unary...),
 			logging.UnaryServerInterceptor(slogAdapter(s.log), logOpts...),
 			authn,
 			s.validateUnary,
-		),
-		grpc.ChainStreamInterceptor(
-			recovery.StreamServerInterceptor(rec),
+		)...),
+		grpc.ChainStreamInterceptor(append(append([]grpc.StreamServerInterceptor{recovery.StreamServerInterceptor(rec)}, cfg.Stream...),
 			logging.StreamServerInterceptor(slogAdapter(s.log), logOpts...),
 			authnStream,
-		),
+		)...),
 	)
 	debatedv1.RegisterAdminServiceServer(s.grpc, s)
 	debatedv1.RegisterRegistryServiceServer(s.grpc, s)
