@@ -19,6 +19,8 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
+require golang.org/x/time v0.16.0 // indirect
+
 require (
 	buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go v1.36.12-20260825204119-511051f7f437.1 // indirect
 	cel.dev/cel-go v0.32.0 // indirect

@@ -71,6 +71,9 @@ type config struct {
 	jobSlice          time.Duration
 	rescueAfter       time.Duration
 	metricsAddr       string
+	tenantRPS         float64
+	tenantBurst       int
+	maxRunning        int
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -162,6 +165,21 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.StringVar(&cfg.signingKeyCurrent, "signing-key-current", env("DEBATED_SIGNING_KEY_CURRENT", ""), "the version that signs; default the last (DEBATED_SIGNING_KEY_CURRENT)")
 		fs.IntVar(&cfg.workers, "workers", workers, "debates this replica runs at once (DEBATED_WORKERS)")
 		fs.DurationVar(&cfg.jobSlice, "job-slice", slice, "how long a job runs a debate before handing it back (PostgreSQL) (DEBATED_JOB_SLICE)")
+		rps, err := strconv.ParseFloat(env("DEBATED_TENANT_RPS", "0"), 64)
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_TENANT_RPS: %w", err)
+		}
+		burst, err := strconv.Atoi(env("DEBATED_TENANT_BURST", "100"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_TENANT_BURST: %w", err)
+		}
+		maxRunning, err := strconv.Atoi(env("DEBATED_MAX_RUNNING_DEBATES", "0"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_MAX_RUNNING_DEBATES: %w", err)
+		}
+		fs.Float64Var(&cfg.tenantRPS, "tenant-rps", rps, "calls per second per tenant; 0 disables the limit (DEBATED_TENANT_RPS)")
+		fs.IntVar(&cfg.tenantBurst, "tenant-burst", burst, "burst of the per-tenant rate limit (DEBATED_TENANT_BURST)")
+		fs.IntVar(&cfg.maxRunning, "max-running-debates", maxRunning, "queued and running debates per tenant; 0 disables the limit (DEBATED_MAX_RUNNING_DEBATES)")
 		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
 		fs.DurationVar(&cfg.rescueAfter, "rescue-after", rescue, "when a dead replica's debates are taken over (PostgreSQL) (DEBATED_RESCUE_AFTER)")
 	}
@@ -244,11 +262,14 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		defer stopMetrics()
 	}
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates}, server.Config{
-		Unary:          []grpc.UnaryServerInterceptor{m.GRPC.UnaryServerInterceptor()},
-		Stream:         []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()},
-		AdminToken:     cfg.adminToken,
-		MaxRecvMsgSize: cfg.maxRecvMsgBytes,
-		Logger:         log,
+		TenantRPS:         cfg.tenantRPS,
+		TenantBurst:       cfg.tenantBurst,
+		MaxRunningDebates: cfg.maxRunning,
+		Unary:             []grpc.UnaryServerInterceptor{m.GRPC.UnaryServerInterceptor()},
+		Stream:            []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()},
+		AdminToken:        cfg.adminToken,
+		MaxRecvMsgSize:    cfg.maxRecvMsgBytes,
+		Logger:            log,
 	})
 	if err != nil {
 		return err

@@ -7,7 +7,10 @@ import (
 	"strconv"
 	"testing"
 
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // scrape returns the value of the first sample of /metrics matching re
@@ -57,4 +60,16 @@ func TestMetricsMoveAsADebateRuns(t *testing.T) {
 		s.watch(t, s.a, x.GetDebateId(), 0, nil)
 	}
 	require.Positive(t, scrape(t, addr, `debated_tool_calls_total\{result="SUCCESS",tool="lookup_claim"\}`))
+}
+
+// TestMaxRunningDebates: a tenant at its limit of running debates gets
+// ResourceExhausted with a retry hint; another tenant does not.
+func TestMaxRunningDebates(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, "sqlite", map[string]string{"DEBATED_MAX_RUNNING_DEBATES": "1"})
+	long := map[string]any{"max_rounds": 50, "message_bytes": 16384}
+	s.create(t, s.a, "deal-a", long)
+	_, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "synthetic.v1", Options: mustStruct(t, long)})
+	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+	s.create(t, s.b, "deal-b", map[string]any{"max_rounds": 1})
 }

@@ -75,6 +75,9 @@ func (ds *debateService) CreateDebate(ctx context.Context, req *debatedv1.Create
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
+	if err := ds.checkRunning(ctx); err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
 	sum := sha256.Sum256([]byte(req.GetDealId() + "\x00" + req.GetProtocol() + "\x00" + string(opts)))
 	now := s.now().UTC()
 	d := debate.Debate{

@@ -22,6 +22,7 @@ import (
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -46,6 +47,13 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// TenantRPS and TenantBurst rate-limit each tenant's calls (a token
+	// bucket per tenant); 0 disables the limit.
+	TenantRPS   float64
+	TenantBurst int
+	// MaxRunningDebates bounds a tenant's queued and running debates;
+	// CreateDebate beyond it answers ResourceExhausted. 0 disables it.
+	MaxRunningDebates int
 	// Unary and Stream interceptors run right after panic recovery (e.g.
 	// metrics).
 	Unary  []grpc.UnaryServerInterceptor
@@ -110,21 +118,26 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		return status.Error(codes.Internal, "internal error")
 	})
 	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
+	// recovery → (metrics) → logging → authentication → rate limit →
+	// validation.
+	unary := append([]grpc.UnaryServerInterceptor{recovery.UnaryServerInterceptor(rec)}, cfg.Unary...)
+	unary = append(unary, logging.UnaryServerInterceptor(slogAdapter(s.log), logOpts...), authn)
+	stream := append([]grpc.StreamServerInterceptor{recovery.StreamServerInterceptor(rec)}, cfg.Stream...)
+	stream = append(stream, logging.StreamServerInterceptor(slogAdapter(s.log), logOpts...), authnStream)
+	if cfg.TenantRPS > 0 {
+		lim := &tenantLimiter{rps: rate.Limit(cfg.TenantRPS), burst: max(cfg.TenantBurst, 1), byID: map[string]*rate.Limiter{}}
+		unary = append(unary, lim.unary)
+		stream = append(stream, lim.stream)
+	}
+	unary = append(unary, s.validateUnary)
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(cmp.Or(cfg.MaxRecvMsgSize, 16<<20)),
 		grpc.MaxSendMsgSize(cmp.Or(cfg.MaxSendMsgSize, 16<<20)),
 		grpc.MaxConcurrentStreams(cmp.Or(cfg.MaxConcurrentStreams, 1024)),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 2 * time.Minute, Timeout: 20 * time.Second}),
-		grpc.ChainUnaryInterceptor(append(append([]grpc.UnaryServerInterceptor{recovery.UnaryServerInterceptor(rec)}, cfg.Unary...),
-			logging.UnaryServerInterceptor(slogAdapter(s.log), logOpts...),
-			authn,
-			s.validateUnary,
-		)...),
-		grpc.ChainStreamInterceptor(append(append([]grpc.StreamServerInterceptor{recovery.StreamServerInterceptor(rec)}, cfg.Stream...),
-			logging.StreamServerInterceptor(slogAdapter(s.log), logOpts...),
-			authnStream,
-		)...),
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
 	)
 	debatedv1.RegisterAdminServiceServer(s.grpc, s)
 	debatedv1.RegisterRegistryServiceServer(s.grpc, s)
