@@ -19,7 +19,7 @@ func scrape(t *testing.T, addr, re string) float64 {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/metrics")
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
