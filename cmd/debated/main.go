@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 
 	"github.com/debated/debated/internal/debate"
@@ -114,6 +115,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.InfoContext(ctx, "migrations applied")
 		return nil
 	}
+	stopTracing, err := setupTracing(ctx, getenv, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(context.WithoutCancel(ctx))
 	return serve(ctx, cfg, log, ready)
 }
 
@@ -200,9 +206,9 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lvl}
 	switch format {
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(traceHandler{slog.NewJSONHandler(w, opts)}), nil
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(traceHandler{slog.NewTextHandler(w, opts)}), nil
 	default:
 		return nil, fmt.Errorf("log format %q: want json or text", format)
 	}
@@ -265,6 +271,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		TenantRPS:         cfg.tenantRPS,
 		TenantBurst:       cfg.tenantBurst,
 		MaxRunningDebates: cfg.maxRunning,
+		StatsHandler:      otelgrpc.NewServerHandler(),
 		Unary:             []grpc.UnaryServerInterceptor{m.GRPC.UnaryServerInterceptor()},
 		Stream:            []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()},
 		AdminToken:        cfg.adminToken,

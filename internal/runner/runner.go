@@ -17,6 +17,10 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Store is what the runner reads and writes.
@@ -47,6 +51,9 @@ type Config struct {
 	// context has been cancelled, so finished work is not thrown away;
 	// default 10s.
 	CommitTimeout time.Duration
+	// Tracer makes a span per run and per node step (the global
+	// OpenTelemetry provider's by default: a no-op unless configured).
+	Tracer trace.Tracer
 	// OnStep, if set, is called after every committed step of debate d
 	// (as it stood before the step), with the step's time (metrics).
 	OnStep func(d debate.Debate, c *debate.StepCommit, elapsed time.Duration)
@@ -64,6 +71,9 @@ func New(cfg Config) (*Runner, error) {
 		return nil, errors.New("runner: store and engine are required")
 	}
 	cfg.CommitTimeout = cmp.Or(cfg.CommitTimeout, 10*time.Second)
+	if cfg.Tracer == nil {
+		cfg.Tracer = otel.Tracer("github.com/debated/debated/internal/runner")
+	}
 	return &Runner{cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default())}, nil
 }
 
@@ -77,8 +87,17 @@ func TenantContext(ctx context.Context, tenantID string) context.Context {
 // ctx ends (ctx's error: the debate is handed back and resumes from its last
 // commit). A step that loses the commit race to another worker is dropped
 // and the runner continues from the new head.
-func (r *Runner) Run(ctx context.Context, tenantID, debateID string) error {
+func (r *Runner) Run(ctx context.Context, tenantID, debateID string) (err error) {
 	ctx = TenantContext(ctx, tenantID)
+	ctx, span := r.cfg.Tracer.Start(ctx, "debate.run", trace.WithAttributes(
+		attribute.String("tenant_id", tenantID), attribute.String("debate_id", debateID)))
+	defer func() {
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
 	var d debate.Debate
 	var cp *debate.Checkpoint
 	fresh := false // d and cp are exactly what the store holds
@@ -100,16 +119,27 @@ func (r *Runner) Run(ctx context.Context, tenantID, debateID string) error {
 			return err
 		}
 		start := time.Now()
-		commit, err := r.cfg.Engine.Step(ctx, d, cp, gate)
+		node := cmp.Or(d.NextNode, "start")
+		sctx, span := r.cfg.Tracer.Start(ctx, "node "+node, trace.WithAttributes(
+			attribute.String("agent.node", node), attribute.String("tenant_id", tenantID),
+			attribute.String("debate_id", debateID), attribute.Int("round", d.Round), attribute.String("protocol", d.Protocol)))
+		commit, err := r.cfg.Engine.Step(sctx, d, cp, gate)
 		if err != nil {
+			span.End()
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("runner: step of %s: %w", debateID, err)
 		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.CommitTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(sctx), r.cfg.CommitTimeout)
 		err = r.cfg.Store.StepCommit(cctx, *commit)
 		cancel()
+		span.SetAttributes(attribute.Int("events", len(commit.Events)), attribute.String("status", string(commit.Status)))
+		if err != nil && !errors.Is(err, debate.ErrConflict) {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, "commit failed")
+		}
+		span.End()
 		if errors.Is(err, debate.ErrConflict) {
 			r.log.InfoContext(ctx, "step lost the commit race; reloading", slog.String("debate_id", debateID), slog.Int64("seq", d.LastSeq))
 			fresh = false

@@ -29,6 +29,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
@@ -54,6 +55,9 @@ type Config struct {
 	// MaxRunningDebates bounds a tenant's queued and running debates;
 	// CreateDebate beyond it answers ResourceExhausted. 0 disables it.
 	MaxRunningDebates int
+	// StatsHandler, if set, observes every RPC (e.g. OpenTelemetry's
+	// otelgrpc server handler).
+	StatsHandler stats.Handler
 	// Unary and Stream interceptors run right after panic recovery (e.g.
 	// metrics).
 	Unary  []grpc.UnaryServerInterceptor
@@ -130,7 +134,11 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		stream = append(stream, lim.stream)
 	}
 	unary = append(unary, s.validateUnary)
-	s.grpc = grpc.NewServer(
+	opts := []grpc.ServerOption{}
+	if cfg.StatsHandler != nil {
+		opts = append(opts, grpc.StatsHandler(cfg.StatsHandler))
+	}
+	s.grpc = grpc.NewServer(append(opts,
 		grpc.MaxRecvMsgSize(cmp.Or(cfg.MaxRecvMsgSize, 16<<20)),
 		grpc.MaxSendMsgSize(cmp.Or(cfg.MaxSendMsgSize, 16<<20)),
 		grpc.MaxConcurrentStreams(cmp.Or(cfg.MaxConcurrentStreams, 1024)),
@@ -138,7 +146,7 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 2 * time.Minute, Timeout: 20 * time.Second}),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
-	)
+	)...)
 	debatedv1.RegisterAdminServiceServer(s.grpc, s)
 	debatedv1.RegisterRegistryServiceServer(s.grpc, s)
 	if stores.Debates != nil {

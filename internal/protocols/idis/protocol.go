@@ -22,6 +22,9 @@ import (
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/tools"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Registry is what the protocol reads of the tenant's deal.
@@ -50,6 +53,9 @@ type Config struct {
 	Enrichment func(ctx context.Context, dealID string) ([]tools.Enrichment, error)
 	// Now is the clock of tool audits (time.Now by default).
 	Now func() time.Time
+	// Tracer makes a span per tool call (the global OpenTelemetry
+	// provider's by default).
+	Tracer trace.Tracer
 	// Observe, if set, receives the time spent in each part of a turn:
 	// "load" (deal, grading, transcript), "role", "tools" and "gate".
 	Observe func(part string, d time.Duration)
@@ -88,6 +94,9 @@ const actorEngine = orchestrator.ActorEngine
 func Protocol(cfg Config) *orchestrator.Protocol {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Tracer == nil {
+		cfg.Tracer = otel.Tracer("github.com/debated/debated/internal/protocols/idis")
 	}
 	p := &proto{cfg: cfg}
 	agent := func(name, role string, edges ...string) *orchestrator.Node {
@@ -285,7 +294,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 		},
 		Now: p.cfg.Now,
 	})
-	bound := &timedTools{Tools: inv.Bind(role)}
+	bound := &timedTools{Tools: inv.Bind(role), tracer: p.cfg.Tracer, role: role}
 	t1 := time.Now()
 	out, err := r.Turn(ctx, &roles.Input{
 		DebateID: in.DebateID, Round: in.Round, MaxRounds: s.MaxRounds,
@@ -397,11 +406,18 @@ func (p *proto) observe(part string, d time.Duration) {
 // its tools one at a time.
 type timedTools struct {
 	roles.Tools
-	spent time.Duration
+	tracer trace.Tracer
+	role   string
+	spent  time.Duration
 }
 
 func (t *timedTools) Call(ctx context.Context, call debate.ToolCall) (roles.ToolResult, error) {
 	start := time.Now()
-	defer func() { t.spent += time.Since(start) }()
-	return t.Tools.Call(ctx, call)
+	ctx, span := t.tracer.Start(ctx, "tool "+call.Tool, trace.WithAttributes(
+		attribute.String("tool.name", call.Tool), attribute.String("agent.role", t.role)))
+	res, err := t.Tools.Call(ctx, call)
+	span.SetAttributes(attribute.String("tool.result", res.Status))
+	span.End()
+	t.spent += time.Since(start)
+	return res, err
 }

@@ -1,0 +1,193 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// respMeta carries what go-openai does not return: the HTTP status and the
+// Retry-After header of the last response.
+type respMeta struct {
+	status     int
+	retryAfter string
+}
+
+type metaKey struct{}
+
+// metaDoer is the go-openai HTTP client: it records the status and the
+// Retry-After header in the request context's respMeta. go-openai calls it
+// synchronously, so the respMeta needs no lock.
+type metaDoer struct{ c *http.Client }
+
+func (d metaDoer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := d.c.Do(req)
+	if err == nil {
+		if m, ok := req.Context().Value(metaKey{}).(*respMeta); ok {
+			m.status = resp.StatusCode
+			m.retryAfter = resp.Header.Get("Retry-After")
+		}
+	}
+	return resp, err
+}
+
+// callState numbers the model calls of one turn (for cache keys).
+type callState struct {
+	debateID, cachePrefix string
+	calls                 int
+}
+
+// complete makes one model call of a turn: from the cache when it holds the
+// response, else within the budget, with retries.
+func (r *role) complete(ctx context.Context, st *callState, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	b := r.b
+	idx := st.calls
+	st.calls++
+	key := ""
+	if b.cfg.Cache != nil && st.cachePrefix != "" {
+		key = st.cachePrefix + "/" + r.name + "/" + strconv.Itoa(idx)
+		raw, ok, err := b.cfg.Cache.Get(ctx, key)
+		switch {
+		case err != nil:
+			b.log.WarnContext(ctx, "llm response cache get failed", slog.String("debate_id", st.debateID),
+				slog.String("role", r.name), slog.String("key", key), slog.Any("error", err))
+		case ok:
+			var resp openai.ChatCompletionResponse
+			if err := json.Unmarshal(raw, &resp); err == nil && len(resp.Choices) > 0 {
+				return resp, nil
+			}
+			b.log.WarnContext(ctx, "llm response cache entry unreadable", slog.String("debate_id", st.debateID),
+				slog.String("role", r.name), slog.String("key", key))
+		}
+	}
+
+	est := estimate(req, b.cfg.MaxTokens)
+	if err := b.reserve(st.debateID, est); err != nil {
+		return openai.ChatCompletionResponse{}, err
+	}
+	resp, err := r.send(ctx, st, req)
+	if err != nil {
+		b.settle(st.debateID, est, 0)
+		return resp, err
+	}
+	b.settle(st.debateID, est, resp.Usage.PromptTokens+resp.Usage.CompletionTokens)
+	if b.cfg.OnUsage != nil {
+		b.cfg.OnUsage(Usage{DebateID: st.debateID, Role: r.name,
+			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens})
+	}
+	if key != "" {
+		if raw, err := json.Marshal(resp); err == nil {
+			if err := b.cfg.Cache.Put(context.WithoutCancel(ctx), key, raw); err != nil {
+				b.log.WarnContext(ctx, "llm response cache put failed", slog.String("debate_id", st.debateID),
+					slog.String("role", r.name), slog.String("key", key), slog.Any("error", err))
+			}
+		}
+	}
+	return resp, nil
+}
+
+// estimate is the budget's guess at a call's tokens: prompt characters / 4
+// plus the completion bound.
+func estimate(req openai.ChatCompletionRequest, maxTokens int) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += len(m.Content)
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Function.Name) + len(tc.Function.Arguments)
+		}
+	}
+	if f := req.ResponseFormat; f != nil && f.JSONSchema != nil {
+		if raw, ok := f.JSONSchema.Schema.(json.RawMessage); ok {
+			n += len(raw)
+		}
+	}
+	for _, t := range req.Tools {
+		if t.Function != nil {
+			n += len(t.Function.Name) + len(t.Function.Description)
+			if raw, ok := t.Function.Parameters.(json.RawMessage); ok {
+				n += len(raw)
+			}
+		}
+	}
+	return n/4 + maxTokens
+}
+
+// send posts the request, retrying 429, 5xx, timeouts and transport
+// errors with backoff.
+func (r *role) send(ctx context.Context, st *callState, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	b := r.b
+	attempts := b.cfg.Retry.Attempts
+	for attempt := 1; ; attempt++ {
+		meta := &respMeta{}
+		cctx, cancel := context.WithTimeout(context.WithValue(ctx, metaKey{}, meta), b.cfg.CallTimeout)
+		start := b.cfg.Now()
+		resp, err := b.client.CreateChatCompletion(cctx, req)
+		timedOut := cctx.Err() != nil
+		cancel()
+		if err == nil && len(resp.Choices) == 0 {
+			return resp, fmt.Errorf("%w: response has no choices", ErrModel)
+		}
+		if err == nil {
+			b.log.DebugContext(ctx, "llm call", slog.String("debate_id", st.debateID), slog.String("role", r.name),
+				slog.Int("attempt", attempt), slog.Duration("elapsed", b.cfg.Now().Sub(start)),
+				slog.Int("prompt_tokens", resp.Usage.PromptTokens), slog.Int("completion_tokens", resp.Usage.CompletionTokens))
+			return resp, nil
+		}
+		if ctx.Err() != nil { // the caller cancelled: stop at once
+			return resp, fmt.Errorf("llm: %s call cancelled: %w", r.name, context.Cause(ctx))
+		}
+		status := meta.status
+		retryable := timedOut || status == 0 || status == http.StatusTooManyRequests ||
+			status == http.StatusRequestTimeout || status >= 500
+		b.log.WarnContext(ctx, "llm call failed", slog.String("debate_id", st.debateID), slog.String("role", r.name),
+			slog.Int("attempt", attempt), slog.Int("status", status), slog.Bool("timeout", timedOut),
+			slog.Bool("retryable", retryable), slog.Any("error", err))
+		if !retryable || attempt >= attempts {
+			return resp, fmt.Errorf("%w: %s after %d attempt(s) (status %d, timeout %t): %w",
+				ErrModel, r.name, attempt, status, timedOut, err)
+		}
+		delay := r.backoff(attempt)
+		if status == http.StatusTooManyRequests {
+			if d, ok := retryAfter(meta.retryAfter, b.cfg.Now()); ok {
+				delay = min(d, b.cfg.Retry.MaxRetryAfter)
+			}
+		}
+		if err := b.cfg.Sleep(ctx, delay); err != nil {
+			return resp, fmt.Errorf("llm: %s call cancelled: %w", r.name, err)
+		}
+	}
+}
+
+// backoff is the delay after the attempt-th failure: Base·2^(attempt-1)
+// capped at Max, half fixed and half random.
+func (r *role) backoff(attempt int) time.Duration {
+	rc := r.b.cfg.Retry
+	d := rc.Base
+	for i := 1; i < attempt && d < rc.Max; i++ {
+		d *= 2
+	}
+	d = min(d, rc.Max)
+	return d/2 + time.Duration(r.b.cfg.Rand()*float64(d/2))
+}
+
+// retryAfter parses a Retry-After header: seconds or an HTTP date.
+func retryAfter(h string, now time.Time) (time.Duration, bool) {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(h, 64); err == nil && s >= 0 && s < 1e6 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}

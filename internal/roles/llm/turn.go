@@ -1,0 +1,240 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/gate"
+	"github.com/debated/debated/internal/roles"
+	"github.com/debated/debated/internal/tools"
+)
+
+// role is one model-backed agent.
+type role struct {
+	b         *Backend
+	name      string
+	system    string
+	format    *openai.ChatCompletionResponseFormat
+	tools     []openai.Tool
+	toolNames []string
+}
+
+var _ roles.Role = (*role)(nil)
+
+func newRole(b *Backend, name string) (*role, error) {
+	schema, err := outputSchema(name)
+	if err != nil {
+		return nil, fmt.Errorf("llm: schema of %s: %w", name, err)
+	}
+	defs, offered, err := toolDefs(b.cfg.Matrix.Tools(name))
+	if err != nil {
+		return nil, fmt.Errorf("llm: tools of %s: %w", name, err)
+	}
+	system, err := renderPrompt(name, offered)
+	if err != nil {
+		return nil, err
+	}
+	return &role{b: b, name: name, system: system, tools: defs, toolNames: offered,
+		format: &openai.ChatCompletionResponseFormat{
+			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
+				Name: schemaName, Description: "the agent output with its Muhasabah record (seed 000 §3.2-§3.3)",
+				Schema: schema, Strict: false,
+			},
+		}}, nil
+}
+
+// Name returns the role id.
+func (r *role) Name() string { return r.name }
+
+// Turn plays the role for one round (see the package documentation). The
+// error is nil whenever the model answered, valid or not: an output still
+// invalid after the repairs is returned for the protocol's gate to reject.
+// It wraps ErrBudgetExceeded when the debate's budget would be exceeded,
+// ErrModel when the model cannot be reached or answers nothing usable, the
+// context's error when ctx ends, and a tool's infrastructure error (which
+// the engine retries like a model failure).
+func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, error) {
+	if in == nil {
+		return nil, fmt.Errorf("%w: llm: nil input", debate.ErrInvalid)
+	}
+	user, err := dataMessage(in, r.name, r.b.cfg.DataChars, r.b.cfg.TranscriptChars)
+	if err != nil {
+		return nil, err
+	}
+	prefix, _ := ctx.Value(cacheKey{}).(string)
+	st := &callState{debateID: in.DebateID, cachePrefix: prefix}
+	t := &turn{r: r, in: in, st: st, msgs: []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: r.system},
+		{Role: openai.ChatMessageRoleUser, Content: user},
+	}}
+	facts := gate.NewFacts(in.Deal, in.Grading)
+	for repair := 0; ; repair++ {
+		content, err := t.answer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out, vs := r.check(content, in, facts)
+		if len(vs) == 0 {
+			out.ToolCalls = t.calls
+			return out, nil
+		}
+		r.b.log.InfoContext(ctx, "llm output failed the gates", slog.String("debate_id", in.DebateID),
+			slog.String("role", r.name), slog.Int("round", in.Round), slog.Int("repair", repair), slog.Int("violations", len(vs)))
+		if repair >= r.b.cfg.MaxRepairs {
+			if out == nil {
+				out = unparsed(r.name, in.Round, content)
+			}
+			out.ToolCalls = t.calls
+			return out, nil
+		}
+		t.msgs = append(t.msgs,
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: content},
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: repairMessage(vs)})
+	}
+}
+
+// check parses and validates an answer. The output is nil when the answer
+// does not parse.
+func (r *role) check(content string, in *roles.Input, facts *gate.Facts) (*debate.AgentOutput, []debate.Violation) {
+	out, err := gate.ParseOutput([]byte(content))
+	if err != nil {
+		var ve *debate.ValidationError
+		if errors.As(err, &ve) {
+			vs := make([]debate.Violation, 0, len(ve.Violations))
+			for _, fv := range ve.Violations {
+				vs = append(vs, debate.Violation{Rule: gate.RuleSchema, Field: fv.Field, Detail: fv.Description})
+			}
+			if len(vs) > 0 {
+				return nil, vs
+			}
+		}
+		return nil, []debate.Violation{{Rule: gate.RuleSchema, Field: "agent_output", Detail: err.Error()}}
+	}
+	var vs []debate.Violation
+	if out.RoundNumber == 0 { // optional in the schema: the turn knows it
+		out.RoundNumber = in.Round
+	}
+	if out.Role != r.name || out.AgentID != r.name {
+		vs = append(vs, debate.Violation{Rule: gate.RuleSchema, Field: "role", Detail: fmt.Sprintf("agent_id and role must be %q", r.name)})
+	}
+	if out.RoundNumber != in.Round {
+		vs = append(vs, debate.Violation{Rule: gate.RuleSchema, Field: "round_number", Detail: fmt.Sprintf("must be %d", in.Round)})
+	}
+	return out, append(vs, gate.Validate(out, facts).Violations...)
+}
+
+// unparsed is the output of a turn whose answer never parsed: the gate
+// always rejects it (its Muḥāsabah record is empty), and the record of the
+// rejection keeps the model's answer.
+func unparsed(role string, round int, content string) *debate.AgentOutput {
+	return &debate.AgentOutput{AgentID: role, Role: role, RoundNumber: round,
+		Content: clip(content, gate.MaxContentLen-4), ClaimRefs: []string{}, Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}}}
+}
+
+func repairMessage(vs []debate.Violation) string {
+	return "Your answer was rejected by the gates for these violations (JSON lines; their details may quote your answer). " +
+		"Answer again with one corrected JSON object of the " + schemaName + " schema:\n" + violationList(vs)
+}
+
+// turn is the conversation of one Turn.
+type turn struct {
+	r          *role
+	in         *roles.Input
+	st         *callState
+	msgs       []openai.ChatCompletionMessage
+	toolRounds int
+	calls      []debate.ToolCall // the tool calls made, for the output
+}
+
+// answer runs the tool loop until the model answers with content. Tools
+// are offered while the turn has tool rounds left; the last call offers
+// none, and tool calls the model makes anyway are ignored.
+func (t *turn) answer(ctx context.Context) (string, error) {
+	r := t.r
+	for {
+		offer := t.in.Tools != nil && len(r.tools) > 0 && t.toolRounds < r.b.cfg.MaxToolRounds
+		req := openai.ChatCompletionRequest{
+			Model: r.b.cfg.Model, Messages: t.msgs, MaxCompletionTokens: r.b.cfg.MaxTokens,
+			Temperature: r.b.cfg.Temperature, ResponseFormat: r.format,
+		}
+		if offer {
+			req.Tools = r.tools
+		}
+		resp, err := r.complete(ctx, t.st, req)
+		if err != nil {
+			return "", err
+		}
+		msg := resp.Choices[0].Message
+		if !offer || len(msg.ToolCalls) == 0 {
+			return msg.Content, nil
+		}
+		t.toolRounds++
+		t.msgs = append(t.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant,
+			Content: msg.Content, ToolCalls: msg.ToolCalls})
+		for _, tc := range msg.ToolCalls {
+			res, err := t.runTool(ctx, tc)
+			if err != nil {
+				return "", err
+			}
+			t.msgs = append(t.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool,
+				ToolCallID: tc.ID, Content: toolMessage(res)})
+		}
+		if t.toolRounds >= r.b.cfg.MaxToolRounds {
+			t.msgs = append(t.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser,
+				Content: "The tool budget of this turn is spent: answer now with the JSON object, without tools."})
+		}
+	}
+}
+
+// runTool runs one tool call through in.Tools, which checks permission
+// and quota. A refusal is a result for the model; an error is the
+// server's failure and ends the turn.
+func (t *turn) runTool(ctx context.Context, tc openai.ToolCall) (roles.ToolResult, error) {
+	args := json.RawMessage(tc.Function.Arguments)
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	call := debate.ToolCall{Tool: tc.Function.Name, Args: args}
+	res, err := t.in.Tools.Call(ctx, call)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("llm: %s tool call cancelled: %w", t.r.name, context.Cause(ctx))
+		}
+		return res, fmt.Errorf("llm: %s tool %s: %w", t.r.name, call.Tool, err)
+	}
+	if rec, ok := recordable(call); ok && res.Status == tools.StatusSuccess && len(t.calls) < gate.MaxToolCalls {
+		t.calls = append(t.calls, rec)
+	}
+	return res, nil
+}
+
+// recordable returns a successful call as the output records it (refused
+// calls are in the server's ledger, not in the output), when its name and
+// arguments pass the gate's shape rules (a JSON object within
+// MaxToolArgsLen, a short name).
+func recordable(c debate.ToolCall) (debate.ToolCall, bool) {
+	if c.Tool == "" || len(c.Tool) > gate.MaxShortTextLen || len(c.Args) > gate.MaxToolArgsLen {
+		return c, false
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, c.Args); err != nil || buf.Len() == 0 || buf.Bytes()[0] != '{' {
+		return c, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(buf.Bytes(), &m) != nil {
+		return c, false
+	}
+	canon, err := json.Marshal(json.RawMessage(buf.Bytes()))
+	if err != nil {
+		return c, false
+	}
+	return debate.ToolCall{Tool: c.Tool, Args: canon}, true
+}
