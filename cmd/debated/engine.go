@@ -18,6 +18,7 @@ import (
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/protocols/synthetic"
+	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
@@ -78,13 +79,29 @@ func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
 }
 
 // protocols registers every protocol the service runs.
-func protocols(st stores) (*orchestrator.Registry, error) {
-	cfg := idis.Config{Registry: st, Ledger: st, Roles: rules.New(), Enrichment: enrichmentOf(st)}
+func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics) (*orchestrator.Registry, error) {
+	roleSet := rules.New()
+	if cfg.llmBaseURL != "" {
+		if cfg.llmModel == "" {
+			return nil, errors.New("DEBATED_LLM_MODEL is required with DEBATED_LLM_BASE_URL")
+		}
+		var err error
+		roleSet, err = llm.New(llm.Config{
+			BaseURL: cfg.llmBaseURL, APIKey: cfg.llmAPIKey, Model: cfg.llmModel, CallTimeout: cfg.llmTimeout,
+			Budget: cfg.llmBudget, Logger: log,
+			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.Role, u.PromptTokens, u.CompletionTokens) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("IDIS roles are model-backed", slog.String("model", cfg.llmModel))
+	}
+	icfg := idis.Config{Registry: st, Ledger: st, Roles: roleSet, Enrichment: enrichmentOf(st)}
 	if pg, ok := st.(*postgres.Store); ok {
 		// PostgreSQL full-text search; the embedded store ranks in memory.
-		cfg.Searcher = pgSearcher{pg}
+		icfg.Searcher = pgSearcher{pg}
 	}
-	return orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(cfg))
+	return orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(icfg))
 }
 
 // pgSearcher adapts the PostgreSQL store's full-text search to the tools.
@@ -123,7 +140,7 @@ func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger, 
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := protocols(st)
+	reg, err := protocols(cfg, st, log, m)
 	if err != nil {
 		return nil, nil, err
 	}

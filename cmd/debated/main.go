@@ -75,6 +75,11 @@ type config struct {
 	tenantRPS         float64
 	tenantBurst       int
 	maxRunning        int
+	llmBaseURL        string
+	llmAPIKey         string
+	llmModel          string
+	llmTimeout        time.Duration
+	llmBudget         int
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -186,6 +191,19 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.Float64Var(&cfg.tenantRPS, "tenant-rps", rps, "calls per second per tenant; 0 disables the limit (DEBATED_TENANT_RPS)")
 		fs.IntVar(&cfg.tenantBurst, "tenant-burst", burst, "burst of the per-tenant rate limit (DEBATED_TENANT_BURST)")
 		fs.IntVar(&cfg.maxRunning, "max-running-debates", maxRunning, "queued and running debates per tenant; 0 disables the limit (DEBATED_MAX_RUNNING_DEBATES)")
+		llmTimeout, err := time.ParseDuration(env("DEBATED_LLM_TIMEOUT", "60s"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_LLM_TIMEOUT: %w", err)
+		}
+		llmBudget, err := strconv.Atoi(env("DEBATED_LLM_TOKEN_BUDGET", "0"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_LLM_TOKEN_BUDGET: %w", err)
+		}
+		fs.StringVar(&cfg.llmBaseURL, "llm-base-url", env("DEBATED_LLM_BASE_URL", ""), "OpenAI-compatible API base URL; empty keeps the rules backend (DEBATED_LLM_BASE_URL)")
+		cfg.llmAPIKey = env("DEBATED_LLM_API_KEY", "") // an environment variable only: flags show in process lists
+		fs.StringVar(&cfg.llmModel, "llm-model", env("DEBATED_LLM_MODEL", ""), "the model the roles use (the Reasoning class) (DEBATED_LLM_MODEL)")
+		fs.DurationVar(&cfg.llmTimeout, "llm-timeout", llmTimeout, "timeout of one model call (DEBATED_LLM_TIMEOUT)")
+		fs.IntVar(&cfg.llmBudget, "llm-token-budget", llmBudget, "tokens one debate may spend; 0 means no limit (DEBATED_LLM_TOKEN_BUDGET)")
 		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
 		fs.DurationVar(&cfg.rescueAfter, "rescue-after", rescue, "when a dead replica's debates are taken over (PostgreSQL) (DEBATED_RESCUE_AFTER)")
 	}

@@ -29,6 +29,7 @@ type Metrics struct {
 	finished       *prometheus.CounterVec
 	rounds         *prometheus.HistogramVec
 	events         *prometheus.CounterVec
+	tokens         *prometheus.CounterVec
 }
 
 // New returns the metrics, registered with the Go and process collectors.
@@ -60,12 +61,15 @@ func New() *Metrics {
 			Name: "debated_debate_rounds", Help: "Rounds a debate ran, observed when it ends.",
 			Buckets: []float64{1, 2, 3, 4, 5, 6, 8, 10, 20, 50},
 		}, []string{"protocol"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "debated_model_tokens_total", Help: "Model tokens used by the model-backed roles, by role and kind (prompt, completion).",
+		}, []string{"role", "kind"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "debated_ledger_events_total", Help: "Ledger events committed, by type.",
 		}, []string{"type"}),
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.GRPC, m.steps, m.stepLatency, m.retries, m.toolCalls, m.gateRejections, m.finished, m.rounds, m.events)
+		m.GRPC, m.steps, m.stepLatency, m.retries, m.toolCalls, m.gateRejections, m.finished, m.rounds, m.events, m.tokens)
 	return m
 }
 
@@ -120,4 +124,10 @@ func (m *Metrics) ObserveStep(d debate.Debate, c *debate.StepCommit, elapsed tim
 		m.finished.WithLabelValues(d.Protocol, string(c.Status), c.StopReason).Inc()
 		m.rounds.WithLabelValues(d.Protocol).Observe(float64(c.Round))
 	}
+}
+
+// ObserveTokens records the tokens of one model call.
+func (m *Metrics) ObserveTokens(role string, prompt, completion int) {
+	m.tokens.WithLabelValues(role, "prompt").Add(float64(prompt))
+	m.tokens.WithLabelValues(role, "completion").Add(float64(completion))
 }

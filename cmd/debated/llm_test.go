@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/roles"
+	"github.com/debated/debated/internal/roles/rules"
+	"github.com/debated/debated/internal/sanad"
+	"github.com/debated/debated/internal/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+// okTools answers every tool call of the scripted model's reasoning.
+type okTools struct{}
+
+func (okTools) Call(context.Context, debate.ToolCall) (roles.ToolResult, error) {
+	return roles.ToolResult{Status: "SUCCESS", Output: json.RawMessage(`{}`)}, nil
+}
+
+// modelServer is an OpenAI-compatible chat completions server in the test
+// process. It answers each turn the way a model would, with an AgentOutput
+// as JSON content, composed by the rules backend for the role and round the
+// request names; it never calls tools.
+func modelServer(t *testing.T, b *debate.DealBundle) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	g := sanad.Grade(b)
+	set := rules.New()
+	task := regexp.MustCompile(`Task: play (\w+) in round (\d+)`)
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		var req struct {
+			Model          string `json:"model"`
+			Messages       []struct{ Role, Content string } `json:"messages"`
+			ResponseFormat struct {
+				Type string `json:"type"`
+			} `json:"response_format"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var role string
+		round := 1
+		for _, m := range req.Messages {
+			if s := task.FindStringSubmatch(m.Content); s != nil {
+				role = s[1]
+				round, _ = strconv.Atoi(s[2])
+			}
+		}
+		r0, ok := set[role]
+		if !ok || req.ResponseFormat.Type != "json_schema" {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		out, err := r0.Turn(r.Context(), &roles.Input{Round: round, MaxRounds: 5, Deal: b, Grading: g, Tools: okTools{}})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		out.ToolCalls = nil
+		content, _ := json.Marshal(out)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": fmt.Sprintf("chatcmpl-%d", calls.Load()), "object": "chat.completion", "created": 1, "model": req.Model,
+			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(content)}}},
+			"usage":   map[string]any{"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+// TestIDISWithModelBackedRoles runs a whole IDIS debate through the gRPC API
+// with the roles argued by a model behind an OpenAI-compatible server: every
+// output is gated, every tool call checked and audited, the ledger verifies.
+func TestIDISWithModelBackedRoles(t *testing.T) {
+	t.Parallel()
+	srv, calls := modelServer(t, storetest.SampleBundle("deal-a"))
+	metricsAddr := freeAddr(t)
+	s := startStack(t, "sqlite", map[string]string{
+		"DEBATED_LLM_BASE_URL": srv.URL + "/v1", "DEBATED_LLM_MODEL": "test-reasoner", "DEBATED_LLM_API_KEY": "sk-test-secret",
+		"DEBATED_METRICS_ADDR": metricsAddr,
+	})
+	resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "idis.vc.v1",
+		Options: mustStruct(t, map[string]any{"max_rounds": 2})})
+	require.NoError(t, err)
+	id := resp.GetDebate().GetDebateId()
+	msgs := s.watch(t, s.a, id, 0, nil)
+	requireChain(t, msgs, 1)
+	require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, msgs[len(msgs)-1].GetStatus())
+	require.Positive(t, calls.Load(), "the roles asked the model")
+	outputs := 0
+	for _, m := range msgs {
+		if m.GetEvent().GetEventType() == "agent.output" {
+			outputs++
+		}
+	}
+	require.Positive(t, outputs)
+	del, err := s.debate.GetDeliverables(s.a, &debatedv1.GetDeliverablesRequest{DebateId: id})
+	require.NoError(t, err)
+	require.True(t, del.GetVerification().GetOk(), "%v", del.GetVerification().GetProblems())
+	require.Positive(t, scrape(t, metricsAddr, `debated_model_tokens_total\{kind="prompt",role="advocate"\}`))
+}
