@@ -44,7 +44,7 @@ func modelServer(t *testing.T, b *debate.DealBundle) (*httptest.Server, *atomic.
 			return
 		}
 		var req struct {
-			Model          string `json:"model"`
+			Model          string                           `json:"model"`
 			Messages       []struct{ Role, Content string } `json:"messages"`
 			ResponseFormat struct {
 				Type string `json:"type"`
