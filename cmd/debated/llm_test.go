@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
@@ -32,6 +33,11 @@ func (okTools) Call(context.Context, debate.ToolCall) (roles.ToolResult, error) 
 // as JSON content, composed by the rules backend for the role and round the
 // request names; it never calls tools.
 func modelServer(t *testing.T, b *debate.DealBundle) (*httptest.Server, *atomic.Int64) {
+	return slowModelServer(t, b, nil)
+}
+
+// slowModelServer is modelServer taking delay[role] before answering a role.
+func slowModelServer(t *testing.T, b *debate.DealBundle, delay map[string]time.Duration) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	g := sanad.Grade(b)
 	set := rules.New()
@@ -61,6 +67,9 @@ func modelServer(t *testing.T, b *debate.DealBundle) (*httptest.Server, *atomic.
 				role = s[1]
 				round, _ = strconv.Atoi(s[2])
 			}
+		}
+		if d := delay[role]; d > 0 {
+			time.Sleep(d) // the model thinking
 		}
 		r0, ok := set[role]
 		if !ok || req.ResponseFormat.Type != "json_schema" {
@@ -115,4 +124,36 @@ func TestIDISWithModelBackedRoles(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, del.GetVerification().GetOk(), "%v", del.GetVerification().GetProblems())
 	require.Positive(t, scrape(t, metricsAddr, `debated_model_tokens_total\{kind="prompt",role="advocate"\}`))
+}
+
+// TestObserversCallTheModelConcurrently: with each observer's model call
+// taking a fixed delay, the parallel node takes about one delay, not two.
+func TestObserversCallTheModelConcurrently(t *testing.T) {
+	t.Parallel()
+	const delay = 400 * time.Millisecond
+	srv, _ := slowModelServer(t, storetest.SampleBundle("deal-a"), map[string]time.Duration{
+		debate.RoleContradictionFinder: delay, debate.RoleRiskOfficer: delay,
+	})
+	s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_BASE_URL": srv.URL + "/v1", "DEBATED_LLM_MODEL": "m"})
+	resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "idis.vc.v1",
+		Options: mustStruct(t, map[string]any{"max_rounds": 1})})
+	require.NoError(t, err)
+	msgs := s.watch(t, s.a, resp.GetDebate().GetDebateId(), 0, nil)
+	var started, completed time.Time
+	for _, m := range msgs {
+		e := m.GetEvent()
+		if e.GetNode() != "observer_critiques_parallel" {
+			continue
+		}
+		switch e.GetEventType() {
+		case "node.started":
+			started = e.GetTime().AsTime()
+		case "node.completed":
+			completed = e.GetTime().AsTime()
+		}
+	}
+	took := completed.Sub(started)
+	t.Logf("parallel observer node took %s with %s per observer", took, delay)
+	require.GreaterOrEqual(t, took, delay)
+	require.Less(t, took, delay*17/10, "the observers must call the model concurrently")
 }
