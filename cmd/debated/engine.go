@@ -88,7 +88,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics) (*or
 		var err error
 		roleSet, err = llm.New(llm.Config{
 			BaseURL: cfg.llmBaseURL, APIKey: cfg.llmAPIKey, Model: cfg.llmModel, CallTimeout: cfg.llmTimeout,
-			Budget: cfg.llmBudget, Logger: log,
+			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st),
 			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.Role, u.PromptTokens, u.CompletionTokens) },
 		})
 		if err != nil {
@@ -241,4 +241,28 @@ func enrichmentOf(st stores) func(ctx context.Context, dealID string) ([]tools.E
 		}
 		return out, nil
 	}
+}
+
+// responseCacheOf persists model responses in the store, so a node re-run
+// after a crash or a handover reuses them instead of paying twice.
+func responseCacheOf(st stores) llm.ResponseCache {
+	if c, ok := st.(storeResponses); ok {
+		return responseCache{c}
+	}
+	return nil
+}
+
+type storeResponses interface {
+	ModelResponseGet(ctx context.Context, key string) ([]byte, bool, error)
+	ModelResponsePut(ctx context.Context, key string, resp []byte) error
+}
+
+type responseCache struct{ s storeResponses }
+
+func (c responseCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	return c.s.ModelResponseGet(ctx, key)
+}
+
+func (c responseCache) Put(ctx context.Context, key string, resp []byte) error {
+	return c.s.ModelResponsePut(ctx, key, resp)
 }

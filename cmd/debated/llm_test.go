@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,7 +23,11 @@ import (
 	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/pgtest"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // okTools answers every tool call of the scripted model's reasoning.
@@ -156,4 +165,130 @@ func TestObserversCallTheModelConcurrently(t *testing.T) {
 	t.Logf("parallel observer node took %s with %s per observer", took, delay)
 	require.GreaterOrEqual(t, took, delay)
 	require.Less(t, took, delay*17/10, "the observers must call the model concurrently")
+}
+
+// TestModelResponseSurvivesACrash: the service is killed right after the
+// model answered a call; after the restart the node completes without asking
+// the model that call again.
+func TestModelResponseSurvivesACrash(t *testing.T) {
+	t.Parallel()
+	b := storetest.SampleBundle("deal-crash")
+	g := sanad.Grade(b)
+	set := rules.New()
+	task := regexp.MustCompile(`Task: play (\w+) in round (\d+)`)
+	var mu sync.Mutex
+	seen := map[string]int{} // request body hash → requests
+	first := ""
+	answered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sum := sha256.Sum256(body)
+		h := hex.EncodeToString(sum[:])
+		var req struct {
+			Messages []struct{ Role, Content string } `json:"messages"`
+		}
+		_ = json.Unmarshal(body, &req)
+		var role string
+		round := 1
+		for _, m := range req.Messages {
+			if s := task.FindStringSubmatch(m.Content); s != nil {
+				role = s[1]
+				round, _ = strconv.Atoi(s[2])
+			}
+		}
+		hasTool := false
+		for _, m := range req.Messages {
+			hasTool = hasTool || m.Role == "tool"
+		}
+		mu.Lock()
+		seen[h]++
+		isFirst := first == "" && role == debate.RoleSanadBreaker && !hasTool
+		if isFirst {
+			first = h
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if isFirst {
+			// The first call asks for a tool: the turn needs a second call.
+			args, _ := json.Marshal(map[string]string{"claim_id": b.Claims[0].ID})
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+				"choices": []map[string]any{{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant",
+					"tool_calls": []map[string]any{{"id": "call-1", "type": "function", "function": map[string]any{"name": "lookup_claim", "arguments": string(args)}}}}}},
+				"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+			answered <- struct{}{}
+			return
+		}
+		if role == debate.RoleSanadBreaker && hasTool {
+			<-release // the follow-up of the first life waits for the kill
+		}
+		out, err := set[role].Turn(r.Context(), &roles.Input{Round: round, MaxRounds: 5, Deal: b, Grading: g, Tools: okTools{}})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		out.ToolCalls = nil
+		content, _ := json.Marshal(out)
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(content)}}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+	}))
+	defer srv.Close()
+
+	url := pgtest.NewDatabase(t)
+	var out strings.Builder
+	require.NoError(t, run(context.Background(), []string{"migrate"}, func(k string) string {
+		return map[string]string{"DEBATED_DATABASE_URL": url}[k]
+	}, &out, &out, nil), out.String())
+	env := []string{"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
+		"DEBATED_ADMIN_TOKEN=e2e-admin", "DEBATED_JOB_SLICE=300ms", "DEBATED_RESCUE_AFTER=700ms",
+		"DEBATED_LLM_BASE_URL=" + srv.URL + "/v1", "DEBATED_LLM_MODEL=m"}
+	addr := freeAddr(t)
+	c := startChild(t, addr, env)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	waitServing(t, conn)
+	s := &stack{conn: conn, debate: debatedv1.NewDebateServiceClient(conn)}
+	ctx := s.login(t, "crash")
+	// The sample deal is imported as "deal-crash" by login: use it.
+	resp, err := s.debate.CreateDebate(ctx, &debatedv1.CreateDebateRequest{DealId: "deal-crash", Protocol: "idis.vc.v1",
+		Options: mustStruct(t, map[string]any{"max_rounds": 1})})
+	require.NoError(t, err)
+
+	// Kill the service as soon as the model's first sanad_breaker answer is
+	// persisted.
+	<-answered
+	db, err := pgx.Connect(context.Background(), url)
+	require.NoError(t, err)
+	defer db.Close(context.Background())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		require.NoError(t, db.QueryRow(context.Background(), `SELECT count(*) FROM model_responses WHERE cache_key LIKE '%/sanad_breaker/%'`).Scan(&n))
+		if n > 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the response was never persisted")
+		time.Sleep(2 * time.Millisecond)
+	}
+	c.kill()
+	close(release)
+	startChild(t, addr, env)
+	waitServing(t, conn)
+	msgs := s.watch(t, ctx, resp.GetDebate().GetDebateId(), 0, nil)
+	require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, msgs[len(msgs)-1].GetStatus())
+	mu.Lock()
+	require.Equal(t, 1, seen[first], "the answered call was not asked again after the restart")
+	mu.Unlock()
+	var reused bool
+	for _, m := range msgs {
+		if m.GetEvent().GetEventType() == "agent.output" && m.GetEvent().GetActor() == debate.RoleSanadBreaker {
+			var o debate.AgentOutput
+			require.NoError(t, json.Unmarshal([]byte(m.GetEvent().GetPayloadJson()), &o))
+			require.NotNil(t, o.Model, "the output records its model calls")
+			reused = o.Model.CachedCalls == 1
+		}
+	}
+	require.True(t, reused, "the re-run node took the first answer from the store")
 }

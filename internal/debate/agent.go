@@ -45,6 +45,21 @@ type AgentOutput struct {
 	// OpenQuestions the agent wants answered before a decision.
 	OpenQuestions []string `json:"open_questions,omitempty"`
 	Timestamp     string   `json:"timestamp,omitempty"`
+	// Model describes the model calls behind a model-backed output; the
+	// backend sets it, never the model.
+	Model *ModelCall `json:"model,omitempty"`
+}
+
+// ModelCall records which prompt and model produced an output and what it
+// cost.
+type ModelCall struct {
+	Model            string `json:"model"`
+	PromptID         string `json:"prompt_id"`
+	PromptSHA256     string `json:"prompt_sha256"`
+	Calls            int    `json:"calls"`
+	CachedCalls      int    `json:"cached_calls,omitempty"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
 }
 
 // Muhasabah is the self-accounting record every output carries (seed 000

@@ -42,6 +42,9 @@ func (d metaDoer) Do(req *http.Request) (*http.Response, error) {
 type callState struct {
 	debateID, cachePrefix string
 	calls                 int
+	cached                int
+	promptTokens          int
+	completionTokens      int
 }
 
 // complete makes one model call of a turn: from the cache when it holds the
@@ -61,6 +64,7 @@ func (r *role) complete(ctx context.Context, st *callState, req openai.ChatCompl
 		case ok:
 			var resp openai.ChatCompletionResponse
 			if err := json.Unmarshal(raw, &resp); err == nil && len(resp.Choices) > 0 {
+				st.cached++
 				return resp, nil
 			}
 			b.log.WarnContext(ctx, "llm response cache entry unreadable", slog.String("debate_id", st.debateID),
@@ -78,6 +82,8 @@ func (r *role) complete(ctx context.Context, st *callState, req openai.ChatCompl
 		return resp, err
 	}
 	b.settle(st.debateID, est, resp.Usage.PromptTokens+resp.Usage.CompletionTokens)
+	st.promptTokens += resp.Usage.PromptTokens
+	st.completionTokens += resp.Usage.CompletionTokens
 	if b.cfg.OnUsage != nil {
 		b.cfg.OnUsage(Usage{DebateID: st.debateID, Role: r.name,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens})

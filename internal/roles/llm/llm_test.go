@@ -387,6 +387,9 @@ func TestCacheHitSendsNoRequest(t *testing.T) {
 	in2, ft := e.input(debate.RoleAdvocate)
 	second, err := e.role(t, debate.RoleAdvocate).Turn(ctx, in2)
 	require.NoError(t, err)
+	require.Equal(t, 2, second.Model.CachedCalls, "both calls came from the cache")
+	require.Zero(t, first.Model.CachedCalls)
+	first.Model, second.Model = nil, nil
 	require.Equal(t, first, second)
 	require.Len(t, e.srv.requests(), 2, "the re-run sent no request")
 	require.Len(t, ft.calls, 1, "tools still run through the server")

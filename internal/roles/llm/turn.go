@@ -70,6 +70,11 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 		return nil, err
 	}
 	prefix, _ := ctx.Value(cacheKey{}).(string)
+	if prefix == "" && in.DebateID != "" {
+		// The turn's place in the debate: a node re-run after a crash or a
+		// handover finds the same key and reuses the persisted responses.
+		prefix = fmt.Sprintf("%s/r%d/%s/%d", in.DebateID, in.Round, r.name, spoken(in, r.name))
+	}
 	st := &callState{debateID: in.DebateID, cachePrefix: prefix}
 	t := &turn{r: r, in: in, st: st, msgs: []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: r.system},
@@ -84,6 +89,7 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 		out, vs := r.check(content, in, facts)
 		if len(vs) == 0 {
 			out.ToolCalls = t.calls
+			out.Model = r.modelCall(st)
 			return out, nil
 		}
 		r.b.log.InfoContext(ctx, "llm output failed the gates", slog.String("debate_id", in.DebateID),
@@ -93,6 +99,7 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 				out = unparsed(r.name, in.Round, content)
 			}
 			out.ToolCalls = t.calls
+			out.Model = r.modelCall(st)
 			return out, nil
 		}
 		t.msgs = append(t.msgs,
@@ -237,4 +244,23 @@ func recordable(c debate.ToolCall) (debate.ToolCall, bool) {
 		return c, false
 	}
 	return debate.ToolCall{Tool: c.Tool, Args: canon}, true
+}
+
+// spoken counts the role's outputs already in this round's transcript (the
+// advocate speaks twice a round).
+func spoken(in *roles.Input, role string) int {
+	n := 0
+	for _, o := range in.Transcript {
+		if o.Role == role && o.RoundNumber == in.Round {
+			n++
+		}
+	}
+	return n
+}
+
+// modelCall describes the turn's model calls for the ledger.
+func (r *role) modelCall(st *callState) *debate.ModelCall {
+	id, sum := PromptID(r.name)
+	return &debate.ModelCall{Model: r.b.cfg.Model, PromptID: id, PromptSHA256: sum, Calls: st.calls, CachedCalls: st.cached,
+		PromptTokens: st.promptTokens, CompletionTokens: st.completionTokens}
 }
