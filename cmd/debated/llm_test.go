@@ -292,3 +292,24 @@ func TestModelResponseSurvivesACrash(t *testing.T) {
 	}
 	require.True(t, reused, "the re-run node took the first answer from the store")
 }
+
+// TestTokenBudgetStopsTheDebate: a debate whose next model call would go
+// over its token budget stops for review with a clear reason, before the
+// call.
+func TestTokenBudgetStopsTheDebate(t *testing.T) {
+	t.Parallel()
+	srv, calls := modelServer(t, storetest.SampleBundle("deal-a"))
+	s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_BASE_URL": srv.URL + "/v1", "DEBATED_LLM_MODEL": "m",
+		"DEBATED_LLM_TOKEN_BUDGET": "100"})
+	resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "idis.vc.v1"})
+	require.NoError(t, err)
+	msgs := s.watch(t, s.a, resp.GetDebate().GetDebateId(), 0, nil)
+	require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_NEEDS_REVIEW, msgs[len(msgs)-1].GetStatus())
+	got, err := s.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{DebateId: resp.GetDebate().GetDebateId()})
+	require.NoError(t, err)
+	require.Equal(t, "TOKEN_BUDGET_EXCEEDED", got.GetDebate().GetStopReason())
+	require.Zero(t, calls.Load(), "no call was made over the budget")
+	v, err := s.debate.VerifyDebate(s.a, &debatedv1.VerifyDebateRequest{DebateId: resp.GetDebate().GetDebateId()})
+	require.NoError(t, err)
+	require.True(t, v.GetOk(), "%v", v.GetProblems())
+}

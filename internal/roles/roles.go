@@ -9,6 +9,7 @@ package roles
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/debated/debated/internal/debate"
 )
@@ -48,6 +49,11 @@ type Input struct {
 	// to).
 	Violations []debate.Violation
 }
+
+// ErrBudgetExceeded is wrapped by a Turn that stopped before a model call
+// that would exceed the debate's token budget. The protocol stops the debate
+// with a clear reason instead of retrying.
+var ErrBudgetExceeded = errors.New("debate token budget exceeded")
 
 // Role is one agent.
 type Role interface {

@@ -12,6 +12,7 @@ package idis
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -72,6 +73,7 @@ const (
 	EventStopDecision      = "stop.decision"
 	EventValidation        = "muhasabah.validated"
 	EventDeliverables      = "deliverables.created"
+	EventBudgetExceeded    = "budget.exceeded"
 )
 
 // Node names (seed 001 §1).
@@ -133,6 +135,7 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 			EventStopDecision:      {actorEngine},
 			EventValidation:        {actorEngine},
 			EventDeliverables:      {actorEngine},
+			EventBudgetExceeded:    debate.IDISRoles,
 		},
 		Tools: tools.IDISMatrix,
 		Nodes: []*orchestrator.Node{
@@ -340,13 +343,29 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	return s, res, emits, nil
 }
 
+// ReasonTokenBudget is the stop reason of a debate whose model-backed roles
+// reached its token budget.
+const ReasonTokenBudget = "TOKEN_BUDGET_EXCEEDED"
+
+// budgetStop ends the debate for review when a role's next model call would
+// exceed the debate's token budget; other errors are the engine's to retry.
+func budgetStop(role string, err error) (*orchestrator.NodeOutput, error) {
+	if !errors.Is(err, roles.ErrBudgetExceeded) {
+		return nil, err
+	}
+	return &orchestrator.NodeOutput{
+		Events: []orchestrator.Emit{{Type: EventBudgetExceeded, Actor: role, Payload: map[string]any{"agent_id": role, "detail": err.Error()}}},
+		Stop:   &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonTokenBudget},
+	}, nil
+}
+
 // turn is a task node: the role speaks and its result is applied to the
 // state at once.
 func (p *proto) turn(role string) orchestrator.NodeFunc {
 	return func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
 		s, res, emits, err := p.speak(ctx, in, role)
 		if err != nil {
-			return nil, err
+			return budgetStop(role, err)
 		}
 		s.apply(res, in.Round)
 		out := &orchestrator.NodeOutput{Events: emits}
@@ -370,7 +389,7 @@ func (p *proto) branch(role string) orchestrator.NodeFunc {
 	return func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
 		_, res, emits, err := p.speak(ctx, in, role)
 		if err != nil {
-			return nil, err
+			return budgetStop(role, err)
 		}
 		raw, err := json.Marshal(res)
 		if err != nil {

@@ -68,7 +68,7 @@ import (
 // would take the debate over Config.Budget: its estimate (prompt characters
 // / 4 + MaxTokens) plus the tokens the debate already used exceeds the
 // budget. No request is sent.
-var ErrBudgetExceeded = errors.New("llm: debate token budget exceeded")
+var ErrBudgetExceeded = fmt.Errorf("llm: %w", roles.ErrBudgetExceeded)
 
 // ErrModel is returned (wrapped, with the cause) by Turn when a model call
 // failed: a non-retryable status, a response without choices, or
