@@ -223,8 +223,15 @@ func (p *proto) transcript(ctx context.Context, debateID string) ([]debate.Agent
 	t := p.cache.transcript(tenant + "\x00" + debateID)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	typed, _ := p.cfg.Ledger.(payloadLedger)
 	for {
-		evs, err := p.cfg.Ledger.EventList(ctx, debateID, t.lastSeq, 5000)
+		var evs []debate.Event
+		var err error
+		if typed != nil {
+			evs, err = typed.EventPayloads(ctx, debateID, t.lastSeq, EventAgentOutput, 5000)
+		} else {
+			evs, err = p.cfg.Ledger.EventList(ctx, debateID, t.lastSeq, 5000)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("idis: read transcript: %w", err)
 		}
@@ -242,6 +249,12 @@ func (p *proto) transcript(ctx context.Context, debateID string) ([]debate.Agent
 			return slices.Clone(t.outputs), nil
 		}
 	}
+}
+
+// payloadLedger is a ledger that can read the payloads of one event type
+// only (both stores can): the transcript needs the agents' outputs alone.
+type payloadLedger interface {
+	EventPayloads(ctx context.Context, debateID string, afterSeq int64, eventType string, limit int) ([]debate.Event, error)
 }
 
 // turnResult is what one agent turn changes; a task node applies it to the

@@ -588,3 +588,37 @@ func (s *Store) GateList(ctx context.Context, debateID string) ([]debate.HumanGa
 	}
 	return list, nil
 }
+
+// EventPayloads returns the seq and payload of the debate's events of type
+// eventType with seq > afterSeq, in seq order, at most limit (≤0 means 500,
+// capped at 5000): a protocol reading its transcript back reads only what it
+// needs. An unknown debate has no events. Returns debate.ErrNoTenant without
+// a tenant in ctx.
+func (s *Store) EventPayloads(ctx context.Context, debateID string, afterSeq int64, eventType string, limit int) ([]debate.Event, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var list []debate.Event
+	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) {
+		b.Queue(`SELECT seq, payload FROM debate_events
+			WHERE tenant_id = $1 AND debate_id = $2 AND seq > $3 AND type = $4 ORDER BY seq LIMIT $5`,
+			tenant, debateID, afterSeq, eventType, rows.DebateEventLimit(limit)).Query(func(rs pgx.Rows) error {
+			defer rs.Close()
+			for rs.Next() {
+				e := debate.Event{TenantID: tenant, DebateID: debateID, Type: eventType}
+				var payload []byte
+				if err := rs.Scan(&e.Seq, &payload); err != nil {
+					return err
+				}
+				e.Payload = payload
+				list = append(list, e)
+			}
+			return rs.Err()
+		})
+	})
+	if err != nil {
+		return nil, wrap("debate event payloads", err)
+	}
+	return list, nil
+}

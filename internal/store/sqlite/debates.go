@@ -571,3 +571,28 @@ func (s *Store) RunnableDebates(ctx context.Context) ([]RunnableDebate, error) {
 	}
 	return list, nil
 }
+
+// EventPayloads returns the seq and payload of the debate's events of type
+// eventType with seq > afterSeq, in seq order, at most limit (≤0 means 500,
+// capped at 5000). An unknown debate has no events. Returns
+// debate.ErrNoTenant without a tenant in ctx.
+func (s *Store) EventPayloads(ctx context.Context, debateID string, afterSeq int64, eventType string, limit int) ([]debate.Event, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := queryList(ctx, s.read, `SELECT seq, payload FROM debate_events
+		WHERE tenant_id = ? AND debate_id = ? AND seq > ? AND type = ? ORDER BY seq LIMIT ?`,
+		[]any{tenant, debateID, afterSeq, eventType, rows.DebateEventLimit(limit)},
+		func(row scanner) (debate.Event, error) {
+			e := debate.Event{TenantID: tenant, DebateID: debateID, Type: eventType}
+			var payload []byte
+			err := row.Scan(&e.Seq, &payload)
+			e.Payload = payload
+			return e, err
+		})
+	if err != nil {
+		return nil, wrap("debate event payloads", err)
+	}
+	return list, nil
+}
