@@ -89,6 +89,20 @@ test: check-generate lint ## Run every check and test (needs PostgreSQL at TEST_
 test-short: ## Run the Go tests only, without lint and generation checks.
 	go test $(GO_TEST_FLAGS) ./...
 
+LOAD_RATES ?= 5,10,20,40,80,160
+LOAD_STEP  ?= 10s
+
+.PHONY: load
+load: build ## Start a local debated (embedded store, or LOAD_DATABASE_URL) and load it at rising rates.
+	@set -euo pipefail; dir=$$(mktemp -d); trap 'kill $$pid 2>/dev/null || true; rm -rf "$$dir"' EXIT; \
+	DEBATED_ADMIN_TOKEN=load-admin DEBATED_LISTEN=127.0.0.1:50151 DEBATED_METRICS_ADDR=127.0.0.1:50152 \
+	DEBATED_DATA_DIR=$$dir DEBATED_LOG_LEVEL=warn DEBATED_DATABASE_URL=$${LOAD_DATABASE_URL:-} \
+	DEBATED_SIGNING_KEYS=$${LOAD_DATABASE_URL:+v1:bG9hZC10ZXN0LXNpZ25pbmctc2VjcmV0LW9mLTMyLWJ5dGVzIQ==} \
+	$(BIN)/debated serve & pid=$$!; \
+	for i in $$(seq 1 50); do curl -sf http://127.0.0.1:50152/metrics >/dev/null && break; sleep 0.2; done; \
+	$(BIN)/loadgen --addr 127.0.0.1:50151 --admin-token load-admin --metrics-url http://127.0.0.1:50152/metrics \
+		--rates $(LOAD_RATES) --step $(LOAD_STEP)
+
 .PHONY: bench
 bench: ## Run the Go benchmarks (both stores) and print the results.
 	go test -run '^$$' -bench . -benchmem -count=1 ./...
