@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -76,7 +80,22 @@ func (r *role) complete(ctx context.Context, st *callState, req openai.ChatCompl
 	if err := b.reserve(st.debateID, est); err != nil {
 		return openai.ChatCompletionResponse{}, err
 	}
-	resp, err := r.send(ctx, st, req)
+	// A span per model call, with the GenAI semantic-convention attributes.
+	sctx, span := otel.Tracer("github.com/debated/debated/internal/roles/llm").Start(ctx, "chat "+req.Model,
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+			attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.system", "openai"),
+			attribute.String("gen_ai.request.model", req.Model), attribute.String("agent.role", r.name),
+			attribute.String("debate_id", st.debateID), attribute.Int("gen_ai.request.max_tokens", b.cfg.MaxTokens)))
+	resp, err := r.send(sctx, st, req)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "model call failed")
+	} else {
+		span.SetAttributes(attribute.String("gen_ai.response.model", resp.Model),
+			attribute.Int("gen_ai.usage.input_tokens", resp.Usage.PromptTokens),
+			attribute.Int("gen_ai.usage.output_tokens", resp.Usage.CompletionTokens))
+	}
+	span.End()
 	if err != nil {
 		b.settle(st.debateID, est, 0)
 		return resp, err
