@@ -16,6 +16,7 @@ GRPCURL_VERSION            := v1.9.3
 DEBATED_LISTEN      ?= localhost:50051
 DEBATED_ADMIN_TOKEN ?= dev-admin-token
 TEST_DATABASE_URL   ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+IMAGE               ?= debated:dev
 export TEST_DATABASE_URL
 
 GO_TEST_FLAGS ?= -count=1 -timeout=15m
@@ -81,8 +82,18 @@ build: ## Build debated and debatectl into ./bin.
 run: build ## Run the service on the embedded store (admin token: $(DEBATED_ADMIN_TOKEN)).
 	DEBATED_ADMIN_TOKEN=$(DEBATED_ADMIN_TOKEN) DEBATED_LISTEN=$(DEBATED_LISTEN) DEBATED_LOG_FORMAT=text $(BIN)/debated serve
 
+.PHONY: image
+image: ## Build the static debated binary and its OCI image into bin/debated-image.tar (tag: $(IMAGE)).
+	@mkdir -p $(BIN)/linux
+	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(BIN)/linux/debated ./cmd/debated
+	cd deploy && go run ./image --binary $(BIN)/linux/debated --out $(BIN)/debated-image.tar --tag $(IMAGE)
+
+.PHONY: chart-check
+chart-check: ## Render the Helm chart offline and check every manifest; test the image builder (deploy/).
+	cd deploy && go vet ./... && go test $(GO_TEST_FLAGS) ./...
+
 .PHONY: test
-test: check-generate lint ## Run every check and test (needs PostgreSQL at TEST_DATABASE_URL).
+test: check-generate lint chart-check ## Run every check and test (needs PostgreSQL at TEST_DATABASE_URL).
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-short
