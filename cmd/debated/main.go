@@ -75,6 +75,7 @@ type config struct {
 	tenantRPS         float64
 	tenantBurst       int
 	maxRunning        int
+	healthAddr        string
 	llmBaseURL        string
 	llmAPIKey         string
 	llmModel          string
@@ -204,6 +205,7 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.StringVar(&cfg.llmModel, "llm-model", env("DEBATED_LLM_MODEL", ""), "the model the roles use (the Reasoning class) (DEBATED_LLM_MODEL)")
 		fs.DurationVar(&cfg.llmTimeout, "llm-timeout", llmTimeout, "timeout of one model call (DEBATED_LLM_TIMEOUT)")
 		fs.IntVar(&cfg.llmBudget, "llm-token-budget", llmBudget, "tokens one debate may spend; 0 means no limit (DEBATED_LLM_TOKEN_BUDGET)")
+		fs.StringVar(&cfg.healthAddr, "health-addr", env("DEBATED_HEALTH_ADDR", ""), "plaintext gRPC health-only address for probes; empty: health on the API port only (DEBATED_HEALTH_ADDR)")
 		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
 		fs.DurationVar(&cfg.rescueAfter, "rescue-after", rescue, "when a dead replica's debates are taken over (PostgreSQL) (DEBATED_RESCUE_AFTER)")
 	}
@@ -302,6 +304,16 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	lis, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
+	}
+	if cfg.healthAddr != "" {
+		hl, err := net.Listen("tcp", cfg.healthAddr)
+		if err != nil {
+			return fmt.Errorf("health listener: %w", err)
+		}
+		hs := srv.HealthServer()
+		go func() { _ = hs.Serve(hl) }()
+		defer hs.Stop()
+		log.InfoContext(ctx, "health listening", slog.String("addr", hl.Addr().String()))
 	}
 	log.InfoContext(ctx, "debated listening", slog.String("addr", lis.Addr().String()), slog.Bool("admin_api", cfg.adminToken != ""))
 	if ready != nil {

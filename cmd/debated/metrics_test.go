@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"regexp"
@@ -9,7 +10,9 @@ import (
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -72,4 +75,18 @@ func TestMaxRunningDebates(t *testing.T) {
 	_, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "synthetic.v1", Options: mustStruct(t, long)})
 	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
 	s.create(t, s.b, "deal-b", map[string]any{"max_rounds": 1})
+}
+
+// TestHealthPort: a plaintext health-only port answers for the probes, and
+// serves nothing else.
+func TestHealthPort(t *testing.T) {
+	t.Parallel()
+	addr := freeAddr(t)
+	startStack(t, "sqlite", map[string]string{"DEBATED_HEALTH_ADDR": addr})
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer func() { _ = conn.Close() }()
+	waitServing(t, conn)
+	_, err = debatedv1.NewDebateServiceClient(conn).ListProtocols(context.Background(), &debatedv1.ListProtocolsRequest{})
+	require.Equal(t, codes.Unimplemented, status.Code(err), "the health port serves health only")
 }

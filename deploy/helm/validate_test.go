@@ -34,6 +34,7 @@ const (
 	releaseName = "debated"
 	namespace   = "debated"
 	grpcPort    = 50051
+	healthPort  = 8081
 	metricsPort = 9090
 	nonRootUID  = 65532
 )
@@ -310,15 +311,15 @@ func checkCommon(t *testing.T, r *rendered) {
 	wantPort(t, "container", c.Ports, "grpc", grpcPort)
 	wantPort(t, "container", c.Ports, "metrics", metricsPort)
 
-	// Probes: native gRPC health v1 on the service port.
+	// Probes: native gRPC health v1 on the plaintext health port.
 	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe, "startup": c.StartupProbe} {
 		switch {
 		case p == nil:
 			t.Errorf("%s probe missing", name)
 		case p.GRPC == nil || p.HTTPGet != nil || p.Exec != nil || p.TCPSocket != nil:
 			t.Errorf("%s probe is not a grpc probe: %+v", name, p.ProbeHandler)
-		case p.GRPC.Port != grpcPort:
-			t.Errorf("%s probe on port %d, want %d", name, p.GRPC.Port, grpcPort)
+		case p.GRPC.Port != healthPort:
+			t.Errorf("%s probe on port %d, want %d", name, p.GRPC.Port, healthPort)
 		case p.GRPC.Service != nil && *p.GRPC.Service != "":
 			t.Errorf("%s probe checks service %q, want the server's overall health", name, *p.GRPC.Service)
 		}

@@ -55,6 +55,12 @@ type Config struct {
 	// MaxRunningDebates bounds a tenant's queued and running debates;
 	// CreateDebate beyond it answers ResourceExhausted. 0 disables it.
 	MaxRunningDebates int
+	// MaxConnectionAge closes a connection after this long (with
+	// MaxConnectionAgeGrace for its calls to finish), so long-lived clients
+	// rebalance onto new replicas; watchers resume from their cursor.
+	// Default 30 minutes; grace default 1 minute.
+	MaxConnectionAge      time.Duration
+	MaxConnectionAgeGrace time.Duration
 	// StatsHandler, if set, observes every RPC (e.g. OpenTelemetry's
 	// otelgrpc server handler).
 	StatsHandler stats.Handler
@@ -143,7 +149,8 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		grpc.MaxSendMsgSize(cmp.Or(cfg.MaxSendMsgSize, 16<<20)),
 		grpc.MaxConcurrentStreams(cmp.Or(cfg.MaxConcurrentStreams, 1024)),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 2 * time.Minute, Timeout: 20 * time.Second}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 2 * time.Minute, Timeout: 20 * time.Second,
+			MaxConnectionAge: cmp.Or(cfg.MaxConnectionAge, 30*time.Minute), MaxConnectionAgeGrace: cmp.Or(cfg.MaxConnectionAgeGrace, time.Minute)}),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 	)...)
@@ -167,6 +174,14 @@ func New(stores Stores, cfg Config) (*Server, error) {
 
 // GRPC returns the underlying gRPC server, e.g. to serve it on a bufconn.
 func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// HealthServer returns a plaintext gRPC server with only the health service
+// (the same status as the API's), for probes on a port of their own.
+func (s *Server) HealthServer() *grpc.Server {
+	hs := grpc.NewServer()
+	healthpb.RegisterHealthServer(hs, s.health)
+	return hs
+}
 
 // Serve accepts connections on lis until Shutdown. It returns nil after a
 // graceful shutdown.
