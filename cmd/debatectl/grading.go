@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
@@ -250,4 +251,54 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// tenantModel sets (with --base-url) or shows a tenant's own model. The key
+// is read from an environment variable, never from the command line.
+func (c *cli) tenantModel(ctx context.Context, args []string) error {
+	fs := subflags("tenant model")
+	base := fs.String("base-url", "", "OpenAI-compatible base URL; with --clear, removes the override")
+	model := fs.String("model", "", "model name")
+	keyEnv := fs.String("api-key-env", "", "name of the environment variable holding the API key")
+	clear := fs.Bool("clear", false, "remove the tenant's override")
+	id, err := oneArg(fs, args, "TENANT_ID")
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.adminCtx(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	client := debatedv1.NewAdminServiceClient(c.conn)
+	var m *debatedv1.TenantModel
+	if *base != "" || *clear {
+		req := &debatedv1.SetTenantModelRequest{TenantId: id, BaseUrl: *base, Model: *model}
+		if *clear {
+			req.BaseUrl, req.Model = "", ""
+		}
+		if *keyEnv != "" {
+			req.ApiKey = os.Getenv(*keyEnv)
+		}
+		resp, err := client.SetTenantModel(ctx, req)
+		if err != nil {
+			return err
+		}
+		m = resp.GetModel()
+	} else {
+		resp, err := client.GetTenantModel(ctx, &debatedv1.GetTenantModelRequest{TenantId: id})
+		if err != nil {
+			return err
+		}
+		m = resp.GetModel()
+	}
+	if c.json {
+		return c.printJSON(m)
+	}
+	if m.GetBaseUrl() == "" {
+		fmt.Fprintf(c.out, "tenant %s uses the deployment's roles\n", id)
+		return nil
+	}
+	fmt.Fprintf(c.out, "tenant %s uses %s at %s (API key stored: %v)\n", id, m.GetModel(), m.GetBaseUrl(), m.GetHasApiKey())
+	return nil
 }

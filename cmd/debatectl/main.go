@@ -33,6 +33,8 @@ global flags (each also read from the environment):
 commands:
   tenant create --name NAME            create a tenant (admin)
   tenant list                          list tenants (admin)
+  tenant model TENANT_ID [--base-url U --model M --api-key-env VAR | --clear]
+                                       show or set the tenant's own model endpoint (admin)
   key create --tenant ID [--name N] [--scope admin]
                                        create an API key; prints its secret once (admin)
   key revoke KEY_ID                    revoke an API key (admin)
@@ -129,6 +131,8 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 		return c.tenantCreate(ctx, args[2:])
 	case "tenant list":
 		return c.tenantList(ctx, args[2:])
+	case "tenant model":
+		return c.tenantModel(ctx, args[2:])
 	case "key create":
 		return c.keyCreate(ctx, args[2:])
 	case "key revoke":

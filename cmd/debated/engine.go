@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/debated/debated/internal/debate"
@@ -18,9 +21,11 @@ import (
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/protocols/synthetic"
+	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/runner"
+	"github.com/debated/debated/internal/secretbox"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/postgres"
 	"github.com/debated/debated/internal/store/sqlite"
@@ -79,24 +84,27 @@ func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
 }
 
 // protocols registers every protocol the service runs.
-func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics) (*orchestrator.Registry, error) {
+func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*orchestrator.Registry, error) {
+	newModel := func(base, key, model string) (map[string]roles.Role, error) {
+		return llm.New(llm.Config{
+			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
+			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st),
+			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.Role, u.PromptTokens, u.CompletionTokens) },
+		})
+	}
 	roleSet := rules.New()
 	if cfg.llmBaseURL != "" {
 		if cfg.llmModel == "" {
 			return nil, errors.New("DEBATED_LLM_MODEL is required with DEBATED_LLM_BASE_URL")
 		}
 		var err error
-		roleSet, err = llm.New(llm.Config{
-			BaseURL: cfg.llmBaseURL, APIKey: cfg.llmAPIKey, Model: cfg.llmModel, CallTimeout: cfg.llmTimeout,
-			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st),
-			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.Role, u.PromptTokens, u.CompletionTokens) },
-		})
-		if err != nil {
+		if roleSet, err = newModel(cfg.llmBaseURL, cfg.llmAPIKey, cfg.llmModel); err != nil {
 			return nil, err
 		}
 		log.Info("IDIS roles are model-backed", slog.String("model", cfg.llmModel))
 	}
-	icfg := idis.Config{Registry: st, Ledger: st, Roles: roleSet, Enrichment: enrichmentOf(st)}
+	icfg := idis.Config{Registry: st, Ledger: st, Roles: roleSet, Enrichment: enrichmentOf(st),
+		RolesFor: tenantRoles(st, box, roleSet, newModel)}
 	if pg, ok := st.(*postgres.Store); ok {
 		// PostgreSQL full-text search; the embedded store ranks in memory.
 		icfg.Searcher = pgSearcher{pg}
@@ -126,7 +134,7 @@ type scheduler interface {
 
 // startDebates assembles the engine, the runner and the scheduler of the
 // store's kind, and returns what DebateService needs.
-func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger, m *metrics.Metrics) (*server.Debates, scheduler, error) {
+func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*server.Debates, scheduler, error) {
 	var keys *ledger.Keyring
 	var err error
 	switch {
@@ -140,7 +148,7 @@ func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger, 
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := protocols(cfg, st, log, m)
+	reg, err := protocols(cfg, st, log, m, box)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -265,4 +273,105 @@ func (c responseCache) Get(ctx context.Context, key string) ([]byte, bool, error
 
 func (c responseCache) Put(ctx context.Context, key string, resp []byte) error {
 	return c.s.ModelResponsePut(ctx, key, resp)
+}
+
+// secretsBox returns the box that seals tenants' model API keys: from
+// DEBATED_ENCRYPTION_KEY, or on the embedded store a key made on first use
+// in the data folder; nil (tenant models disabled) with PostgreSQL and no
+// key.
+func secretsBox(cfg config) (*secretbox.Box, error) {
+	raw := cfg.encryptionKey
+	if raw == "" && cfg.databaseURL == "" {
+		path := filepath.Join(cfg.dataDir, "encryption.key")
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			secret := make([]byte, 32)
+			if _, err := rand.Read(secret); err != nil {
+				return nil, err
+			}
+			data = []byte(base64.StdEncoding.EncodeToString(secret) + "\n")
+			if err := os.MkdirAll(cfg.dataDir, 0o750); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				return nil, fmt.Errorf("write encryption key: %w", err)
+			}
+		} else if err != nil {
+			return nil, fmt.Errorf("read encryption key: %w", err)
+		}
+		raw = strings.TrimSpace(string(data))
+	}
+	if raw == "" {
+		return nil, nil
+	}
+	secret, err := base64.StdEncoding.DecodeString(raw)
+	if err != nil {
+		return nil, fmt.Errorf("DEBATED_ENCRYPTION_KEY: %w", err)
+	}
+	return secretbox.New(secret)
+}
+
+// tenantRoles picks each tenant's roles: its own model when it set one
+// (SetTenantModel), else the deployment's. Backends are cached per tenant
+// and configuration, so a change takes effect on the next turn.
+func tenantRoles(st stores, box *secretbox.Box, deflt map[string]roles.Role,
+	newModel func(base, key, model string) (map[string]roles.Role, error)) func(ctx context.Context) (map[string]roles.Role, error) {
+	var mu sync.Mutex
+	cache := map[string]map[string]roles.Role{}
+	type seen struct {
+		m     debate.TenantModel
+		found bool
+		at    time.Time
+	}
+	recent := map[string]seen{} // tenant → its override as read at most 2 s ago
+	return func(ctx context.Context) (map[string]roles.Role, error) {
+		tenant, err := debate.TenantFrom(ctx)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		r, ok := recent[tenant]
+		mu.Unlock()
+		if !ok || time.Since(r.at) > 2*time.Second {
+			m, err := st.TenantModelGet(ctx, tenant)
+			if err != nil && !errors.Is(err, debate.ErrNotFound) {
+				return nil, err
+			}
+			r = seen{m: m, found: err == nil, at: time.Now()}
+			mu.Lock()
+			if len(recent) > 10000 {
+				recent = map[string]seen{}
+			}
+			recent[tenant] = r
+			mu.Unlock()
+		}
+		if !r.found {
+			return deflt, nil
+		}
+		m := r.m
+		if box == nil {
+			return nil, errors.New("a tenant model is set but DEBATED_ENCRYPTION_KEY is not")
+		}
+		key := ""
+		if len(m.APIKeyCiphertext) > 0 {
+			pt, err := box.Open(m.APIKeyCiphertext, server.TenantModelContext(tenant))
+			if err != nil {
+				return nil, err
+			}
+			key = string(pt)
+		}
+		sum := sha256.Sum256([]byte(tenant + "\x00" + m.BaseURL + "\x00" + m.Model + "\x00" + key))
+		ck := hex.EncodeToString(sum[:])
+		mu.Lock()
+		defer mu.Unlock()
+		if set, ok := cache[ck]; ok {
+			return set, nil
+		}
+		set, err := newModel(m.BaseURL, key, m.Model)
+		if err != nil {
+			return nil, err
+		}
+		cache[ck] = set
+		return set, nil
+	}
 }

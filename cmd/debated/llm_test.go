@@ -27,7 +27,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // okTools answers every tool call of the scripted model's reasoning.
@@ -312,4 +315,91 @@ func TestTokenBudgetStopsTheDebate(t *testing.T) {
 	v, err := s.debate.VerifyDebate(s.a, &debatedv1.VerifyDebateRequest{DebateId: resp.GetDebate().GetDebateId()})
 	require.NoError(t, err)
 	require.True(t, v.GetOk(), "%v", v.GetProblems())
+}
+
+// TestTenantModelOverride: a tenant that sets its own model endpoint and
+// key has its debates argued there, with its key; another tenant keeps the
+// deployment's rules backend; the key is never returned.
+func TestTenantModelOverride(t *testing.T) {
+	t.Parallel()
+	b := storetest.SampleBundle("deal-a")
+	g := sanad.Grade(b)
+	set := rules.New()
+	task := regexp.MustCompile(`Task: play (\w+) in round (\d+)`)
+	var authz atomic.Value
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		authz.Store(r.Header.Get("Authorization"))
+		var req struct {
+			Messages []struct{ Role, Content string } `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		role, round := "", 1
+		for _, m := range req.Messages {
+			if s := task.FindStringSubmatch(m.Content); s != nil {
+				role = s[1]
+				round, _ = strconv.Atoi(s[2])
+			}
+		}
+		out, err := set[role].Turn(r.Context(), &roles.Input{Round: round, MaxRounds: 5, Deal: b, Grading: g, Tools: okTools{}})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		out.ToolCalls = nil
+		content, _ := json.Marshal(out)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "byo",
+			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(content)}}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+	}))
+	defer srv.Close()
+	s := startStack(t, "sqlite", nil)
+	actx := metadataAdmin()
+	admin := debatedv1.NewAdminServiceClient(s.conn)
+	tenants, err := admin.ListTenants(actx, &debatedv1.ListTenantsRequest{})
+	require.NoError(t, err)
+	var tenantA string
+	for _, tn := range tenants.GetTenants() {
+		if tn.GetName() == "a" {
+			tenantA = tn.GetTenantId()
+		}
+	}
+	require.NotEmpty(t, tenantA)
+	_, err = admin.SetTenantModel(actx, &debatedv1.SetTenantModelRequest{TenantId: tenantA, BaseUrl: "not a url", Model: "m"})
+	require.Equal(t, codes.InvalidArgument, status.Code(err))
+	set1, err := admin.SetTenantModel(actx, &debatedv1.SetTenantModelRequest{TenantId: tenantA, BaseUrl: srv.URL + "/v1", Model: "byo", ApiKey: "sk-tenant-a"})
+	require.NoError(t, err)
+	require.True(t, set1.GetModel().GetHasApiKey())
+	got, err := admin.GetTenantModel(actx, &debatedv1.GetTenantModelRequest{TenantId: tenantA})
+	require.NoError(t, err)
+	require.Equal(t, "byo", got.GetModel().GetModel())
+	require.NotContains(t, got.String(), "sk-tenant-a", "the key is never returned")
+
+	run := func(ctx context.Context, deal string) {
+		resp, err := s.debate.CreateDebate(ctx, &debatedv1.CreateDebateRequest{DealId: deal, Protocol: "idis.vc.v1",
+			Options: mustStruct(t, map[string]any{"max_rounds": 1})})
+		require.NoError(t, err)
+		msgs := s.watch(t, ctx, resp.GetDebate().GetDebateId(), 0, nil)
+		require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, msgs[len(msgs)-1].GetStatus())
+	}
+	run(s.a, "deal-a")
+	require.Positive(t, calls.Load(), "tenant A's debate used its own model")
+	require.Equal(t, "Bearer sk-tenant-a", authz.Load())
+	before := calls.Load()
+	run(s.b, "deal-b")
+	require.Equal(t, before, calls.Load(), "tenant B keeps the deployment's rules backend")
+
+	_, err = admin.SetTenantModel(actx, &debatedv1.SetTenantModelRequest{TenantId: tenantA})
+	require.NoError(t, err, "an empty base URL clears the override")
+	got, err = admin.GetTenantModel(actx, &debatedv1.GetTenantModelRequest{TenantId: tenantA})
+	require.NoError(t, err)
+	require.Empty(t, got.GetModel().GetBaseUrl())
+	_, err = admin.GetTenantModel(actx, &debatedv1.GetTenantModelRequest{TenantId: "no-such-tenant"})
+	require.Equal(t, codes.NotFound, status.Code(err))
+}
+
+func metadataAdmin() context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer e2e-admin")
 }

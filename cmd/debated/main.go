@@ -76,6 +76,7 @@ type config struct {
 	tenantBurst       int
 	maxRunning        int
 	healthAddr        string
+	encryptionKey     string
 	llmBaseURL        string
 	llmAPIKey         string
 	llmModel          string
@@ -205,6 +206,7 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.StringVar(&cfg.llmModel, "llm-model", env("DEBATED_LLM_MODEL", ""), "the model the roles use (the Reasoning class) (DEBATED_LLM_MODEL)")
 		fs.DurationVar(&cfg.llmTimeout, "llm-timeout", llmTimeout, "timeout of one model call (DEBATED_LLM_TIMEOUT)")
 		fs.IntVar(&cfg.llmBudget, "llm-token-budget", llmBudget, "tokens one debate may spend; 0 means no limit (DEBATED_LLM_TOKEN_BUDGET)")
+		cfg.encryptionKey = env("DEBATED_ENCRYPTION_KEY", "") // an environment variable only: flags show in process lists
 		fs.StringVar(&cfg.healthAddr, "health-addr", env("DEBATED_HEALTH_ADDR", ""), "plaintext gRPC health-only address for probes; empty: health on the API port only (DEBATED_HEALTH_ADDR)")
 		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
 		fs.DurationVar(&cfg.rescueAfter, "rescue-after", rescue, "when a dead replica's debates are taken over (PostgreSQL) (DEBATED_RESCUE_AFTER)")
@@ -240,6 +242,7 @@ type stores interface {
 	debate.RegistryStore
 	debate.GradingStore
 	debate.DebateStore
+	debate.TenantModelStore
 	Close()
 }
 
@@ -276,7 +279,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	}
 	defer st.Close()
 	m := metrics.New()
-	debates, sched, err := startDebates(ctx, cfg, st, log, m)
+	box, err := secretsBox(cfg)
+	if err != nil {
+		return err
+	}
+	debates, sched, err := startDebates(ctx, cfg, st, log, m, box)
 	if err != nil {
 		return err
 	}
@@ -287,7 +294,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		}
 		defer stopMetrics()
 	}
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates}, server.Config{
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st}, server.Config{
+		Secrets:           box,
 		TenantRPS:         cfg.tenantRPS,
 		TenantBurst:       cfg.tenantBurst,
 		MaxRunningDebates: cfg.maxRunning,

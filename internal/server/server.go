@@ -17,6 +17,7 @@ import (
 	"buf.build/go/protovalidate"
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/secretbox"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
@@ -61,6 +62,9 @@ type Config struct {
 	// Default 30 minutes; grace default 1 minute.
 	MaxConnectionAge      time.Duration
 	MaxConnectionAgeGrace time.Duration
+	// Secrets seals tenants' model API keys at rest; without it
+	// SetTenantModel answers FailedPrecondition.
+	Secrets *secretbox.Box
 	// StatsHandler, if set, observes every RPC (e.g. OpenTelemetry's
 	// otelgrpc server handler).
 	StatsHandler stats.Handler
@@ -77,6 +81,8 @@ type Stores struct {
 	Grading  debate.GradingStore
 	// Debates, when set, enables DebateService.
 	Debates *Debates
+	// TenantModels, when set, enables the tenant model overrides.
+	TenantModels debate.TenantModelStore
 }
 
 // Server is the debated gRPC server.
@@ -87,6 +93,7 @@ type Server struct {
 	tenants  debate.TenantStore
 	registry debate.RegistryStore
 	grading  debate.GradingStore
+	models   debate.TenantModelStore
 	health   *health.Server
 	grpc     *grpc.Server
 	validate protovalidate.Validator
@@ -113,6 +120,7 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		tenants:  stores.Tenants,
 		registry: stores.Registry,
 		grading:  stores.Grading,
+		models:   stores.TenantModels,
 		health:   health.NewServer(),
 		validate: v,
 	}

@@ -71,6 +71,287 @@ func (Scope) EnumDescriptor() ([]byte, []int) {
 	return file_debated_v1_admin_proto_rawDescGZIP(), []int{0}
 }
 
+// TenantModel is a tenant's model override. It never carries the API key.
+type TenantModel struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TenantId string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	BaseUrl  string                 `protobuf:"bytes,2,opt,name=base_url,json=baseUrl,proto3" json:"base_url,omitempty"`
+	Model    string                 `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
+	// Whether an API key is stored (it is never returned).
+	HasApiKey     bool                   `protobuf:"varint,4,opt,name=has_api_key,json=hasApiKey,proto3" json:"has_api_key,omitempty"`
+	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantModel) Reset() {
+	*x = TenantModel{}
+	mi := &file_debated_v1_admin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantModel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantModel) ProtoMessage() {}
+
+func (x *TenantModel) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_admin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantModel.ProtoReflect.Descriptor instead.
+func (*TenantModel) Descriptor() ([]byte, []int) {
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *TenantModel) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *TenantModel) GetBaseUrl() string {
+	if x != nil {
+		return x.BaseUrl
+	}
+	return ""
+}
+
+func (x *TenantModel) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *TenantModel) GetHasApiKey() bool {
+	if x != nil {
+		return x.HasApiKey
+	}
+	return false
+}
+
+func (x *TenantModel) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
+type SetTenantModelRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TenantId string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	// OpenAI-compatible base URL, e.g. https://api.openai.com/v1; empty
+	// clears the override.
+	BaseUrl string `protobuf:"bytes,2,opt,name=base_url,json=baseUrl,proto3" json:"base_url,omitempty"`
+	Model   string `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
+	// Write-only.
+	ApiKey        string `protobuf:"bytes,4,opt,name=api_key,json=apiKey,proto3" json:"api_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetTenantModelRequest) Reset() {
+	*x = SetTenantModelRequest{}
+	mi := &file_debated_v1_admin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetTenantModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetTenantModelRequest) ProtoMessage() {}
+
+func (x *SetTenantModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_admin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetTenantModelRequest.ProtoReflect.Descriptor instead.
+func (*SetTenantModelRequest) Descriptor() ([]byte, []int) {
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SetTenantModelRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *SetTenantModelRequest) GetBaseUrl() string {
+	if x != nil {
+		return x.BaseUrl
+	}
+	return ""
+}
+
+func (x *SetTenantModelRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *SetTenantModelRequest) GetApiKey() string {
+	if x != nil {
+		return x.ApiKey
+	}
+	return ""
+}
+
+type SetTenantModelResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Model         *TenantModel           `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetTenantModelResponse) Reset() {
+	*x = SetTenantModelResponse{}
+	mi := &file_debated_v1_admin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetTenantModelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetTenantModelResponse) ProtoMessage() {}
+
+func (x *SetTenantModelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_admin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetTenantModelResponse.ProtoReflect.Descriptor instead.
+func (*SetTenantModelResponse) Descriptor() ([]byte, []int) {
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SetTenantModelResponse) GetModel() *TenantModel {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+type GetTenantModelRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTenantModelRequest) Reset() {
+	*x = GetTenantModelRequest{}
+	mi := &file_debated_v1_admin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTenantModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTenantModelRequest) ProtoMessage() {}
+
+func (x *GetTenantModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_admin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTenantModelRequest.ProtoReflect.Descriptor instead.
+func (*GetTenantModelRequest) Descriptor() ([]byte, []int) {
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetTenantModelRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+type GetTenantModelResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Model         *TenantModel           `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTenantModelResponse) Reset() {
+	*x = GetTenantModelResponse{}
+	mi := &file_debated_v1_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTenantModelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTenantModelResponse) ProtoMessage() {}
+
+func (x *GetTenantModelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTenantModelResponse.ProtoReflect.Descriptor instead.
+func (*GetTenantModelResponse) Descriptor() ([]byte, []int) {
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *GetTenantModelResponse) GetModel() *TenantModel {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
 // Tenant is an isolated customer of the service.
 type Tenant struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -85,7 +366,7 @@ type Tenant struct {
 
 func (x *Tenant) Reset() {
 	*x = Tenant{}
-	mi := &file_debated_v1_admin_proto_msgTypes[0]
+	mi := &file_debated_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -97,7 +378,7 @@ func (x *Tenant) String() string {
 func (*Tenant) ProtoMessage() {}
 
 func (x *Tenant) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_admin_proto_msgTypes[0]
+	mi := &file_debated_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -110,7 +391,7 @@ func (x *Tenant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tenant.ProtoReflect.Descriptor instead.
 func (*Tenant) Descriptor() ([]byte, []int) {
-	return file_debated_v1_admin_proto_rawDescGZIP(), []int{0}
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Tenant) GetTenantId() string {
@@ -152,7 +433,7 @@ type APIKey struct {
 
 func (x *APIKey) Reset() {
 	*x = APIKey{}
-	mi := &file_debated_v1_admin_proto_msgTypes[1]
+	mi := &file_debated_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -164,7 +445,7 @@ func (x *APIKey) String() string {
 func (*APIKey) ProtoMessage() {}
 
 func (x *APIKey) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_admin_proto_msgTypes[1]
+	mi := &file_debated_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -177,7 +458,7 @@ func (x *APIKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIKey.ProtoReflect.Descriptor instead.
 func (*APIKey) Descriptor() ([]byte, []int) {
-	return file_debated_v1_admin_proto_rawDescGZIP(), []int{1}
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *APIKey) GetKeyId() string {
@@ -238,7 +519,7 @@ type CreateTenantRequest struct {
 
 func (x *CreateTenantRequest) Reset() {
 	*x = CreateTenantRequest{}
-	mi := &file_debated_v1_admin_proto_msgTypes[2]
+	mi := &file_debated_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -250,7 +531,7 @@ func (x *CreateTenantRequest) String() string {
 func (*CreateTenantRequest) ProtoMessage() {}
 
 func (x *CreateTenantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_admin_proto_msgTypes[2]
+	mi := &file_debated_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -263,7 +544,7 @@ func (x *CreateTenantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTenantRequest.ProtoReflect.Descriptor instead.
 func (*CreateTenantRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_admin_proto_rawDescGZIP(), []int{2}
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateTenantRequest) GetName() string {
@@ -282,7 +563,7 @@ type CreateTenantResponse struct {
 
 func (x *CreateTenantResponse) Reset() {
 	*x = CreateTenantResponse{}
-	mi := &file_debated_v1_admin_proto_msgTypes[3]
+	mi := &file_debated_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -294,7 +575,7 @@ func (x *CreateTenantResponse) String() string {
 func (*CreateTenantResponse) ProtoMessage() {}
 
 func (x *CreateTenantResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_admin_proto_msgTypes[3]
+	mi := &file_debated_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -307,7 +588,7 @@ func (x *CreateTenantResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTenantResponse.ProtoReflect.Descriptor instead.
 func (*CreateTenantResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_admin_proto_rawDescGZIP(), []int{3}
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateTenantResponse) GetTenant() *Tenant {
@@ -329,7 +610,7 @@ type ListTenantsRequest struct {
 
 func (x *ListTenantsRequest) Reset() {
 	*x = ListTenantsRequest{}
-	mi := &file_debated_v1_admin_proto_msgTypes[4]
+	mi := &file_debated_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -341,7 +622,7 @@ func (x *ListTenantsRequest) String() string {
 func (*ListTenantsRequest) ProtoMessage() {}
 
 func (x *ListTenantsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_admin_proto_msgTypes[4]
+	mi := &file_debated_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -354,7 +635,7 @@ func (x *ListTenantsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTenantsRequest.ProtoReflect.Descriptor instead.
 func (*ListTenantsRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_admin_proto_rawDescGZIP(), []int{4}
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListTenantsRequest) GetPageSize() int32 {
@@ -382,7 +663,7 @@ type ListTenantsResponse struct {
 
 func (x *ListTenantsResponse) Reset() {
 	*x = ListTenantsResponse{}
-	mi := &file_debated_v1_admin_proto_msgTypes[5]
+	mi := &file_debated_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +675,7 @@ func (x *ListTenantsResponse) String() string {
 func (*ListTenantsResponse) ProtoMessage() {}
 
 func (x *ListTenantsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_admin_proto_msgTypes[5]
+	mi := &file_debated_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +688,7 @@ func (x *ListTenantsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTenantsResponse.ProtoReflect.Descriptor instead.
 func (*ListTenantsResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_admin_proto_rawDescGZIP(), []int{5}
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListTenantsResponse) GetTenants() []*Tenant {
@@ -436,7 +717,7 @@ type CreateAPIKeyRequest struct {
 
 func (x *CreateAPIKeyRequest) Reset() {
 	*x = CreateAPIKeyRequest{}
-	mi := &file_debated_v1_admin_proto_msgTypes[6]
+	mi := &file_debated_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -448,7 +729,7 @@ func (x *CreateAPIKeyRequest) String() string {
 func (*CreateAPIKeyRequest) ProtoMessage() {}
 
 func (x *CreateAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_admin_proto_msgTypes[6]
+	mi := &file_debated_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -461,7 +742,7 @@ func (x *CreateAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_admin_proto_rawDescGZIP(), []int{6}
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CreateAPIKeyRequest) GetTenantId() string {
@@ -496,7 +777,7 @@ type CreateAPIKeyResponse struct {
 
 func (x *CreateAPIKeyResponse) Reset() {
 	*x = CreateAPIKeyResponse{}
-	mi := &file_debated_v1_admin_proto_msgTypes[7]
+	mi := &file_debated_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +789,7 @@ func (x *CreateAPIKeyResponse) String() string {
 func (*CreateAPIKeyResponse) ProtoMessage() {}
 
 func (x *CreateAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_admin_proto_msgTypes[7]
+	mi := &file_debated_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +802,7 @@ func (x *CreateAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_admin_proto_rawDescGZIP(), []int{7}
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateAPIKeyResponse) GetApiKey() *APIKey {
@@ -547,7 +828,7 @@ type RevokeAPIKeyRequest struct {
 
 func (x *RevokeAPIKeyRequest) Reset() {
 	*x = RevokeAPIKeyRequest{}
-	mi := &file_debated_v1_admin_proto_msgTypes[8]
+	mi := &file_debated_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +840,7 @@ func (x *RevokeAPIKeyRequest) String() string {
 func (*RevokeAPIKeyRequest) ProtoMessage() {}
 
 func (x *RevokeAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_admin_proto_msgTypes[8]
+	mi := &file_debated_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +853,7 @@ func (x *RevokeAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_admin_proto_rawDescGZIP(), []int{8}
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RevokeAPIKeyRequest) GetKeyId() string {
@@ -591,7 +872,7 @@ type RevokeAPIKeyResponse struct {
 
 func (x *RevokeAPIKeyResponse) Reset() {
 	*x = RevokeAPIKeyResponse{}
-	mi := &file_debated_v1_admin_proto_msgTypes[9]
+	mi := &file_debated_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -603,7 +884,7 @@ func (x *RevokeAPIKeyResponse) String() string {
 func (*RevokeAPIKeyResponse) ProtoMessage() {}
 
 func (x *RevokeAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_admin_proto_msgTypes[9]
+	mi := &file_debated_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -616,7 +897,7 @@ func (x *RevokeAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*RevokeAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_admin_proto_rawDescGZIP(), []int{9}
+	return file_debated_v1_admin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RevokeAPIKeyResponse) GetApiKey() *APIKey {
@@ -631,7 +912,27 @@ var File_debated_v1_admin_proto protoreflect.FileDescriptor
 const file_debated_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"\x16debated/v1/admin.proto\x12\n" +
-	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"v\n" +
+	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x01\n" +
+	"\vTenantModel\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x19\n" +
+	"\bbase_url\x18\x02 \x01(\tR\abaseUrl\x12\x14\n" +
+	"\x05model\x18\x03 \x01(\tR\x05model\x12\x1e\n" +
+	"\vhas_api_key\x18\x04 \x01(\bR\thasApiKey\x12;\n" +
+	"\vupdate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\"\xa8\x01\n" +
+	"\x15SetTenantModelRequest\x12'\n" +
+	"\ttenant_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\btenantId\x12#\n" +
+	"\bbase_url\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\abaseUrl\x12\x1e\n" +
+	"\x05model\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x05model\x12!\n" +
+	"\aapi_key\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x06apiKey\"G\n" +
+	"\x16SetTenantModelResponse\x12-\n" +
+	"\x05model\x18\x01 \x01(\v2\x17.debated.v1.TenantModelR\x05model\"@\n" +
+	"\x15GetTenantModelRequest\x12'\n" +
+	"\ttenant_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\btenantId\"G\n" +
+	"\x16GetTenantModelResponse\x12-\n" +
+	"\x05model\x18\x01 \x01(\v2\x17.debated.v1.TenantModelR\x05model\"v\n" +
 	"\x06Tenant\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12;\n" +
@@ -675,12 +976,14 @@ const file_debated_v1_admin_proto_rawDesc = "" +
 	"\aapi_key\x18\x01 \x01(\v2\x12.debated.v1.APIKeyR\x06apiKey*/\n" +
 	"\x05Scope\x12\x15\n" +
 	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\x0f\n" +
-	"\vSCOPE_ADMIN\x10\x012\xd7\x02\n" +
+	"\vSCOPE_ADMIN\x10\x012\x89\x04\n" +
 	"\fAdminService\x12Q\n" +
 	"\fCreateTenant\x12\x1f.debated.v1.CreateTenantRequest\x1a .debated.v1.CreateTenantResponse\x12N\n" +
 	"\vListTenants\x12\x1e.debated.v1.ListTenantsRequest\x1a\x1f.debated.v1.ListTenantsResponse\x12Q\n" +
 	"\fCreateAPIKey\x12\x1f.debated.v1.CreateAPIKeyRequest\x1a .debated.v1.CreateAPIKeyResponse\x12Q\n" +
-	"\fRevokeAPIKey\x12\x1f.debated.v1.RevokeAPIKeyRequest\x1a .debated.v1.RevokeAPIKeyResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
+	"\fRevokeAPIKey\x12\x1f.debated.v1.RevokeAPIKeyRequest\x1a .debated.v1.RevokeAPIKeyResponse\x12W\n" +
+	"\x0eSetTenantModel\x12!.debated.v1.SetTenantModelRequest\x1a\".debated.v1.SetTenantModelResponse\x12W\n" +
+	"\x0eGetTenantModel\x12!.debated.v1.GetTenantModelRequest\x1a\".debated.v1.GetTenantModelResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
 
 var (
 	file_debated_v1_admin_proto_rawDescOnce sync.Once
@@ -695,44 +998,56 @@ func file_debated_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_debated_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_debated_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_debated_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_debated_v1_admin_proto_goTypes = []any{
-	(Scope)(0),                    // 0: debated.v1.Scope
-	(*Tenant)(nil),                // 1: debated.v1.Tenant
-	(*APIKey)(nil),                // 2: debated.v1.APIKey
-	(*CreateTenantRequest)(nil),   // 3: debated.v1.CreateTenantRequest
-	(*CreateTenantResponse)(nil),  // 4: debated.v1.CreateTenantResponse
-	(*ListTenantsRequest)(nil),    // 5: debated.v1.ListTenantsRequest
-	(*ListTenantsResponse)(nil),   // 6: debated.v1.ListTenantsResponse
-	(*CreateAPIKeyRequest)(nil),   // 7: debated.v1.CreateAPIKeyRequest
-	(*CreateAPIKeyResponse)(nil),  // 8: debated.v1.CreateAPIKeyResponse
-	(*RevokeAPIKeyRequest)(nil),   // 9: debated.v1.RevokeAPIKeyRequest
-	(*RevokeAPIKeyResponse)(nil),  // 10: debated.v1.RevokeAPIKeyResponse
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(Scope)(0),                     // 0: debated.v1.Scope
+	(*TenantModel)(nil),            // 1: debated.v1.TenantModel
+	(*SetTenantModelRequest)(nil),  // 2: debated.v1.SetTenantModelRequest
+	(*SetTenantModelResponse)(nil), // 3: debated.v1.SetTenantModelResponse
+	(*GetTenantModelRequest)(nil),  // 4: debated.v1.GetTenantModelRequest
+	(*GetTenantModelResponse)(nil), // 5: debated.v1.GetTenantModelResponse
+	(*Tenant)(nil),                 // 6: debated.v1.Tenant
+	(*APIKey)(nil),                 // 7: debated.v1.APIKey
+	(*CreateTenantRequest)(nil),    // 8: debated.v1.CreateTenantRequest
+	(*CreateTenantResponse)(nil),   // 9: debated.v1.CreateTenantResponse
+	(*ListTenantsRequest)(nil),     // 10: debated.v1.ListTenantsRequest
+	(*ListTenantsResponse)(nil),    // 11: debated.v1.ListTenantsResponse
+	(*CreateAPIKeyRequest)(nil),    // 12: debated.v1.CreateAPIKeyRequest
+	(*CreateAPIKeyResponse)(nil),   // 13: debated.v1.CreateAPIKeyResponse
+	(*RevokeAPIKeyRequest)(nil),    // 14: debated.v1.RevokeAPIKeyRequest
+	(*RevokeAPIKeyResponse)(nil),   // 15: debated.v1.RevokeAPIKeyResponse
+	(*timestamppb.Timestamp)(nil),  // 16: google.protobuf.Timestamp
 }
 var file_debated_v1_admin_proto_depIdxs = []int32{
-	11, // 0: debated.v1.Tenant.create_time:type_name -> google.protobuf.Timestamp
-	0,  // 1: debated.v1.APIKey.scopes:type_name -> debated.v1.Scope
-	11, // 2: debated.v1.APIKey.create_time:type_name -> google.protobuf.Timestamp
-	11, // 3: debated.v1.APIKey.revoke_time:type_name -> google.protobuf.Timestamp
-	1,  // 4: debated.v1.CreateTenantResponse.tenant:type_name -> debated.v1.Tenant
-	1,  // 5: debated.v1.ListTenantsResponse.tenants:type_name -> debated.v1.Tenant
-	0,  // 6: debated.v1.CreateAPIKeyRequest.scopes:type_name -> debated.v1.Scope
-	2,  // 7: debated.v1.CreateAPIKeyResponse.api_key:type_name -> debated.v1.APIKey
-	2,  // 8: debated.v1.RevokeAPIKeyResponse.api_key:type_name -> debated.v1.APIKey
-	3,  // 9: debated.v1.AdminService.CreateTenant:input_type -> debated.v1.CreateTenantRequest
-	5,  // 10: debated.v1.AdminService.ListTenants:input_type -> debated.v1.ListTenantsRequest
-	7,  // 11: debated.v1.AdminService.CreateAPIKey:input_type -> debated.v1.CreateAPIKeyRequest
-	9,  // 12: debated.v1.AdminService.RevokeAPIKey:input_type -> debated.v1.RevokeAPIKeyRequest
-	4,  // 13: debated.v1.AdminService.CreateTenant:output_type -> debated.v1.CreateTenantResponse
-	6,  // 14: debated.v1.AdminService.ListTenants:output_type -> debated.v1.ListTenantsResponse
-	8,  // 15: debated.v1.AdminService.CreateAPIKey:output_type -> debated.v1.CreateAPIKeyResponse
-	10, // 16: debated.v1.AdminService.RevokeAPIKey:output_type -> debated.v1.RevokeAPIKeyResponse
-	13, // [13:17] is the sub-list for method output_type
-	9,  // [9:13] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	16, // 0: debated.v1.TenantModel.update_time:type_name -> google.protobuf.Timestamp
+	1,  // 1: debated.v1.SetTenantModelResponse.model:type_name -> debated.v1.TenantModel
+	1,  // 2: debated.v1.GetTenantModelResponse.model:type_name -> debated.v1.TenantModel
+	16, // 3: debated.v1.Tenant.create_time:type_name -> google.protobuf.Timestamp
+	0,  // 4: debated.v1.APIKey.scopes:type_name -> debated.v1.Scope
+	16, // 5: debated.v1.APIKey.create_time:type_name -> google.protobuf.Timestamp
+	16, // 6: debated.v1.APIKey.revoke_time:type_name -> google.protobuf.Timestamp
+	6,  // 7: debated.v1.CreateTenantResponse.tenant:type_name -> debated.v1.Tenant
+	6,  // 8: debated.v1.ListTenantsResponse.tenants:type_name -> debated.v1.Tenant
+	0,  // 9: debated.v1.CreateAPIKeyRequest.scopes:type_name -> debated.v1.Scope
+	7,  // 10: debated.v1.CreateAPIKeyResponse.api_key:type_name -> debated.v1.APIKey
+	7,  // 11: debated.v1.RevokeAPIKeyResponse.api_key:type_name -> debated.v1.APIKey
+	8,  // 12: debated.v1.AdminService.CreateTenant:input_type -> debated.v1.CreateTenantRequest
+	10, // 13: debated.v1.AdminService.ListTenants:input_type -> debated.v1.ListTenantsRequest
+	12, // 14: debated.v1.AdminService.CreateAPIKey:input_type -> debated.v1.CreateAPIKeyRequest
+	14, // 15: debated.v1.AdminService.RevokeAPIKey:input_type -> debated.v1.RevokeAPIKeyRequest
+	2,  // 16: debated.v1.AdminService.SetTenantModel:input_type -> debated.v1.SetTenantModelRequest
+	4,  // 17: debated.v1.AdminService.GetTenantModel:input_type -> debated.v1.GetTenantModelRequest
+	9,  // 18: debated.v1.AdminService.CreateTenant:output_type -> debated.v1.CreateTenantResponse
+	11, // 19: debated.v1.AdminService.ListTenants:output_type -> debated.v1.ListTenantsResponse
+	13, // 20: debated.v1.AdminService.CreateAPIKey:output_type -> debated.v1.CreateAPIKeyResponse
+	15, // 21: debated.v1.AdminService.RevokeAPIKey:output_type -> debated.v1.RevokeAPIKeyResponse
+	3,  // 22: debated.v1.AdminService.SetTenantModel:output_type -> debated.v1.SetTenantModelResponse
+	5,  // 23: debated.v1.AdminService.GetTenantModel:output_type -> debated.v1.GetTenantModelResponse
+	18, // [18:24] is the sub-list for method output_type
+	12, // [12:18] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_admin_proto_init() }
@@ -746,7 +1061,7 @@ func file_debated_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_debated_v1_admin_proto_rawDesc), len(file_debated_v1_admin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   10,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,10 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_CreateTenant_FullMethodName = "/debated.v1.AdminService/CreateTenant"
-	AdminService_ListTenants_FullMethodName  = "/debated.v1.AdminService/ListTenants"
-	AdminService_CreateAPIKey_FullMethodName = "/debated.v1.AdminService/CreateAPIKey"
-	AdminService_RevokeAPIKey_FullMethodName = "/debated.v1.AdminService/RevokeAPIKey"
+	AdminService_CreateTenant_FullMethodName   = "/debated.v1.AdminService/CreateTenant"
+	AdminService_ListTenants_FullMethodName    = "/debated.v1.AdminService/ListTenants"
+	AdminService_CreateAPIKey_FullMethodName   = "/debated.v1.AdminService/CreateAPIKey"
+	AdminService_RevokeAPIKey_FullMethodName   = "/debated.v1.AdminService/RevokeAPIKey"
+	AdminService_SetTenantModel_FullMethodName = "/debated.v1.AdminService/SetTenantModel"
+	AdminService_GetTenantModel_FullMethodName = "/debated.v1.AdminService/GetTenantModel"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -41,6 +43,13 @@ type AdminServiceClient interface {
 	CreateAPIKey(ctx context.Context, in *CreateAPIKeyRequest, opts ...grpc.CallOption) (*CreateAPIKeyResponse, error)
 	// RevokeAPIKey revokes a key; calls with it fail from then on.
 	RevokeAPIKey(ctx context.Context, in *RevokeAPIKeyRequest, opts ...grpc.CallOption) (*RevokeAPIKeyResponse, error)
+	// SetTenantModel makes a tenant's model-backed roles use its own
+	// OpenAI-compatible endpoint, model and API key (bring your own key). The
+	// key is stored encrypted and never returned. An empty base_url clears
+	// the override: the tenant uses the deployment's model.
+	SetTenantModel(ctx context.Context, in *SetTenantModelRequest, opts ...grpc.CallOption) (*SetTenantModelResponse, error)
+	// GetTenantModel returns a tenant's model override, without its key.
+	GetTenantModel(ctx context.Context, in *GetTenantModelRequest, opts ...grpc.CallOption) (*GetTenantModelResponse, error)
 }
 
 type adminServiceClient struct {
@@ -91,6 +100,26 @@ func (c *adminServiceClient) RevokeAPIKey(ctx context.Context, in *RevokeAPIKeyR
 	return out, nil
 }
 
+func (c *adminServiceClient) SetTenantModel(ctx context.Context, in *SetTenantModelRequest, opts ...grpc.CallOption) (*SetTenantModelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetTenantModelResponse)
+	err := c.cc.Invoke(ctx, AdminService_SetTenantModel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) GetTenantModel(ctx context.Context, in *GetTenantModelRequest, opts ...grpc.CallOption) (*GetTenantModelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTenantModelResponse)
+	err := c.cc.Invoke(ctx, AdminService_GetTenantModel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -107,6 +136,13 @@ type AdminServiceServer interface {
 	CreateAPIKey(context.Context, *CreateAPIKeyRequest) (*CreateAPIKeyResponse, error)
 	// RevokeAPIKey revokes a key; calls with it fail from then on.
 	RevokeAPIKey(context.Context, *RevokeAPIKeyRequest) (*RevokeAPIKeyResponse, error)
+	// SetTenantModel makes a tenant's model-backed roles use its own
+	// OpenAI-compatible endpoint, model and API key (bring your own key). The
+	// key is stored encrypted and never returned. An empty base_url clears
+	// the override: the tenant uses the deployment's model.
+	SetTenantModel(context.Context, *SetTenantModelRequest) (*SetTenantModelResponse, error)
+	// GetTenantModel returns a tenant's model override, without its key.
+	GetTenantModel(context.Context, *GetTenantModelRequest) (*GetTenantModelResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -128,6 +164,12 @@ func (UnimplementedAdminServiceServer) CreateAPIKey(context.Context, *CreateAPIK
 }
 func (UnimplementedAdminServiceServer) RevokeAPIKey(context.Context, *RevokeAPIKeyRequest) (*RevokeAPIKeyResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RevokeAPIKey not implemented")
+}
+func (UnimplementedAdminServiceServer) SetTenantModel(context.Context, *SetTenantModelRequest) (*SetTenantModelResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetTenantModel not implemented")
+}
+func (UnimplementedAdminServiceServer) GetTenantModel(context.Context, *GetTenantModelRequest) (*GetTenantModelResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetTenantModel not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -222,6 +264,42 @@ func _AdminService_RevokeAPIKey_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SetTenantModel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetTenantModelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetTenantModel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetTenantModel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetTenantModel(ctx, req.(*SetTenantModelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_GetTenantModel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTenantModelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetTenantModel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetTenantModel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetTenantModel(ctx, req.(*GetTenantModelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -244,6 +322,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokeAPIKey",
 			Handler:    _AdminService_RevokeAPIKey_Handler,
+		},
+		{
+			MethodName: "SetTenantModel",
+			Handler:    _AdminService_SetTenantModel_Handler,
+		},
+		{
+			MethodName: "GetTenantModel",
+			Handler:    _AdminService_GetTenantModel_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

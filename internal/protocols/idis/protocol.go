@@ -46,6 +46,9 @@ type Config struct {
 	// Roles by role name; the rules backend by default is the caller's
 	// choice (package roles/rules).
 	Roles map[string]roles.Role
+	// RolesFor, if set, picks the roles for the tenant of ctx (a tenant's
+	// own model); it is consulted before Roles.
+	RolesFor func(ctx context.Context) (map[string]roles.Role, error)
 	// Searcher ranks evidence in the store (full-text search); nil ranks
 	// in memory.
 	Searcher tools.Searcher
@@ -280,7 +283,14 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	if err != nil {
 		return nil, turnResult{}, nil, err
 	}
-	r, ok := p.cfg.Roles[role]
+	set := p.cfg.Roles
+	if p.cfg.RolesFor != nil {
+		var err error
+		if set, err = p.cfg.RolesFor(ctx); err != nil {
+			return nil, turnResult{}, nil, err
+		}
+	}
+	r, ok := set[role]
 	if !ok {
 		return nil, turnResult{}, nil, orchestrator.Permanent(fmt.Errorf("idis: no backend for role %s", role))
 	}
