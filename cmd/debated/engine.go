@@ -89,7 +89,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		return llm.New(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
 			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st),
-			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.Role, u.PromptTokens, u.CompletionTokens) },
+			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.TenantID, u.Role, u.PromptTokens, u.CompletionTokens) },
 		})
 	}
 	roleSet := rules.New()

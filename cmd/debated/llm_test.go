@@ -135,7 +135,7 @@ func TestIDISWithModelBackedRoles(t *testing.T) {
 	del, err := s.debate.GetDeliverables(s.a, &debatedv1.GetDeliverablesRequest{DebateId: id})
 	require.NoError(t, err)
 	require.True(t, del.GetVerification().GetOk(), "%v", del.GetVerification().GetProblems())
-	require.Positive(t, scrape(t, metricsAddr, `debated_model_tokens_total\{kind="prompt",role="advocate"\}`))
+	require.Positive(t, scrape(t, metricsAddr, `debated_model_tokens_total\{kind="prompt",role="advocate",tenant="[^"]+"\}`))
 }
 
 // TestObserversCallTheModelConcurrently: with each observer's model call

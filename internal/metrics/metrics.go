@@ -62,8 +62,8 @@ func New() *Metrics {
 			Buckets: []float64{1, 2, 3, 4, 5, 6, 8, 10, 20, 50},
 		}, []string{"protocol"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "debated_model_tokens_total", Help: "Model tokens used by the model-backed roles, by role and kind (prompt, completion).",
-		}, []string{"role", "kind"}),
+			Name: "debated_model_tokens_total", Help: "Model tokens used by the model-backed roles, by tenant, role and kind (prompt, completion).",
+		}, []string{"tenant", "role", "kind"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "debated_ledger_events_total", Help: "Ledger events committed, by type.",
 		}, []string{"type"}),
@@ -126,8 +126,8 @@ func (m *Metrics) ObserveStep(d debate.Debate, c *debate.StepCommit, elapsed tim
 	}
 }
 
-// ObserveTokens records the tokens of one model call.
-func (m *Metrics) ObserveTokens(role string, prompt, completion int) {
-	m.tokens.WithLabelValues(role, "prompt").Add(float64(prompt))
-	m.tokens.WithLabelValues(role, "completion").Add(float64(completion))
+// ObserveTokens records the tokens of one model call of a tenant.
+func (m *Metrics) ObserveTokens(tenant, role string, prompt, completion int) {
+	m.tokens.WithLabelValues(tenant, role, "prompt").Add(float64(prompt))
+	m.tokens.WithLabelValues(tenant, role, "completion").Add(float64(completion))
 }

@@ -33,6 +33,7 @@ type Tools interface {
 // Input is what a role sees for its turn.
 type Input struct {
 	DebateID  string
+	TenantID  string
 	Round     int
 	MaxRounds int
 	Deal      *debate.DealBundle

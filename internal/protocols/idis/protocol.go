@@ -323,7 +323,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	bound := &timedTools{Tools: inv.Bind(role), tracer: p.cfg.Tracer, role: role}
 	t1 := time.Now()
 	out, err := r.Turn(ctx, &roles.Input{
-		DebateID: in.DebateID, Round: in.Round, MaxRounds: s.MaxRounds,
+		DebateID: in.DebateID, TenantID: in.TenantID, Round: in.Round, MaxRounds: s.MaxRounds,
 		Deal: v.bundle, Grading: v.grading, Transcript: tr, Retrieved: s.Retrieved,
 		Tools: bound,
 	})

@@ -44,6 +44,7 @@ func (d metaDoer) Do(req *http.Request) (*http.Response, error) {
 
 // callState numbers the model calls of one turn (for cache keys).
 type callState struct {
+	tenantID              string
 	debateID, cachePrefix string
 	calls                 int
 	cached                int
@@ -104,7 +105,7 @@ func (r *role) complete(ctx context.Context, st *callState, req openai.ChatCompl
 	st.promptTokens += resp.Usage.PromptTokens
 	st.completionTokens += resp.Usage.CompletionTokens
 	if b.cfg.OnUsage != nil {
-		b.cfg.OnUsage(Usage{DebateID: st.debateID, Role: r.name,
+		b.cfg.OnUsage(Usage{TenantID: st.tenantID, DebateID: st.debateID, Role: r.name,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens})
 	}
 	if key != "" {

@@ -100,7 +100,7 @@ func WithCacheKey(ctx context.Context, prefix string) context.Context {
 
 // Usage is the token usage of one model call (cache hits are not reported).
 type Usage struct {
-	DebateID, Role                 string
+	TenantID, DebateID, Role       string
 	PromptTokens, CompletionTokens int
 }
 

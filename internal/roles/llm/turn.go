@@ -75,7 +75,7 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 		// handover finds the same key and reuses the persisted responses.
 		prefix = fmt.Sprintf("%s/r%d/%s/%d", in.DebateID, in.Round, r.name, spoken(in, r.name))
 	}
-	st := &callState{debateID: in.DebateID, cachePrefix: prefix}
+	st := &callState{tenantID: in.TenantID, debateID: in.DebateID, cachePrefix: prefix}
 	t := &turn{r: r, in: in, st: st, msgs: []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: r.system},
 		{Role: openai.ChatMessageRoleUser, Content: user},
