@@ -142,7 +142,7 @@ func TestIDISWithModelBackedRoles(t *testing.T) {
 // taking a fixed delay, the parallel node takes about one delay, not two.
 func TestObserversCallTheModelConcurrently(t *testing.T) {
 	t.Parallel()
-	const delay = 400 * time.Millisecond
+	const delay = time.Second
 	srv, _ := slowModelServer(t, storetest.SampleBundle("deal-a"), map[string]time.Duration{
 		debate.RoleContradictionFinder: delay, debate.RoleRiskOfficer: delay,
 	})
