@@ -216,12 +216,12 @@ type recordingPublisher struct {
 	committed *sync.Map
 }
 
-func (p *recordingPublisher) Publish(tenantID, debateID string, events []debate.Event, status debate.DebateStatus) {
+func (p *recordingPublisher) Publish(tenantID, debateID string, events []debate.Event) {
 	now := time.Now()
 	for _, ev := range events {
 		p.committed.Store(ev.Seq, now)
 	}
-	p.hub.Publish(tenantID, debateID, events, status)
+	p.hub.Publish(tenantID, debateID, events)
 }
 
 func engineOf(b *testing.B) *orchestrator.Engine {

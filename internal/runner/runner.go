@@ -38,7 +38,7 @@ type Engine interface {
 
 // Publisher hands committed events to the watchers on this replica.
 type Publisher interface {
-	Publish(tenantID, debateID string, events []debate.Event, status debate.DebateStatus)
+	Publish(tenantID, debateID string, events []debate.Event)
 }
 
 // Config configures a Runner.
@@ -156,7 +156,7 @@ func (r *Runner) Run(ctx context.Context, tenantID, debateID string) (err error)
 		apply(&d, &cp, commit)
 		fresh = true
 		if r.cfg.Publisher != nil {
-			r.cfg.Publisher.Publish(tenantID, debateID, commit.Events, commit.Status)
+			r.cfg.Publisher.Publish(tenantID, debateID, commit.Events)
 		}
 	}
 }

@@ -175,7 +175,7 @@ func (ds *debateService) operatorCommit(ctx context.Context, debateID string, ma
 		if err != nil {
 			return debate.Debate{}, err
 		}
-		ds.Hub.Publish(tenant, debateID, c.Events, c.Status)
+		ds.Hub.Publish(tenant, debateID, c.Events)
 		if ds.Observe != nil {
 			ds.Observe(d, c)
 		}

@@ -56,7 +56,6 @@ type feed struct {
 	mu      sync.Mutex
 	events  []debate.Event // contiguous seqs, the latest at the end
 	lastSeq int64
-	status  debate.DebateStatus
 	wake    chan struct{} // closed and replaced on every change
 	refs    int
 	loading bool
@@ -139,16 +138,16 @@ func (h *Hub) lookup(k key) *feed {
 	return h.feeds[k]
 }
 
-// Publish hands freshly committed events (contiguous, in seq order) and the
-// debate's new status to the debate's watchers on this replica. It never
-// blocks on a watcher. Events that do not continue the window make the
-// watchers catch up from the store instead.
-func (h *Hub) Publish(tenantID, debateID string, events []debate.Event, status debate.DebateStatus) {
+// Publish hands freshly committed events (contiguous, in seq order) to the
+// debate's watchers on this replica; each watcher derives the debate's
+// status from them. It never blocks on a watcher. Events that do not
+// continue the window make the watchers catch up from the store instead.
+func (h *Hub) Publish(tenantID, debateID string, events []debate.Event) {
 	f := h.lookup(key{tenantID, debateID})
 	if f == nil {
 		return
 	}
-	f.append(events, status, h.cfg.Window)
+	f.append(events, h.cfg.Window)
 }
 
 // Poke says that the debate changed on another replica: the feed reads the
@@ -180,19 +179,14 @@ func (h *Hub) Poke(tenantID, debateID string) {
 			h.log.Warn("stream: reading new events", slog.String("debate_id", debateID), slog.String("error", err.Error()))
 			return
 		}
-		d, err := h.store.DebateGet(ctx, debateID)
-		if err != nil {
-			h.log.Warn("stream: reading debate", slog.String("debate_id", debateID), slog.String("error", err.Error()))
-			return
-		}
-		f.append(evs, d.Status, h.cfg.Window)
+		f.append(evs, h.cfg.Window)
 		if len(evs) == h.cfg.Batch {
 			h.Poke(tenantID, debateID)
 		}
 	}()
 }
 
-func (f *feed) append(events []debate.Event, status debate.DebateStatus, window int) {
+func (f *feed) append(events []debate.Event, window int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, e := range events {
@@ -212,27 +206,24 @@ func (f *feed) append(events []debate.Event, status debate.DebateStatus, window 
 	if n := len(f.events) - window; n > 0 {
 		f.events = append(f.events[:0:0], f.events[n:]...)
 	}
-	if status != "" {
-		f.status = status
-	}
 	close(f.wake)
 	f.wake = make(chan struct{})
 }
 
 // since returns the window's events after seq, whether the window covers
-// seq (if not, read the store), the feed's status and its wake channel.
-func (f *feed) since(after int64) ([]debate.Event, bool, debate.DebateStatus, int64, <-chan struct{}) {
+// seq (if not, read the store), and the feed's wake channel.
+func (f *feed) since(after int64) ([]debate.Event, bool, <-chan struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.events) == 0 || after < f.events[0].Seq-1 {
-		return nil, false, f.status, f.lastSeq, f.wake
+		return nil, false, f.wake
 	}
 	i := int(after - f.events[0].Seq + 1)
 	if i >= len(f.events) {
-		return nil, true, f.status, f.lastSeq, f.wake
+		return nil, true, f.wake
 	}
 	out := append([]debate.Event(nil), f.events[i:]...)
-	return out, true, f.status, f.lastSeq, f.wake
+	return out, true, f.wake
 }
 
 // Item is one streamed event with the debate's status as of that event.
@@ -266,9 +257,9 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 		covered := false
 		var wake <-chan struct{}
 		if !forceStore {
-			evs, covered, _, _, wake = f.since(after)
+			evs, covered, wake = f.since(after)
 		} else {
-			_, _, _, _, wake = f.since(after)
+			_, _, wake = f.since(after)
 		}
 		forceStore = false
 		if !covered {

@@ -84,11 +84,6 @@ func (p *proto) retrieve(ctx context.Context, in *orchestrator.NodeInput) (*orch
 	}}}}, nil
 }
 
-// accepted returns the transcript's outputs.
-func (p *proto) accepted(ctx context.Context, debateID string) ([]debate.AgentOutput, error) {
-	return p.transcript(ctx, debateID)
-}
-
 // stop applies the stop rules in seed 001 §3's priority and records the
 // decision; it ends the round.
 func (p *proto) stop(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
@@ -100,7 +95,7 @@ func (p *proto) stop(ctx context.Context, in *orchestrator.NodeInput) (*orchestr
 	if err != nil {
 		return nil, err
 	}
-	outs, err := p.accepted(ctx, in.DebateID)
+	outs, err := p.transcript(ctx, in.DebateID)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +153,7 @@ func (p *proto) validateAll(ctx context.Context, in *orchestrator.NodeInput) (*o
 	if err != nil {
 		return nil, err
 	}
-	outs, err := p.accepted(ctx, in.DebateID)
+	outs, err := p.transcript(ctx, in.DebateID)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +189,7 @@ func (p *proto) finalize(ctx context.Context, in *orchestrator.NodeInput) (*orch
 	if err != nil {
 		return nil, err
 	}
-	outs, err := p.accepted(ctx, in.DebateID)
+	outs, err := p.transcript(ctx, in.DebateID)
 	if err != nil {
 		return nil, err
 	}
