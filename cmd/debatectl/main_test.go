@@ -26,6 +26,7 @@ import (
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
 	"github.com/debated/debated/internal/stream"
+	"github.com/debated/debated/internal/testutil/gdbs"
 	"github.com/debated/debated/internal/testutil/pgtest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -208,33 +209,11 @@ func TestImportDealReportsBadFields(t *testing.T) {
 	require.NotContains(t, out, "bad-deal")
 }
 
-// gdbsDir finds ../shared/testdata/gdbs beside the repository, or GDBS_DIR.
-func gdbsDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("GDBS_DIR"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		c := filepath.Join(d, "shared", "testdata", "gdbs")
-		if _, err := os.Stat(filepath.Join(c, "deals")); err == nil {
-			return c
-		}
-		c = filepath.Join(filepath.Dir(d), "shared", "testdata", "gdbs")
-		if _, err := os.Stat(filepath.Join(c, "deals")); err == nil {
-			return c
-		}
-	}
-	t.Skip("GDBS data (../shared/testdata/gdbs) not found; skipping the benchmark-deal import")
-	return ""
-}
-
 // TestImportGDBSDeals imports every benchmark deal with debatectl, on both
 // stores, and checks that a second import is a no-op.
 func TestImportGDBSDeals(t *testing.T) {
 	t.Parallel()
-	root := gdbsDir(t)
+	root := gdbs.Dir(t)
 	dirs, err := filepath.Glob(filepath.Join(root, "deals", "deal_*"))
 	require.NoError(t, err)
 	require.Len(t, dirs, 10)
@@ -292,7 +271,7 @@ func gradeJSON(t *testing.T, addr string, env map[string]string, dealID string) 
 
 func TestGradeGDBSDealsFromTheCommandLine(t *testing.T) {
 	t.Parallel()
-	root := gdbsDir(t)
+	root := gdbs.Dir(t)
 	dirs, err := filepath.Glob(filepath.Join(root, "deals", "deal_*"))
 	require.NoError(t, err)
 	addr := serve(t, "sqlite")

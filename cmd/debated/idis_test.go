@@ -10,26 +10,9 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/dealfile"
+	"github.com/debated/debated/internal/testutil/gdbs"
 	"github.com/stretchr/testify/require"
 )
-
-// gdbsRoot finds ../shared/testdata/gdbs beside the repository.
-func gdbsRoot(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("GDBS_DIR"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		c := filepath.Join(filepath.Dir(d), "shared", "testdata", "gdbs")
-		if _, err := os.Stat(filepath.Join(c, "deals")); err == nil {
-			return c
-		}
-	}
-	t.Skip("GDBS data (../shared/testdata/gdbs) not found; skipping the IDIS debates over it")
-	return ""
-}
 
 // criticalKeys are the material claims an expected outcome grades D.
 func criticalKeys(t *testing.T, root, name string) []string {
@@ -61,7 +44,7 @@ func criticalKeys(t *testing.T, root, name string) []string {
 // ledger verifies.
 func TestGDBSDebateCompletion(t *testing.T) {
 	t.Parallel()
-	root := gdbsRoot(t)
+	root := gdbs.Dir(t)
 	dirs, err := filepath.Glob(filepath.Join(root, "deals", "deal_*"))
 	require.NoError(t, err)
 	require.Len(t, dirs, 10)

@@ -11,27 +11,8 @@ import (
 
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/testutil/gdbs"
 )
-
-// gdbsDir finds the shared GDBS data: $GDBS_DIR, or a shared/testdata/gdbs
-// folder beside one of the working directory's ancestors.
-func gdbsDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("GDBS_DIR"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		cand := filepath.Join(dir, "shared", "testdata", "gdbs")
-		if st, err := os.Stat(cand); err == nil && st.IsDir() {
-			return cand
-		}
-		if filepath.Dir(dir) == dir {
-			return filepath.Join(wd, "shared", "testdata", "gdbs")
-		}
-	}
-}
 
 func validFiles() map[string][]byte {
 	return map[string][]byte{
@@ -182,7 +163,7 @@ func TestLoadMissingDir(t *testing.T) {
 
 func TestLoadGDBS(t *testing.T) {
 	t.Parallel()
-	root := gdbsDir(t)
+	root := gdbs.Dir(t)
 	deals, err := filepath.Glob(filepath.Join(root, "deals", "deal_*"))
 	require.NoError(t, err)
 	if len(deals) == 0 {

@@ -15,28 +15,8 @@ import (
 
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/testutil/gdbs"
 )
-
-// gdbsDir finds the shared GDBS data: $GDBS_DIR, else a shared/testdata/gdbs
-// folder beside the working directory or one of its ancestors. It returns
-// the path looked at last when there is none.
-func gdbsDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("GDBS_DIR"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		cand := filepath.Join(dir, "shared", "testdata", "gdbs")
-		if st, err := os.Stat(cand); err == nil && st.IsDir() {
-			return cand
-		}
-		if filepath.Dir(dir) == dir {
-			return filepath.Join(wd, "..", "..", "..", "shared", "testdata", "gdbs")
-		}
-	}
-}
 
 // dealCase is a deal directory and its expected outcome file.
 type dealCase struct {
@@ -68,7 +48,7 @@ func listDeals(t testing.TB, root string) []dealCase {
 
 func gdbsDeals(t testing.TB) []dealCase {
 	t.Helper()
-	root := gdbsDir(t)
+	root := gdbs.Dir(t)
 	deals := listDeals(t, root)
 	if len(deals) == 0 {
 		t.Skipf("GDBS data not found at %s; skipping", root)

@@ -13,12 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/testutil/gdbs"
 )
 
 // propertyDeals are the authored deals and, when present, the GDBS deals.
 func propertyDeals(t *testing.T) []dealCase {
 	deals := authoredDeals(t)
-	deals = append(deals, listDeals(t, gdbsDir(t))...)
+	if root, ok := gdbs.Find(); ok {
+		deals = append(deals, listDeals(t, root)...)
+	}
 	return deals
 }
 

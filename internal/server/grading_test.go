@@ -12,6 +12,7 @@ import (
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/sanad"
+	"github.com/debated/debated/internal/testutil/gdbs"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -96,24 +97,6 @@ func dealCases(t *testing.T, root string) []dealCase {
 	return out
 }
 
-// sharedGDBS finds ../shared/testdata/gdbs beside the repository.
-func sharedGDBS(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("GDBS_DIR"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		c := filepath.Join(filepath.Dir(d), "shared", "testdata", "gdbs")
-		if _, err := os.Stat(filepath.Join(c, "expected")); err == nil {
-			return c
-		}
-	}
-	t.Skip("GDBS data (../shared/testdata/gdbs) not found; skipping the benchmark comparison")
-	return ""
-}
-
 // gradeThroughAPI imports every deal of root through ImportDeal, grades it
 // through GradeDeal and compares the answer with its expected file.
 func gradeThroughAPI(t *testing.T, root string) {
@@ -146,7 +129,7 @@ func gradeThroughAPI(t *testing.T, root string) {
 
 func TestGradeDealMatchesGDBS(t *testing.T) {
 	t.Parallel()
-	gradeThroughAPI(t, sharedGDBS(t))
+	gradeThroughAPI(t, gdbs.Dir(t))
 }
 
 func TestGradeDealMatchesAuthoredDeals(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/gdbs"
 	"github.com/debated/debated/internal/tools"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -237,20 +237,7 @@ func TestToolCallAuditCoverage(t *testing.T) {
 // outputs pass the gate at least 98% of the time.
 func TestGDBSMuhasabahPassRate(t *testing.T) {
 	t.Parallel()
-	root := ""
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		c := filepath.Join(filepath.Dir(d), "shared", "testdata", "gdbs", "deals")
-		if _, err := os.Stat(c); err == nil {
-			root = c
-			break
-		}
-	}
-	if root == "" {
-		t.Skip("GDBS data (../shared/testdata/gdbs) not found; skipping")
-	}
-	dirs, err := filepath.Glob(filepath.Join(root, "deal_*"))
+	dirs, err := filepath.Glob(filepath.Join(gdbs.Dir(t), "deals", "deal_*"))
 	require.NoError(t, err)
 	b := setup(t, rules.New())
 	accepted, rejected := 0, 0

@@ -9,6 +9,7 @@ import (
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
+	"github.com/debated/debated/internal/testutil/gdbs"
 )
 
 // TestGateAcceptsEveryOutput runs internal/gate's fail-closed Validate (the
@@ -21,9 +22,11 @@ func TestGateAcceptsEveryOutput(t *testing.T) {
 	for _, tc := range authored(t) {
 		deals[tc.name] = tc.deal
 	}
-	dirs, _ := filepath.Glob(filepath.Join(gdbsDir(t), "deals", "*"))
-	if len(dirs) == 0 {
-		t.Logf("GDBS data not found at %s; gating the authored deals only", gdbsDir(t))
+	root, ok := gdbs.Find()
+	dirs, _ := filepath.Glob(filepath.Join(root, "deals", "*"))
+	if !ok || len(dirs) == 0 {
+		t.Logf("GDBS data not found; gating the authored deals only")
+		dirs = nil
 	}
 	for _, dir := range dirs {
 		b, err := dealfile.Load(dir)

@@ -3,7 +3,6 @@ package rules_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/gdbs"
 )
 
 // authored are the table tests' deals with what the grader must find in
@@ -540,7 +540,7 @@ func TestLargeDealStaysBounded(t *testing.T) {
 // and well-formed.
 func TestGDBS(t *testing.T) {
 	t.Parallel()
-	root := gdbsDir(t)
+	root := gdbs.Dir(t)
 	dirs, _ := filepath.Glob(filepath.Join(root, "deals", "*"))
 	if len(dirs) == 0 {
 		t.Skipf("GDBS data not found at %s; skipping", root)
@@ -573,26 +573,6 @@ func TestGDBS(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// gdbsDir finds the shared GDBS data: $GDBS_DIR, or a shared/testdata/gdbs
-// folder beside the working directory or one of its ancestors.
-func gdbsDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("GDBS_DIR"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		cand := filepath.Join(dir, "shared", "testdata", "gdbs")
-		if st, err := os.Stat(cand); err == nil && st.IsDir() {
-			return cand
-		}
-		if filepath.Dir(dir) == dir {
-			return filepath.Join(wd, "shared", "testdata", "gdbs")
-		}
 	}
 }
 
