@@ -20,14 +20,13 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/pgtest"
 )
 
 // The tests of this package share one fresh database, created and migrated
 // by TestMain and dropped when the package's tests end, so that parallel
 // packages and reruns never collide. Cases isolate themselves with tenants
 // of random ids.
-
-const defaultTestURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
 var testDB struct {
 	baseURL     string // the administrative URL, TEST_DATABASE_URL
@@ -44,12 +43,9 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	testDB.baseURL = os.Getenv("TEST_DATABASE_URL")
-	if testDB.baseURL == "" {
-		testDB.baseURL = defaultTestURL
-	}
-	dbURL, drop, err := createDatabase(ctx, testDB.baseURL)
-	if err != nil && !errors.As(err, new(unreachableError)) {
+	testDB.baseURL = pgtest.BaseURL()
+	dbURL, drop, err := pgtest.Create(ctx, testDB.baseURL)
+	if err != nil && !errors.As(err, new(pgtest.UnreachableError)) {
 		testDB.err = err
 		return m.Run()
 	}
@@ -59,7 +55,11 @@ func runMain(m *testing.M) int {
 			testDB.baseURL, map[bool]string{true: "FAIL (CI is set)", false: "be SKIPPED"}[os.Getenv("CI") != ""], err)
 		return m.Run()
 	}
-	defer drop()
+	defer func() {
+		if err := drop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
 	testDB.url = dbURL
 	if err := Migrate(ctx, dbURL); err != nil {
 		testDB.err = fmt.Errorf("migrate: %w", err)
@@ -80,10 +80,7 @@ func runMain(m *testing.M) int {
 func setup(tb testing.TB) *Store {
 	tb.Helper()
 	if err := testDB.unreachable; err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("PostgreSQL at %s is unreachable and CI is set: %v", testDB.baseURL, err)
-		}
-		tb.Skipf("SKIPPED: PostgreSQL at %s is unreachable (set TEST_DATABASE_URL): %v", testDB.baseURL, err)
+		pgtest.Unreachable(tb, testDB.baseURL, err)
 	}
 	if testDB.err != nil {
 		tb.Fatal(testDB.err)
@@ -91,57 +88,11 @@ func setup(tb testing.TB) *Store {
 	return testDB.store
 }
 
-// unreachableError says the server could not be connected to at all.
-type unreachableError struct{ error }
-
-func (e unreachableError) Unwrap() error { return e.error }
-
-// createDatabase creates an empty database with a random name on the server
-// of baseURL and returns its URL and a function that drops it. Returns an
-// unreachableError if it cannot connect.
-func createDatabase(ctx context.Context, baseURL string) (string, func(), error) {
-	conn, err := pgx.Connect(ctx, baseURL)
-	if err != nil {
-		return "", nil, unreachableError{err}
-	}
-	defer conn.Close(ctx)
-	buf := make([]byte, 8)
-	_, _ = rand.Read(buf)
-	name := "debated_test_" + hex.EncodeToString(buf)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("create database: %w", err)
-	}
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("TEST_DATABASE_URL must be a URL: %w", err)
-	}
-	u.Path = "/" + name
-	drop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, baseURL)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "drop database %s: %v\n", name, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			fmt.Fprintf(os.Stderr, "drop database %s: %v\n", name, err)
-		}
-	}
-	return u.String(), drop, nil
-}
-
 // newDatabase gives one test an empty database of its own.
 func newDatabase(t *testing.T) string {
 	t.Helper()
 	setup(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	dbURL, drop, err := createDatabase(ctx, testDB.baseURL)
-	require.NoError(t, err)
-	t.Cleanup(drop)
-	return dbURL
+	return pgtest.NewDatabase(t)
 }
 
 // counted gives the conformance suite a count of a tenant's rows, read
