@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -162,37 +163,53 @@ func isIDSep(r rune) bool {
 // ("C1.", "*C1*").
 const idTrim = ".:!?*#~"
 
+// IDTokens yields the byte ranges [a, b) of text's id-like tokens, in
+// order: the runs between separators (spaces, brackets, quotes, commas,
+// ...), with ".:!?*#~" trimmed from both ends, skipping runs that trim to
+// nothing. It is how the gate reads the ids a text mentions; a backend that
+// rewrites ids reads them with it too.
+func IDTokens(text string) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for i := 0; i < len(text); {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if isIDSep(r) {
+				i += n
+				continue
+			}
+			j := i
+			for j < len(text) {
+				r, n := utf8.DecodeRuneInString(text[j:])
+				if isIDSep(r) {
+					break
+				}
+				j += n
+			}
+			a, b := i, j
+			for a < b && strings.IndexByte(idTrim, text[a]) >= 0 {
+				a++
+			}
+			for b > a && strings.IndexByte(idTrim, text[b-1]) >= 0 {
+				b--
+			}
+			i = j
+			if a < b && !yield(a, b) {
+				return
+			}
+		}
+	}
+}
+
+// IDShaped reports a token shaped like an id a deal must hold: a UUID or a
+// claim key ("C" and 1 to 4 digits).
+func IDShaped(tok string) bool { return isUUID(tok) || isKeyShaped(tok) }
+
 // stripIDs blanks the deal's ids and the id-shaped tokens of text,
 // recording them in s; it returns text unchanged when there is none.
 func stripIDs(text string, f *Facts, s *scan) string {
 	var buf []byte
 	seenCited := map[string]bool{}
 	seenUnknown := map[string]bool{}
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if isIDSep(r) {
-			i += n
-			continue
-		}
-		j := i
-		for j < len(text) {
-			r, n := utf8.DecodeRuneInString(text[j:])
-			if isIDSep(r) {
-				break
-			}
-			j += n
-		}
-		a, b := i, j
-		for a < b && strings.IndexByte(idTrim, text[a]) >= 0 {
-			a++
-		}
-		for b > a && strings.IndexByte(idTrim, text[b-1]) >= 0 {
-			b--
-		}
-		i = j
-		if a == b {
-			continue
-		}
+	for a, b := range IDTokens(text) {
 		tok := text[a:b]
 		ref, known := f.mention(tok)
 		switch {
@@ -201,7 +218,7 @@ func stripIDs(text string, f *Facts, s *scan) string {
 				seenCited[ref] = true
 				s.cited = append(s.cited, ref)
 			}
-		case isUUID(tok) || isKeyShaped(tok):
+		case IDShaped(tok):
 			if !seenUnknown[tok] {
 				seenUnknown[tok] = true
 				s.unknown = append(s.unknown, tok)

@@ -4,10 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/gate"
 )
 
 // Caps keep outputs readable and within the gate's limits on big deals.
@@ -351,32 +350,10 @@ const unresolved = "an unresolved id"
 func (d *draft) scrub(text string) string {
 	v := d.v
 	var b strings.Builder
-	changed := false
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if isIDSep(r) {
-			b.WriteString(text[i : i+n])
-			i += n
-			continue
-		}
-		j := i
-		for j < len(text) {
-			r, n := utf8.DecodeRuneInString(text[j:])
-			if isIDSep(r) {
-				break
-			}
-			j += n
-		}
-		a, e := i, j
-		for a < e && strings.IndexByte(idTrim, text[a]) >= 0 {
-			a++
-		}
-		for e > a && strings.IndexByte(idTrim, text[e-1]) >= 0 {
-			e--
-		}
-		tok := text[a:e]
+	changed, last := false, 0
+	for i, j := range gate.IDTokens(text) {
+		tok := text[i:j]
 		switch {
-		case tok == "":
 		case v.byID[tok] != nil:
 			d.ref(v.byID[tok])
 		case v.byKey[tok] != nil:
@@ -384,64 +361,16 @@ func (d *draft) scrub(text string) string {
 		case v.calcBy[tok] != nil:
 			d.refCalc(v.calcBy[tok])
 		case v.refs[tok] || v.known[tok]:
-		case isUUID(tok) || isKeyShaped(tok):
+		case gate.IDShaped(tok):
 			changed = true
-			tok = unresolved
+			b.WriteString(text[last:i])
+			b.WriteString(unresolved)
+			last = j
 		}
-		b.WriteString(text[i:a])
-		b.WriteString(tok)
-		b.WriteString(text[e:j])
-		i = j
 	}
 	if !changed {
 		return text
 	}
+	b.WriteString(text[last:])
 	return b.String()
-}
-
-// isIDSep and idTrim delimit id-like tokens the way internal/gate does.
-func isIDSep(r rune) bool {
-	if unicode.IsSpace(r) {
-		return true
-	}
-	return strings.ContainsRune(",;()[]{}<>\"'`|/=“”‘’«»", r)
-}
-
-const idTrim = ".:!?*#~"
-
-// isUUID reports an 8-4-4-4-12 hexadecimal token.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !isHex(c) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
-
-// isKeyShaped reports a token shaped like a claim key: "C" and 1 to 4
-// digits.
-func isKeyShaped(s string) bool {
-	if len(s) < 2 || len(s) > 5 || s[0] != 'C' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
