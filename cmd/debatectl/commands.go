@@ -104,17 +104,14 @@ func (c *cli) tenantList(ctx context.Context, args []string) error {
 	}
 	defer cancel()
 	client := debatedv1.NewAdminServiceClient(c.conn)
-	all := &debatedv1.ListTenantsResponse{}
-	for token := ""; ; {
+	tenants, err := allPages(func(token string) ([]*debatedv1.Tenant, string, error) {
 		resp, err := client.ListTenants(ctx, &debatedv1.ListTenantsRequest{PageSize: 1000, PageToken: token})
-		if err != nil {
-			return err
-		}
-		all.Tenants = append(all.Tenants, resp.GetTenants()...)
-		if token = resp.GetNextPageToken(); token == "" {
-			break
-		}
+		return resp.GetTenants(), resp.GetNextPageToken(), err
+	})
+	if err != nil {
+		return err
 	}
+	all := &debatedv1.ListTenantsResponse{Tenants: tenants}
 	if c.json {
 		return c.printJSON(all)
 	}
@@ -245,17 +242,14 @@ func (c *cli) dealList(ctx context.Context, args []string) error {
 	}
 	defer cancel()
 	client := debatedv1.NewRegistryServiceClient(c.conn)
-	all := &debatedv1.ListDealsResponse{}
-	for token := ""; ; {
+	deals, err := allPages(func(token string) ([]*debatedv1.DealSummary, string, error) {
 		resp, err := client.ListDeals(ctx, &debatedv1.ListDealsRequest{PageSize: 1000, PageToken: token})
-		if err != nil {
-			return err
-		}
-		all.Deals = append(all.Deals, resp.GetDeals()...)
-		if token = resp.GetNextPageToken(); token == "" {
-			break
-		}
+		return resp.GetDeals(), resp.GetNextPageToken(), err
+	})
+	if err != nil {
+		return err
 	}
+	all := &debatedv1.ListDealsResponse{Deals: deals}
 	if c.json {
 		return c.printJSON(all)
 	}
@@ -300,17 +294,15 @@ func (c *cli) claimsList(ctx context.Context, args []string) error {
 	}
 	defer cancel()
 	client := debatedv1.NewRegistryServiceClient(c.conn)
-	all := &debatedv1.ListClaimsResponse{}
-	for {
+	claims, err := allPages(func(token string) ([]*debatedv1.Claim, string, error) {
+		req.PageToken = token
 		resp, err := client.ListClaims(ctx, req)
-		if err != nil {
-			return err
-		}
-		all.Claims = append(all.Claims, resp.GetClaims()...)
-		if req.PageToken = resp.GetNextPageToken(); req.PageToken == "" {
-			break
-		}
+		return resp.GetClaims(), resp.GetNextPageToken(), err
+	})
+	if err != nil {
+		return err
 	}
+	all := &debatedv1.ListClaimsResponse{Claims: claims}
 	if c.json {
 		return c.printJSON(all)
 	}
@@ -374,4 +366,21 @@ func describe(err error) string {
 		}
 	}
 	return b.String()
+}
+
+// allPages calls list with each page token in turn, from "", until a page
+// comes back without a next token, and returns every page's items.
+func allPages[T any](list func(token string) ([]T, string, error)) ([]T, error) {
+	var all []T
+	for token := ""; ; {
+		items, next, err := list(token)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+		if next == "" {
+			return all, nil
+		}
+		token = next
+	}
 }

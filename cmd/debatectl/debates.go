@@ -111,18 +111,15 @@ func (c *cli) debateList(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cancel()
-	all := &debatedv1.ListDebatesResponse{}
-	req := &debatedv1.ListDebatesRequest{Status: debatedv1.DebateStatus(s), DealId: *deal, PageSize: 1000}
-	for {
-		resp, err := c.debateClient().ListDebates(ctx, req)
-		if err != nil {
-			return err
-		}
-		all.Debates = append(all.Debates, resp.GetDebates()...)
-		if req.PageToken = resp.GetNextPageToken(); req.PageToken == "" {
-			break
-		}
+	debates, err := allPages(func(token string) ([]*debatedv1.Debate, string, error) {
+		resp, err := c.debateClient().ListDebates(ctx, &debatedv1.ListDebatesRequest{
+			Status: debatedv1.DebateStatus(s), DealId: *deal, PageSize: 1000, PageToken: token})
+		return resp.GetDebates(), resp.GetNextPageToken(), err
+	})
+	if err != nil {
+		return err
 	}
+	all := &debatedv1.ListDebatesResponse{Debates: debates}
 	if c.json {
 		return c.printJSON(all)
 	}
