@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/store/storetest"
-	"github.com/debated/debated/internal/testutil/pgtest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -153,11 +151,7 @@ func crashHarness(t *testing.T, env []string, kills int) {
 
 func TestCrashRecoveryPostgres(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewDatabase(t)
-	var out strings.Builder
-	require.NoError(t, run(context.Background(), []string{"migrate"}, func(k string) string {
-		return map[string]string{"DEBATED_DATABASE_URL": url}[k]
-	}, &out, &out, nil), out.String())
+	url := migratedDatabase(t)
 	crashHarness(t, []string{
 		"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
 		"DEBATED_ADMIN_TOKEN=crash-admin", "DEBATED_JOB_SLICE=300ms", "DEBATED_RESCUE_AFTER=700ms",

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,7 +22,6 @@ import (
 	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/store/storetest"
-	"github.com/debated/debated/internal/testutil/pgtest"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -238,11 +236,7 @@ func TestModelResponseSurvivesACrash(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	url := pgtest.NewDatabase(t)
-	var out strings.Builder
-	require.NoError(t, run(context.Background(), []string{"migrate"}, func(k string) string {
-		return map[string]string{"DEBATED_DATABASE_URL": url}[k]
-	}, &out, &out, nil), out.String())
+	url := migratedDatabase(t)
 	env := []string{"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
 		"DEBATED_ADMIN_TOKEN=e2e-admin", "DEBATED_JOB_SLICE=300ms", "DEBATED_RESCUE_AFTER=700ms",
 		"DEBATED_LLM_BASE_URL=" + srv.URL + "/v1", "DEBATED_LLM_MODEL=m"}

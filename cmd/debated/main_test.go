@@ -123,13 +123,21 @@ func TestServeEmbedded(t *testing.T) {
 	require.NoError(t, stop())
 }
 
-func TestServePostgres(t *testing.T) {
-	t.Parallel()
+// migratedDatabase gives the test a fresh PostgreSQL database, migrated
+// by "debated migrate", and returns its URL.
+func migratedDatabase(t *testing.T) string {
+	t.Helper()
 	url := pgtest.NewDatabase(t)
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"migrate"}, func(k string) string {
 		return map[string]string{"DEBATED_DATABASE_URL": url}[k]
 	}, &out, &out, nil), out.String())
+	return url
+}
+
+func TestServePostgres(t *testing.T) {
+	t.Parallel()
+	url := migratedDatabase(t)
 	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_DATABASE_URL": url, "DEBATED_MIGRATE_ON_START": "false",
 		"DEBATED_SIGNING_KEYS": testSigningKeys}
 	conn, stop, _ := start(t, []string{"serve", "--listen", "127.0.0.1:0"}, env)

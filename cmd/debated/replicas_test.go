@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/store/storetest"
-	"github.com/debated/debated/internal/testutil/pgtest"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -22,11 +20,7 @@ import (
 // watcher attached to the survivor receives every event once, in order.
 func TestTwoReplicas(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewDatabase(t)
-	var out strings.Builder
-	require.NoError(t, run(context.Background(), []string{"migrate"}, func(k string) string {
-		return map[string]string{"DEBATED_DATABASE_URL": url}[k]
-	}, &out, &out, nil), out.String())
+	url := migratedDatabase(t)
 	env := []string{"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
 		"DEBATED_ADMIN_TOKEN=crash-admin", "DEBATED_JOB_SLICE=300ms", "DEBATED_RESCUE_AFTER=700ms", "DEBATED_WORKERS=4"}
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"io"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
-	"github.com/debated/debated/internal/testutil/pgtest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -24,11 +22,7 @@ import (
 // cursor the first gave it, losing and duplicating nothing.
 func TestRollingRestart(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewDatabase(t)
-	var out strings.Builder
-	require.NoError(t, run(context.Background(), []string{"migrate"}, func(k string) string {
-		return map[string]string{"DEBATED_DATABASE_URL": url}[k]
-	}, &out, &out, nil), out.String())
+	url := migratedDatabase(t)
 	env := []string{"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
 		"DEBATED_ADMIN_TOKEN=e2e-admin", "DEBATED_JOB_SLICE=300ms", "DEBATED_RESCUE_AFTER=700ms", "DEBATED_SHUTDOWN_TIMEOUT=10s"}
 	addrA, addrB := freeAddr(t), freeAddr(t)
