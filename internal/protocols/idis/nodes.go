@@ -87,15 +87,7 @@ func (p *proto) retrieve(ctx context.Context, in *orchestrator.NodeInput) (*orch
 // stop applies the stop rules in seed 001 §3's priority and records the
 // decision; it ends the round.
 func (p *proto) stop(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	s, err := loadState(in.State)
-	if err != nil {
-		return nil, err
-	}
-	v, err := p.view(ctx, in.DealID, s)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := p.transcript(ctx, in.DebateID)
+	s, v, outs, err := p.read(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -145,15 +137,7 @@ func (p *proto) afterStop(st json.RawMessage) (string, error) {
 // validateAll is seed 001 §4.8's hard gate over every accepted output of the
 // debate, against the deal as it stands at the end.
 func (p *proto) validateAll(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	s, err := loadState(in.State)
-	if err != nil {
-		return nil, err
-	}
-	v, err := p.view(ctx, in.DealID, s)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := p.transcript(ctx, in.DebateID)
+	s, v, outs, err := p.read(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -181,15 +165,7 @@ func (p *proto) validateAll(ctx context.Context, in *orchestrator.NodeInput) (*o
 // finalize builds the deliverables and ends the debate with its stop
 // reason.
 func (p *proto) finalize(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	s, err := loadState(in.State)
-	if err != nil {
-		return nil, err
-	}
-	v, err := p.view(ctx, in.DealID, s)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := p.transcript(ctx, in.DebateID)
+	s, v, outs, err := p.read(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -202,4 +178,22 @@ func (p *proto) finalize(ctx context.Context, in *orchestrator.NodeInput) (*orch
 		Events: []orchestrator.Emit{{Type: EventDeliverables, Payload: d}},
 		Stop:   &orchestrator.Stop{Reason: reason},
 	}, nil
+}
+
+// read loads what a closing node works on: the debate's state, the deal's
+// view and the transcript so far.
+func (p *proto) read(ctx context.Context, in *orchestrator.NodeInput) (*state, *dealView, []debate.AgentOutput, error) {
+	s, err := loadState(in.State)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	v, err := p.view(ctx, in.DealID, s)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	outs, err := p.transcript(ctx, in.DebateID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return s, v, outs, nil
 }
