@@ -59,6 +59,17 @@ type JSONResult struct {
 	Model *debate.ModelCall
 }
 
+// Caller makes structured model calls; *Backend implements it. Protocols
+// take a Caller (nil meaning their rules backend) so that their tests can
+// run the model backend against an in-process OpenAI-compatible server.
+type Caller interface {
+	JSON(ctx context.Context, c JSONCall) (JSONResult, error)
+	// Model is the model name, for the ledger.
+	Model() string
+}
+
+var _ Caller = (*Backend)(nil)
+
 // Model returns the model name the backend calls.
 func (b *Backend) Model() string { return b.cfg.Model }
 
