@@ -85,26 +85,44 @@ func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
 
 // protocols registers every protocol the service runs.
 func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*orchestrator.Registry, error) {
-	newModel := func(base, key, model string) (map[string]roles.Role, error) {
-		return llm.New(llm.Config{
+	newModel := func(base, key, model string) (*llm.Backend, error) {
+		return llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
 			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st),
 			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.TenantID, u.Role, u.PromptTokens, u.CompletionTokens) },
 		})
 	}
-	roleSet := rules.New()
+	var service *llm.Backend // nil: the rules backends
 	if cfg.llmBaseURL != "" {
 		if cfg.llmModel == "" {
 			return nil, errors.New("DEBATED_LLM_MODEL is required with DEBATED_LLM_BASE_URL")
 		}
 		var err error
-		if roleSet, err = newModel(cfg.llmBaseURL, cfg.llmAPIKey, cfg.llmModel); err != nil {
+		if service, err = newModel(cfg.llmBaseURL, cfg.llmAPIKey, cfg.llmModel); err != nil {
 			return nil, err
 		}
-		log.Info("IDIS roles are model-backed", slog.String("model", cfg.llmModel))
+		log.Info("roles are model-backed", slog.String("model", cfg.llmModel))
 	}
-	icfg := idis.Config{Registry: st, Ledger: st, Roles: roleSet, Enrichment: enrichmentOf(st),
-		RolesFor: tenantRoles(st, box, roleSet, newModel)}
+	backendFor := tenantBackend(st, box, service, newModel)
+	ruleSet := rules.New()
+	rolesFor := func(ctx context.Context) (map[string]roles.Role, error) {
+		b, err := backendFor(ctx)
+		if err != nil || b == nil {
+			return ruleSet, err
+		}
+		return b.Roles(), nil
+	}
+	// modelFor is the model of the tenant of ctx for the other protocols'
+	// structured calls; nil means their rules backends.
+	modelFor := func(ctx context.Context) (llm.Caller, error) {
+		b, err := backendFor(ctx)
+		if err != nil || b == nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	_ = modelFor // wired into each protocol below as it lands
+	icfg := idis.Config{Registry: st, Ledger: st, Enrichment: enrichmentOf(st), RolesFor: rolesFor}
 	if pg, ok := st.(*postgres.Store); ok {
 		// PostgreSQL full-text search; the embedded store ranks in memory.
 		icfg.Searcher = pgSearcher{pg}
@@ -314,17 +332,17 @@ func secretsBox(cfg config) (*secretbox.Box, error) {
 // tenantRoles picks each tenant's roles: its own model when it set one
 // (SetTenantModel), else the deployment's. Backends are cached per tenant
 // and configuration, so a change takes effect on the next turn.
-func tenantRoles(st stores, box *secretbox.Box, deflt map[string]roles.Role,
-	newModel func(base, key, model string) (map[string]roles.Role, error)) func(ctx context.Context) (map[string]roles.Role, error) {
+func tenantBackend(st stores, box *secretbox.Box, deflt *llm.Backend,
+	newModel func(base, key, model string) (*llm.Backend, error)) func(ctx context.Context) (*llm.Backend, error) {
 	var mu sync.Mutex
-	cache := map[string]map[string]roles.Role{}
+	cache := map[string]*llm.Backend{}
 	type seen struct {
 		m     debate.TenantModel
 		found bool
 		at    time.Time
 	}
 	recent := map[string]seen{} // tenant → its override as read at most 2 s ago
-	return func(ctx context.Context) (map[string]roles.Role, error) {
+	return func(ctx context.Context) (*llm.Backend, error) {
 		tenant, err := debate.TenantFrom(ctx)
 		if err != nil {
 			return nil, err

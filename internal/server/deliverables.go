@@ -45,6 +45,15 @@ func (ds *debateService) ValidateOutput(ctx context.Context, req *debatedv1.Vali
 	return out, nil
 }
 
+// Event types GetDeliverables reads, in any protocol: an artifact.created
+// payload is {"name": FILE, "content": OBJECT}; the last
+// deliverables.created payload is the debate's deliverables, whose
+// top-level "markdown" string, if any, is their Markdown rendering.
+const (
+	EventArtifact     = "artifact.created"
+	EventDeliverables = "deliverables.created"
+)
+
 // GetDeliverables implements DebateService.
 func (ds *debateService) GetDeliverables(ctx context.Context, req *debatedv1.GetDeliverablesRequest) (*debatedv1.GetDeliverablesResponse, error) {
 	d, events, _, _, err := ds.ledgerOf(ctx, req.GetDebateId())
@@ -53,11 +62,21 @@ func (ds *debateService) GetDeliverables(ctx context.Context, req *debatedv1.Get
 	}
 	out := &debatedv1.GetDeliverablesResponse{}
 	perRound := map[string]int{}
+	isIDIS := d.Protocol == idis.Name
 	for _, e := range events {
-		switch e.Type {
-		case idis.EventDeliverables:
+		switch {
+		case e.Type == EventDeliverables:
 			out.DeliverablesJson = string(e.Payload)
-		case idis.EventAgentOutput:
+		case e.Type == EventArtifact:
+			var a struct {
+				Name    string          `json:"name"`
+				Content json.RawMessage `json:"content"`
+			}
+			if json.Unmarshal(e.Payload, &a) != nil || a.Name == "" || len(a.Content) == 0 {
+				continue
+			}
+			out.Artifacts = append(out.Artifacts, &debatedv1.Artifact{Name: a.Name, ContentJson: string(a.Content)})
+		case isIDIS && e.Type == idis.EventAgentOutput:
 			var o struct {
 				Role  string `json:"role"`
 				Round int    `json:"round_number"`
@@ -76,10 +95,19 @@ func (ds *debateService) GetDeliverables(ctx context.Context, req *debatedv1.Get
 	if out.DeliverablesJson == "" {
 		return nil, toStatus(ctx, ds.s.log, fmt.Errorf("debate %s has no deliverables (status %s): %w", d.ID, d.Status, debate.ErrFailedPrecondition))
 	}
-	out.Artifacts = append(out.Artifacts, &debatedv1.Artifact{Name: "debate_summary.json", ContentJson: out.DeliverablesJson})
-	var dl idis.Deliverables
-	if err := json.Unmarshal([]byte(out.DeliverablesJson), &dl); err == nil {
-		out.Markdown = dl.Markdown()
+	if isIDIS {
+		out.Artifacts = append(out.Artifacts, &debatedv1.Artifact{Name: "debate_summary.json", ContentJson: out.DeliverablesJson})
+		var dl idis.Deliverables
+		if err := json.Unmarshal([]byte(out.DeliverablesJson), &dl); err == nil {
+			out.Markdown = dl.Markdown()
+		}
+	} else {
+		var md struct {
+			Markdown string `json:"markdown"`
+		}
+		if err := json.Unmarshal([]byte(out.DeliverablesJson), &md); err == nil {
+			out.Markdown = md.Markdown
+		}
 	}
 	if out.Verification, err = ds.VerifyDebate(ctx, &debatedv1.VerifyDebateRequest{DebateId: d.ID}); err != nil {
 		return nil, err
