@@ -1,0 +1,173 @@
+// Package stratmaster is the StratMaster agent flow (seed 004): a
+// Researcher gathers evidence from the deal registry through the server's
+// search_evidence and lookup_claim tools, a Synthesiser states hypotheses
+// with provenance, fingerprints and confidence, the Strategist and an
+// Adversary debate them when confidence is low or the evidence conflicts,
+// the Strategist drafts a plan, and a constitutional Critic checks the work
+// against the tenant's constitution (options.constitution, YAML) and sends
+// it back to research with actionable feedback, a bounded number of times.
+//
+// The debate's deal_id is the task's evidence base: an imported deal whose
+// claims, evidence, spans and sanads the tools read and package sanad
+// grades. The debate id is the seed's task id. Seed 004's task statuses
+// (pending, in_progress, needs_review, complete, failed) are recorded in
+// task.status events and map onto the debate's (queued, running,
+// needs_review, completed, failed).
+package stratmaster
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/roles/llm"
+	"github.com/debated/debated/internal/tools"
+)
+
+// Name is the protocol's name.
+const Name = "stratmaster.v1"
+
+// Roles of the protocol.
+const (
+	RoleResearcher  = "researcher"
+	RoleSynthesiser = "synthesiser"
+	RoleStrategist  = "strategist"
+	RoleAdversary   = "adversary"
+	RoleCritic      = "critic"
+)
+
+// Roles lists the protocol's roles.
+var Roles = []string{RoleResearcher, RoleSynthesiser, RoleStrategist, RoleAdversary, RoleCritic}
+
+// Node names.
+const (
+	NodeResearch   = "research"
+	NodeSynthesise = "synthesise"
+	NodeChallenge  = "adversary_challenge"
+	NodeRebuttal   = "strategist_rebuttal"
+	NodeStrategise = "strategise"
+	NodeReview     = "constitutional_review"
+	NodeFinalize   = "finalize"
+)
+
+// Event types the protocol emits.
+const (
+	EventTaskStatus        = "task.status"
+	EventToolCall          = tools.EventToolCall
+	EventResearchPlan      = "research.planned"
+	EventEvidenceCollected = "evidence.collected"
+	EventHypotheses        = "hypotheses.proposed"
+	EventDebateTurn        = "debate.turn"
+	EventPlan              = "plan.drafted"
+	EventReview            = "constitution.reviewed"
+	EventRevision          = "task.revision_requested"
+	EventOutputRejected    = "output.rejected"
+	EventArtifact          = "artifact.created"
+	EventDeliverables      = "deliverables.created"
+	EventBudgetExceeded    = "budget.exceeded"
+)
+
+// Stop reasons.
+const (
+	ReasonSatisfied         = "CONSTITUTION_SATISFIED"
+	ReasonUnsatisfied       = "CONSTITUTION_UNSATISFIED"
+	ReasonNoEvidence        = "NO_EVIDENCE"
+	ReasonAttemptsExhausted = "ATTEMPTS_EXHAUSTED"
+	ReasonTokenBudget       = "TOKEN_BUDGET_EXCEEDED"
+)
+
+// Registry is what the protocol reads of the tenant's deal.
+type Registry interface {
+	DealBundleGet(ctx context.Context, dealID string) (*debate.DealBundle, error)
+	DefectList(ctx context.Context, dealID string) ([]debate.Defect, error)
+}
+
+// Config wires the protocol.
+type Config struct {
+	// Registry is the deal registry (the evidence base). Required.
+	Registry Registry
+	// ModelFor returns the model of the tenant of ctx; a nil Caller (or a
+	// nil ModelFor) means the deterministic rules backend (Rules).
+	ModelFor func(ctx context.Context) (llm.Caller, error)
+	// Searcher ranks evidence in the store for search_evidence; nil ranks
+	// in memory.
+	Searcher tools.Searcher
+	// Now is the clock of tool audits (time.Now by default).
+	Now func() time.Time
+}
+
+// Matrix is the protocol's tool permission matrix: only the researcher
+// calls tools (search_evidence and lookup_claim); every other role is
+// refused any tool.
+var Matrix = tools.Matrix{RoleResearcher: {tools.SearchEvidence, tools.LookupClaim}}
+
+// limits are the researcher's quotas per pass (a pass is a round).
+func limits() tools.Limits {
+	l := tools.DefaultLimits()
+	l.MaxCallsPerRound = map[string]int{tools.SearchEvidence: maxSearches, tools.LookupClaim: maxLookups}
+	return l
+}
+
+// Protocol returns the StratMaster protocol over cfg.
+func Protocol(cfg Config) *orchestrator.Protocol {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	p := &proto{cfg: cfg}
+	everyone := append(append([]string{}, Roles...), orchestrator.ActorEngine)
+	toolTable := map[string][]string{}
+	for role, ts := range Matrix {
+		toolTable[role] = append([]string(nil), ts...)
+	}
+	return &orchestrator.Protocol{
+		Name:        Name,
+		Description: "StratMaster (seed 004): researcher (search_evidence, lookup_claim) → synthesiser → [adversary ↔ strategist debate when confidence < 0.6 or evidence conflicts] → strategist plan → constitutional critic, which sends work back to research (bounded by max_revisions); stops CONSTITUTION_SATISFIED, CONSTITUTION_UNSATISFIED (needs_review), ATTEMPTS_EXHAUSTED (needs_review) or NO_EVIDENCE (failed)",
+		Roles:       append([]string(nil), Roles...),
+		Start:       NodeResearch,
+		MaxSteps:    6*(maxRevisionsLimit+1) + 5,
+		Options: func(raw json.RawMessage) (json.RawMessage, error) {
+			o, _, err := parseOptions(raw)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(o)
+		},
+		Init: func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
+			if _, _, err := parseOptions(in.Options); err != nil {
+				return nil, orchestrator.Permanent(err)
+			}
+			return (&state{Status: StatusPending}).save()
+		},
+		RoleGuard: map[string][]string{
+			EventTaskStatus:        everyone,
+			EventToolCall:          {RoleResearcher},
+			EventResearchPlan:      {RoleResearcher},
+			EventEvidenceCollected: {RoleResearcher},
+			EventHypotheses:        {RoleSynthesiser},
+			EventDebateTurn:        {RoleAdversary, RoleStrategist},
+			EventPlan:              {RoleStrategist},
+			EventReview:            {RoleCritic},
+			EventRevision:          {RoleCritic},
+			EventOutputRejected:    Roles,
+			EventBudgetExceeded:    Roles,
+			EventArtifact:          {RoleCritic, orchestrator.ActorEngine},
+			EventDeliverables:      {orchestrator.ActorEngine},
+		},
+		Tools: toolTable,
+		Nodes: []*orchestrator.Node{
+			{Name: NodeResearch, Actor: RoleResearcher, Run: p.guarded(RoleResearcher, p.research), Edges: []string{NodeSynthesise, NodeFinalize}, Next: p.afterResearch},
+			{Name: NodeSynthesise, Actor: RoleSynthesiser, Run: p.guarded(RoleSynthesiser, p.synthesise), Edges: []string{NodeChallenge, NodeStrategise}, Next: p.afterSynthesis},
+			{Name: NodeChallenge, Actor: RoleAdversary, Run: p.guarded(RoleAdversary, p.challenge), Edges: []string{NodeRebuttal}},
+			{Name: NodeRebuttal, Actor: RoleStrategist, Run: p.guarded(RoleStrategist, p.rebut), Edges: []string{NodeStrategise}},
+			{Name: NodeStrategise, Actor: RoleStrategist, Run: p.guarded(RoleStrategist, p.strategise), Edges: []string{NodeReview}},
+			{Name: NodeReview, Actor: RoleCritic, Run: p.guarded(RoleCritic, p.review), EndsRound: true, Edges: []string{NodeResearch, NodeFinalize}, Next: p.afterReview},
+			{Name: NodeFinalize, Actor: orchestrator.ActorEngine, Run: p.guarded(orchestrator.ActorEngine, p.finalize)},
+		},
+	}
+}
+
+type proto struct {
+	cfg Config
+}

@@ -1,0 +1,297 @@
+package stratmaster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/orchestrator"
+)
+
+// Bounds of the agents' answers.
+const (
+	maxHypotheses = 30
+	maxTextBytes  = 2000
+)
+
+// violations collects a gate's findings.
+type violations struct {
+	rule string
+	list []debate.Violation
+}
+
+func (v *violations) add(field, format string, args ...any) {
+	v.list = append(v.list, debate.Violation{Rule: v.rule, Field: field, Detail: fmt.Sprintf(format, args...)})
+}
+
+func (v *violations) text(field, s string) {
+	if t := strings.TrimSpace(s); t == "" || len(t) > maxTextBytes {
+		v.add(field, "must be 1 to %d bytes", maxTextBytes)
+	}
+}
+
+// ids checks that every id is one of known (and, when required, that
+// there is one).
+func (v *violations) ids(field string, ids []string, known func(string) bool, required bool) {
+	if required && len(ids) == 0 {
+		v.add(field, "at least one id is required")
+	}
+	for i, id := range ids {
+		if !known(id) {
+			v.add(fmt.Sprintf("%s[%d]", field, i), "%q is not in DATA", id)
+		}
+	}
+}
+
+// synthesise is the synthesiser's node: hypotheses from the collected
+// evidence, each given its provenance, fingerprint and id by the protocol,
+// and the decision whether to debate them (debateReasons).
+func (p *proto) synthesise(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
+	in, s := t.in, t.s
+	v, err := p.view(ctx, in.DealID)
+	if err != nil {
+		return nil, err
+	}
+	ev := s.evidenceByID()
+	claims := v.claimsFor(s.Evidence)
+	claimSet := map[string]bool{}
+	verdicts := map[string]debate.Verdict{}
+	for _, c := range claims {
+		claimSet[c.ClaimID], verdicts[c.ClaimID] = true, c.Verdict
+	}
+	var ans synthAnswer
+	model, err := p.ask(ctx, in, asked{
+		schema: SchemaHypotheses, task: fmt.Sprintf("state the hypotheses of pass %d", s.Pass),
+		data: synthData{Question: t.opts.Question, Pass: s.Pass, Evidence: s.Evidence, Claims: claims, Directives: s.Directives},
+		check: decodeCheck(func(a synthAnswer) []debate.Violation {
+			g := violations{rule: "HYPOTHESES"}
+			if len(a.Hypotheses) > maxHypotheses {
+				g.add("hypotheses", "at most %d hypotheses", maxHypotheses)
+			}
+			for i, h := range a.Hypotheses {
+				f := fmt.Sprintf("hypotheses[%d]", i)
+				g.text(f+".statement", h.Statement)
+				if h.Stance != StanceSupports && h.Stance != StanceCounter {
+					g.add(f+".stance", "must be %q or %q", StanceSupports, StanceCounter)
+				}
+				g.ids(f+".claim_ids", h.ClaimIDs, func(id string) bool { return claimSet[id] }, true)
+				g.ids(f+".evidence_ids", h.EvidenceIDs, func(id string) bool { _, ok := ev[id]; return ok }, true)
+				if math.IsNaN(h.Confidence) || h.Confidence < 0 || h.Confidence > 1 {
+					g.add(f+".confidence", "must be between 0 and 1")
+				}
+			}
+			for i, sa := range a.SetAside {
+				g.text(fmt.Sprintf("set_aside[%d].statement", i), sa.Statement)
+				g.text(fmt.Sprintf("set_aside[%d].reason", i), sa.Reason)
+			}
+			return g.list
+		}),
+	}, &ans)
+	if err != nil {
+		return nil, err
+	}
+	s.Hypotheses = s.Hypotheses[:0]
+	seen := map[string]bool{}
+	for _, d := range ans.Hypotheses {
+		ids := slices.Clone(d.EvidenceIDs)
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		fp := Fingerprint(d.Statement, ids)
+		if seen[fp] {
+			continue
+		}
+		seen[fp] = true
+		h := Hypothesis{ID: hypothesisID(fp), Statement: strings.TrimSpace(d.Statement), Stance: d.Stance,
+			ClaimIDs: slices.Compact(slices.Sorted(slices.Values(d.ClaimIDs))), EvidenceIDs: ids,
+			Fingerprint: fp, Confidence: round2(d.Confidence), Rationale: d.Rationale}
+		for _, id := range ids {
+			h.Provenance = append(h.Provenance, ev[id].Provenance)
+		}
+		s.Hypotheses = append(s.Hypotheses, h)
+	}
+	s.SetAside = ans.SetAside
+	s.DebateReasons = debateReasons(s.Hypotheses, ev, verdicts)
+	st, err := s.save()
+	if err != nil {
+		return nil, err
+	}
+	return &orchestrator.NodeOutput{State: st, Events: []orchestrator.Emit{{Type: EventHypotheses, Payload: map[string]any{
+		"pass": s.Pass, "hypotheses": nonNil(s.Hypotheses), "set_aside": nonNil(s.SetAside),
+		"debate_required": len(s.DebateReasons) > 0, "debate_reasons": nonNil(s.DebateReasons),
+		"thresholds": map[string]any{"confidence": DebateConfidenceThreshold, "grade_spread": ConflictGradeSpread},
+		"model":      model,
+	}}}}, nil
+}
+
+// afterSynthesis debates the hypotheses when there is a reason to.
+func (p *proto) afterSynthesis(st json.RawMessage) (string, error) {
+	s, err := loadState(st)
+	if err != nil {
+		return "", err
+	}
+	if len(s.DebateReasons) > 0 {
+		return NodeChallenge, nil
+	}
+	return NodeStrategise, nil
+}
+
+func (s *state) hypothesisIDs() map[string]bool {
+	m := map[string]bool{}
+	for _, h := range s.Hypotheses {
+		m[h.ID] = true
+	}
+	return m
+}
+
+// challenge is the adversary's turn of the debate.
+func (p *proto) challenge(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
+	in, s := t.in, t.s
+	v, err := p.view(ctx, in.DealID)
+	if err != nil {
+		return nil, err
+	}
+	ev, hs := s.evidenceByID(), s.hypothesisIDs()
+	var ans challengeAnswer
+	model, err := p.ask(ctx, in, asked{
+		schema: SchemaChallenges, task: fmt.Sprintf("challenge the hypotheses of pass %d", s.Pass),
+		data: challengeData{Question: t.opts.Question, Pass: s.Pass, Reasons: s.DebateReasons, Hypotheses: s.Hypotheses,
+			Evidence: s.Evidence, Claims: v.claimsFor(s.Evidence)},
+		check: decodeCheck(func(a challengeAnswer) []debate.Violation {
+			g := violations{rule: "CHALLENGES"}
+			once := map[string]bool{}
+			for i, c := range a.Challenges {
+				f := fmt.Sprintf("challenges[%d]", i)
+				g.ids(f+".hypothesis_id", []string{c.HypothesisID}, func(id string) bool { return hs[id] }, true)
+				if once[c.HypothesisID] {
+					g.add(f+".hypothesis_id", "%s is challenged twice", c.HypothesisID)
+				}
+				once[c.HypothesisID] = true
+				g.text(f+".argument", c.Argument)
+				g.ids(f+".evidence_ids", c.EvidenceIDs, func(id string) bool { _, ok := ev[id]; return ok }, false)
+			}
+			return g.list
+		}),
+	}, &ans)
+	if err != nil {
+		return nil, err
+	}
+	s.Challenges = ans.Challenges
+	turns := make([]DebateTurn, 0, len(ans.Challenges))
+	for _, c := range ans.Challenges {
+		turns = append(turns, DebateTurn{Pass: s.Pass, Speaker: RoleAdversary, HypothesisID: c.HypothesisID, Kind: "challenge", Text: c.Argument})
+	}
+	s.DebateLog = append(s.DebateLog, turns...)
+	return saveWith(s, orchestrator.Emit{Type: EventDebateTurn, Payload: map[string]any{
+		"pass": s.Pass, "speaker": RoleAdversary, "challenges": nonNil(ans.Challenges), "turns": turns, "model": model}})
+}
+
+// rebut is the strategist's turn of the debate: a conceded challenge costs
+// its hypothesis ConcedePenalty of confidence and marks it contested.
+func (p *proto) rebut(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
+	in, s := t.in, t.s
+	challenged := map[string]bool{}
+	for _, c := range s.Challenges {
+		challenged[c.HypothesisID] = true
+	}
+	var ans rebuttalAnswer
+	model, err := p.ask(ctx, in, asked{
+		schema: SchemaRebuttal, task: fmt.Sprintf("answer the adversary's challenges of pass %d", s.Pass),
+		data: rebuttalData{Question: t.opts.Question, Pass: s.Pass, Hypotheses: s.Hypotheses, Challenges: nonNil(s.Challenges), Evidence: s.Evidence},
+		check: decodeCheck(func(a rebuttalAnswer) []debate.Violation {
+			g := violations{rule: "REBUTTAL"}
+			answered := map[string]bool{}
+			for i, r := range a.Responses {
+				f := fmt.Sprintf("responses[%d]", i)
+				switch {
+				case !challenged[r.HypothesisID]:
+					g.add(f+".hypothesis_id", "%q was not challenged", r.HypothesisID)
+				case answered[r.HypothesisID]:
+					g.add(f+".hypothesis_id", "%s is answered twice", r.HypothesisID)
+				}
+				answered[r.HypothesisID] = true
+				if r.Decision != DecisionDefend && r.Decision != DecisionConcede {
+					g.add(f+".decision", "must be %q or %q", DecisionDefend, DecisionConcede)
+				}
+				g.text(f+".argument", r.Argument)
+			}
+			for _, c := range s.Challenges {
+				if !answered[c.HypothesisID] {
+					g.add("responses", "the challenge to %s is not answered", c.HypothesisID)
+				}
+			}
+			return g.list
+		}),
+	}, &ans)
+	if err != nil {
+		return nil, err
+	}
+	conceded := map[string]bool{}
+	turns := make([]DebateTurn, 0, len(ans.Responses))
+	for _, r := range ans.Responses {
+		conceded[r.HypothesisID] = r.Decision == DecisionConcede
+		turns = append(turns, DebateTurn{Pass: s.Pass, Speaker: RoleStrategist, HypothesisID: r.HypothesisID, Kind: r.Decision, Text: r.Argument})
+	}
+	for i := range s.Hypotheses {
+		if h := &s.Hypotheses[i]; conceded[h.ID] {
+			h.Confidence, h.Contested = round2(max(0, h.Confidence-ConcedePenalty)), true
+		}
+	}
+	s.DebateLog = append(s.DebateLog, turns...)
+	return saveWith(s, orchestrator.Emit{Type: EventDebateTurn, Payload: map[string]any{
+		"pass": s.Pass, "speaker": RoleStrategist, "responses": nonNil(ans.Responses), "turns": turns, "model": model}})
+}
+
+// strategise is the strategist's plan over the pass's hypotheses.
+func (p *proto) strategise(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
+	in, s := t.in, t.s
+	hs := s.hypothesisIDs()
+	var turns []DebateTurn
+	for _, d := range s.DebateLog {
+		if d.Pass == s.Pass {
+			turns = append(turns, d)
+		}
+	}
+	var plan Plan
+	model, err := p.ask(ctx, in, asked{
+		schema: SchemaPlan, task: fmt.Sprintf("draft the plan of pass %d", s.Pass),
+		data: planData{Question: t.opts.Question, Pass: s.Pass, Hypotheses: nonNil(s.Hypotheses), DebateLog: nonNil(turns), Directives: s.Directives},
+		check: decodeCheck(func(pl Plan) []debate.Violation {
+			g := violations{rule: "PLAN"}
+			g.text("summary", pl.Summary)
+			for name, items := range map[string][]PlanItem{"recommendations": pl.Recommendations, "risks": pl.Risks} {
+				if len(items) > maxHypotheses {
+					g.add(name, "at most %d items", maxHypotheses)
+				}
+				for i, it := range items {
+					f := fmt.Sprintf("%s[%d]", name, i)
+					g.text(f+".text", it.Text)
+					g.ids(f+".hypothesis_ids", it.HypothesisIDs, func(id string) bool { return hs[id] }, false)
+					if it.Priority != "" && !slices.Contains([]string{priorityHigh, priorityMedium, priorityLow}, it.Priority) {
+						g.add(f+".priority", "must be high, medium or low")
+					}
+				}
+			}
+			slices.SortFunc(g.list, func(a, b debate.Violation) int { return strings.Compare(a.Field, b.Field) })
+			return g.list
+		}),
+	}, &plan)
+	if err != nil {
+		return nil, err
+	}
+	plan.Recommendations, plan.Risks = nonNil(plan.Recommendations), nonNil(plan.Risks)
+	s.Plan = &plan
+	return saveWith(s, orchestrator.Emit{Type: EventPlan, Payload: map[string]any{"pass": s.Pass, "plan": plan, "model": model}})
+}
+
+// saveWith saves the state and emits the events.
+func saveWith(s *state, events ...orchestrator.Emit) (*orchestrator.NodeOutput, error) {
+	st, err := s.save()
+	if err != nil {
+		return nil, err
+	}
+	return &orchestrator.NodeOutput{State: st, Events: events}, nil
+}
