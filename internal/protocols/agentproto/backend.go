@@ -1,0 +1,428 @@
+package agentproto
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/roles/llm"
+)
+
+// Schema names of the three structured calls. A model answers them when
+// the tenant has one; otherwise the rules backend (Answer) does.
+const (
+	SchemaPlan   = "agentproto_plan"
+	SchemaReview = "agentproto_review"
+	SchemaClaims = "agentproto_claims"
+)
+
+// planData is what the planner receives: the task spec.
+type planData struct {
+	Objective string     `json:"objective"`
+	Steps     []planStep `json:"steps"`
+}
+
+type planStep struct {
+	ID               string          `json:"id"`
+	Tool             string          `json:"tool"`
+	Input            json.RawMessage `json:"input"`
+	RiskClass        string          `json:"risk_class"`
+	ExpectedEvidence string          `json:"expected_evidence,omitempty"`
+}
+
+type planAnswer struct {
+	Proposals []planProposal `json:"proposals"`
+}
+
+type planProposal struct {
+	StepID        string   `json:"step_id"`
+	Objective     string   `json:"objective"`
+	Assumptions   []string `json:"assumptions"`
+	Justification string   `json:"justification"`
+}
+
+// reviewData is what the critic reviews: the proposals and the tools the
+// tenant registered for the session.
+type reviewData struct {
+	Objective       string       `json:"objective"`
+	RegisteredTools []string     `json:"registered_tools"`
+	Proposals       []reviewItem `json:"proposals"`
+}
+
+type reviewItem struct {
+	ProposalID       string   `json:"proposal_id"`
+	StepID           string   `json:"step_id"`
+	Tool             string   `json:"tool"`
+	RiskClass        string   `json:"risk_class"`
+	Objective        string   `json:"objective"`
+	Assumptions      []string `json:"assumptions"`
+	ExpectedEvidence string   `json:"expected_evidence,omitempty"`
+}
+
+type reviewAnswer struct {
+	Reviews []struct {
+		ProposalID string `json:"proposal_id"`
+		Status     string `json:"status"`
+		Reason     string `json:"reason"`
+	} `json:"reviews"`
+}
+
+// claimData is what the executor states claims from: its completed
+// executions.
+type claimData struct {
+	Objective  string      `json:"objective"`
+	Executions []claimItem `json:"executions"`
+}
+
+type claimItem struct {
+	ExecutionID      string         `json:"execution_id"`
+	ProposalID       string         `json:"proposal_id"`
+	StepID           string         `json:"step_id"`
+	Tool             string         `json:"tool"`
+	ExpectedEvidence string         `json:"expected_evidence,omitempty"`
+	Output           map[string]any `json:"output"`
+	ResultText       string         `json:"result_text"`
+}
+
+type claimAnswer struct {
+	Claims []struct {
+		ExecutionID string  `json:"execution_id"`
+		Text        string  `json:"text"`
+		Confidence  float64 `json:"confidence"`
+	} `json:"claims"`
+}
+
+// call describes one structured call: its role, prompt and schema, the
+// rules backend's answer and the gate every answer passes.
+type call struct {
+	role, task, system string
+	schema             json.RawMessage
+	rules              func(data json.RawMessage) (any, error)
+	check              func(data, answer json.RawMessage) []debate.Violation
+}
+
+var calls = map[string]call{
+	SchemaPlan: {
+		role: RolePlanner,
+		task: "turn each step of the task into one proposal unit: an objective, its assumptions and a justification",
+		system: "You are the Planner of an auditable agent protocol. You turn a task into proposal units, one per step, " +
+			"each with an objective, the assumptions it rests on and a justification. You never change a step's tool or input.",
+		schema: json.RawMessage(`{"type":"object","required":["proposals"],"properties":{"proposals":{"type":"array","items":{"type":"object",` +
+			`"required":["step_id","objective","assumptions","justification"],"properties":{"step_id":{"type":"string"},"objective":{"type":"string"},` +
+			`"assumptions":{"type":"array","items":{"type":"string"}},"justification":{"type":"string"}}}}}}`),
+		rules: rulesPlan, check: checkPlan,
+	},
+	SchemaReview: {
+		role: RoleCritic,
+		task: "review each proposal for safety and policy risk: approved, conditionally_approved or rejected, with a reason",
+		system: "You are the Critic of an auditable agent protocol. You review proposals for safety and policy risk. " +
+			"Reject a proposal whose tool is not registered for the session; approve risky ones only conditionally.",
+		schema: json.RawMessage(`{"type":"object","required":["reviews"],"properties":{"reviews":{"type":"array","items":{"type":"object",` +
+			`"required":["proposal_id","status","reason"],"properties":{"proposal_id":{"type":"string"},` +
+			`"status":{"type":"string","enum":["approved","conditionally_approved","rejected"]},"reason":{"type":"string"}}}}}}`),
+		rules: rulesReview, check: checkReview,
+	},
+	SchemaClaims: {
+		role: RoleExecutor,
+		task: "state one evidence-backed claim per execution, quoting its result_text, with a confidence between 0 and 1",
+		system: "You are the Executor of an auditable agent protocol. You state one claim per completed tool execution. " +
+			"A claim quotes the execution's result_text exactly and asserts nothing its output does not show.",
+		schema: json.RawMessage(`{"type":"object","required":["claims"],"properties":{"claims":{"type":"array","items":{"type":"object",` +
+			`"required":["execution_id","text","confidence"],"properties":{"execution_id":{"type":"string"},"text":{"type":"string"},` +
+			`"confidence":{"type":"number","minimum":0,"maximum":1}}}}}}`),
+		rules: rulesClaims, check: checkClaims,
+	},
+}
+
+// Answer is the rules backend: the answer to the structured call named
+// schema (SchemaPlan, SchemaReview or SchemaClaims) over its DATA document,
+// exactly what a model is asked to produce. It returns an error wrapping
+// debate.ErrInvalid for an unknown schema or data it cannot read.
+func Answer(schema string, data json.RawMessage) (json.RawMessage, error) {
+	c, ok := calls[schema]
+	if !ok {
+		return nil, fmt.Errorf("%w: agentproto: unknown schema %q", debate.ErrInvalid, schema)
+	}
+	a, err := c.rules(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: agentproto: %s data: %w", debate.ErrInvalid, schema, err)
+	}
+	return json.Marshal(a)
+}
+
+func rulesPlan(raw json.RawMessage) (any, error) {
+	var d planData
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, err
+	}
+	out := planAnswer{Proposals: []planProposal{}}
+	for _, s := range d.Steps {
+		goal := s.ExpectedEvidence
+		if goal == "" {
+			goal = "the output of " + s.Tool
+		}
+		out.Proposals = append(out.Proposals, planProposal{
+			StepID:    s.ID,
+			Objective: fmt.Sprintf("Step %s: run %s to establish %s", s.ID, s.Tool, goal),
+			Assumptions: []string{
+				fmt.Sprintf("the input of step %s is the task's own, unchanged", s.ID),
+				fmt.Sprintf("%s is a deterministic built-in tool", s.Tool),
+			},
+			Justification: fmt.Sprintf("the objective %q needs %s", clip(d.Objective, 120), goal),
+		})
+	}
+	return out, nil
+}
+
+func checkPlan(data, answer json.RawMessage) []debate.Violation {
+	var d planData
+	var a planAnswer
+	if err := json.Unmarshal(data, &d); err != nil {
+		return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
+	}
+	var vs []debate.Violation
+	seen := map[string]bool{}
+	for i, pr := range a.Proposals {
+		f := fmt.Sprintf("proposals[%d]", i)
+		if !slices.ContainsFunc(d.Steps, func(s planStep) bool { return s.ID == pr.StepID }) {
+			vs = append(vs, debate.Violation{Rule: "UNKNOWN_STEP", Field: f + ".step_id", Detail: fmt.Sprintf("no step %q in the task", pr.StepID)})
+		}
+		if seen[pr.StepID] {
+			vs = append(vs, debate.Violation{Rule: "DUPLICATE", Field: f + ".step_id", Detail: fmt.Sprintf("step %q has two proposals", pr.StepID)})
+		}
+		seen[pr.StepID] = true
+		if strings.TrimSpace(pr.Objective) == "" || strings.TrimSpace(pr.Justification) == "" {
+			vs = append(vs, debate.Violation{Rule: "INCOMPLETE", Field: f, Detail: "objective and justification are required"})
+		}
+	}
+	for _, s := range d.Steps {
+		if !seen[s.ID] {
+			vs = append(vs, debate.Violation{Rule: "MISSING_STEP", Field: "proposals", Detail: fmt.Sprintf("step %q has no proposal", s.ID)})
+		}
+	}
+	return vs
+}
+
+// policyReview is the critic's policy, in code: a tool the tenant did not
+// register is rejected; a risk class above low is approved only
+// conditionally (its intent must pass the critic's vetting).
+func policyReview(registered []string, it reviewItem) (string, string) {
+	switch {
+	case !slices.Contains(registered, it.Tool):
+		return ReviewRejected, fmt.Sprintf("tool %s is not registered for this session", it.Tool)
+	case it.RiskClass != RiskLow:
+		return ReviewConditional, fmt.Sprintf("risk class %s: the intent needs the critic's approval before execution", it.RiskClass)
+	}
+	return ReviewApproved, fmt.Sprintf("low-risk use of the registered tool %s", it.Tool)
+}
+
+// stricter returns the stricter of two review statuses.
+func stricter(a, b string) string {
+	rank := map[string]int{ReviewApproved: 0, ReviewConditional: 1, ReviewRejected: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+func rulesReview(raw json.RawMessage) (any, error) {
+	var d reviewData
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, err
+	}
+	type rev struct {
+		ProposalID string `json:"proposal_id"`
+		Status     string `json:"status"`
+		Reason     string `json:"reason"`
+	}
+	out := struct {
+		Reviews []rev `json:"reviews"`
+	}{Reviews: []rev{}}
+	for _, it := range d.Proposals {
+		st, why := policyReview(d.RegisteredTools, it)
+		out.Reviews = append(out.Reviews, rev{ProposalID: it.ProposalID, Status: st, Reason: why})
+	}
+	return out, nil
+}
+
+func checkReview(data, answer json.RawMessage) []debate.Violation {
+	var d reviewData
+	var a reviewAnswer
+	if err := json.Unmarshal(data, &d); err != nil {
+		return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
+	}
+	var vs []debate.Violation
+	seen := map[string]bool{}
+	for i, r := range a.Reviews {
+		f := fmt.Sprintf("reviews[%d]", i)
+		if !slices.ContainsFunc(d.Proposals, func(it reviewItem) bool { return it.ProposalID == r.ProposalID }) || seen[r.ProposalID] {
+			vs = append(vs, debate.Violation{Rule: "UNKNOWN_PROPOSAL", Field: f + ".proposal_id", Detail: fmt.Sprintf("%q is not a proposal to review, or is reviewed twice", r.ProposalID)})
+		}
+		seen[r.ProposalID] = true
+		if !slices.Contains([]string{ReviewApproved, ReviewConditional, ReviewRejected}, r.Status) {
+			vs = append(vs, debate.Violation{Rule: "SCHEMA", Field: f + ".status", Detail: "approved, conditionally_approved or rejected"})
+		}
+		if strings.TrimSpace(r.Reason) == "" {
+			vs = append(vs, debate.Violation{Rule: "INCOMPLETE", Field: f + ".reason", Detail: "a review gives its reason"})
+		}
+	}
+	for _, it := range d.Proposals {
+		if !seen[it.ProposalID] {
+			vs = append(vs, debate.Violation{Rule: "MISSING_REVIEW", Field: "reviews", Detail: fmt.Sprintf("proposal %q is not reviewed", it.ProposalID)})
+		}
+	}
+	return vs
+}
+
+func rulesClaims(raw json.RawMessage) (any, error) {
+	var d claimData
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, err
+	}
+	type cl struct {
+		ExecutionID string  `json:"execution_id"`
+		Text        string  `json:"text"`
+		Confidence  float64 `json:"confidence"`
+	}
+	out := struct {
+		Claims []cl `json:"claims"`
+	}{Claims: []cl{}}
+	for _, it := range d.Executions {
+		subject := it.ExpectedEvidence
+		if subject == "" {
+			subject = "step " + it.StepID
+		}
+		out.Claims = append(out.Claims, cl{ExecutionID: it.ExecutionID,
+			Text: fmt.Sprintf("%s: %s returned %s.", subject, it.Tool, it.ResultText), Confidence: 0.9})
+	}
+	return out, nil
+}
+
+func checkClaims(data, answer json.RawMessage) []debate.Violation {
+	var d claimData
+	var a claimAnswer
+	if err := json.Unmarshal(data, &d); err != nil {
+		return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
+	}
+	var vs []debate.Violation
+	seen := map[string]bool{}
+	for i, c := range a.Claims {
+		f := fmt.Sprintf("claims[%d]", i)
+		k := slices.IndexFunc(d.Executions, func(it claimItem) bool { return it.ExecutionID == c.ExecutionID })
+		switch {
+		case k < 0 || seen[c.ExecutionID]:
+			vs = append(vs, debate.Violation{Rule: "UNKNOWN_EXECUTION", Field: f + ".execution_id", Detail: fmt.Sprintf("%q is not a completed execution, or is claimed twice", c.ExecutionID)})
+		case !strings.Contains(c.Text, d.Executions[k].ResultText):
+			vs = append(vs, debate.Violation{Rule: "NO_FREE_FACTS", Field: f + ".text", Detail: fmt.Sprintf("the claim must quote the execution's result %q", d.Executions[k].ResultText)})
+		}
+		seen[c.ExecutionID] = true
+		if math.IsNaN(c.Confidence) || c.Confidence < 0 || c.Confidence > 1 {
+			vs = append(vs, debate.Violation{Rule: "SCHEMA", Field: f + ".confidence", Detail: "between 0 and 1"})
+		}
+	}
+	for _, it := range d.Executions {
+		if !seen[it.ExecutionID] {
+			vs = append(vs, debate.Violation{Rule: "MISSING_CLAIM", Field: "claims", Detail: fmt.Sprintf("execution %q has no claim", it.ExecutionID)})
+		}
+	}
+	return vs
+}
+
+// errRejected is returned by ask when the answer failed its gate after the
+// repairs; the node records it and stops the session for review.
+type errRejected struct {
+	role, schema string
+	violations   []debate.Violation
+}
+
+func (e *errRejected) Error() string {
+	return fmt.Sprintf("agentproto: the %s's %s answer failed its gate (%d violations)", e.role, e.schema, len(e.violations))
+}
+
+// ask makes the structured call schema over data, with the tenant's model
+// or the rules backend, gates the answer and decodes it into out. It
+// returns the model calls made (nil for the rules backend), an *errRejected
+// when the answer failed its gate, or the model's error.
+func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, schema string, data, out any) (*debate.ModelCall, error) {
+	c := calls[schema]
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("agentproto: encode %s data: %w", schema, err)
+	}
+	var model llm.Caller
+	if p.cfg.ModelFor != nil {
+		if model, err = p.cfg.ModelFor(ctx); err != nil {
+			return nil, fmt.Errorf("agentproto: model of the tenant: %w", err)
+		}
+	}
+	var answer json.RawMessage
+	var used *debate.ModelCall
+	var vs []debate.Violation
+	if model == nil {
+		if answer, err = Answer(schema, raw); err != nil {
+			return nil, orchestrator.Permanent(err)
+		}
+		vs = c.check(raw, answer)
+	} else {
+		res, err := model.JSON(ctx, llm.JSONCall{
+			TenantID: in.TenantID, DebateID: in.DebateID, Role: c.role,
+			CacheKey: in.DebateID + "/agentproto/" + schema, PromptID: schema + ".v1",
+			System: c.system, Task: c.task, Data: json.RawMessage(raw),
+			SchemaName: schema, Schema: c.schema,
+			Check: func(a json.RawMessage) []debate.Violation { return c.check(raw, a) },
+		})
+		if err != nil {
+			return res.Model, err
+		}
+		answer, vs, used = res.Answer, res.Violations, res.Model
+	}
+	if len(vs) > 0 || answer == nil {
+		return used, &errRejected{role: c.role, schema: schema, violations: vs}
+	}
+	dec := json.NewDecoder(bytes.NewReader(answer))
+	if err := dec.Decode(out); err != nil {
+		return used, &errRejected{role: c.role, schema: schema, violations: []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}}
+	}
+	return used, nil
+}
+
+// stopOnAnswer turns ask's failures that end the session into its stop:
+// a gate rejection is recorded and the session waits for review, as does a
+// spent token budget; other errors are the engine's to retry.
+func stopOnAnswer(err error) (*orchestrator.NodeOutput, error) {
+	var rej *errRejected
+	switch {
+	case errors.As(err, &rej):
+		return &orchestrator.NodeOutput{
+			Events: []orchestrator.Emit{{Type: EventOutputRejected, Actor: rej.role, Payload: map[string]any{
+				"role": rej.role, "schema": rej.schema, "violations": rej.violations}}},
+			Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonOutputRejected},
+		}, nil
+	case errors.Is(err, llm.ErrBudgetExceeded):
+		return &orchestrator.NodeOutput{Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonTokenBudget}}, nil
+	}
+	return nil, err
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

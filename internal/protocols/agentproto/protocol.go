@@ -1,0 +1,230 @@
+// Package agentproto is the agent protocol of seed 003 (agent.protocol.v1):
+// a Planner turns a task spec into proposals, a Critic reviews them, an
+// Executor signs a tool intent per approved proposal, the Critic approves or
+// blocks each intent by its risk class, the Executor runs the approved ones
+// through a built-in safe tool (storing the tool's input and output as
+// artifacts) and issues evidence-backed claims, the Critic challenges claims
+// its evidence contradicts, and the Auditor verifies the whole trace with the
+// ledger's verifier and the protocol's invariants before the session
+// completes. The session's lifecycle is a state machine (see Request) whose
+// every transition is a signed event; a transition it refuses is recorded
+// too.
+//
+// The debate's deal_id names the deal whose claim registry the claim_lookup
+// tool reads; the session does not otherwise use it.
+package agentproto
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/ledger"
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/roles/llm"
+)
+
+// Name is the protocol's name.
+const Name = "agent.protocol.v1"
+
+// Roles of the protocol (seed 003).
+const (
+	RolePlanner  = "planner"
+	RoleExecutor = "executor"
+	RoleCritic   = "critic"
+	RoleAuditor  = "auditor"
+)
+
+// Event types the protocol emits. The seed's mandatory signed types are the
+// ledger's (ledger.Type*), whose ordering rules the ledger verifies.
+const (
+	EventSessionInitialized   = "session_initialized"
+	EventTransition           = "session.transition"
+	EventTransitionRefused    = "transition.refused"
+	EventProposalCreated      = ledger.TypeProposalCreated
+	EventProposalReviewed     = "proposal_reviewed"
+	EventIntentSigned         = ledger.TypeToolIntentSigned
+	EventIntentApproved       = "tool_intent_approved"
+	EventIntentBlocked        = ledger.TypeToolIntentBlocked
+	EventExecutionStarted     = ledger.TypeToolExecutionStarted
+	EventExecutionCompleted   = ledger.TypeToolExecutionCompleted
+	EventExecutionFailed      = ledger.TypeToolExecutionFailed
+	EventArtifact             = "artifact.created"
+	EventClaimIssued          = ledger.TypeClaimIssued
+	EventClaimChallenged      = ledger.TypeClaimChallenged
+	EventFinalStatement       = ledger.TypeFinalStatementSigned
+	EventVerificationStarted  = ledger.TypeVerificationRunStarted
+	EventVerificationComplete = ledger.TypeVerificationRunCompleted
+	EventDeliverables         = "deliverables.created"
+	EventOutputRejected       = "output.rejected"
+)
+
+// Node names, in graph order.
+const (
+	NodeInit      = "session_init"
+	NodePlan      = "plan"
+	NodeReview    = "review"
+	NodeIntend    = "sign_intents"
+	NodeVet       = "vet_intents"
+	NodeExecute   = "execute"
+	NodeClaim     = "claim"
+	NodeChallenge = "challenge"
+	NodeAudit     = "audit"
+	NodeFinalize  = "finalize"
+	NodeVerify    = "verify"
+)
+
+// Stop reasons.
+const (
+	ReasonVerified           = "VERIFIED"
+	ReasonIntegrity          = "INTEGRITY_VIOLATION"
+	ReasonNoApprovedProposal = "NO_APPROVED_PROPOSAL"
+	ReasonNoClaims           = "NO_CLAIMS"
+	ReasonOutputRejected     = "OUTPUT_REJECTED"
+	ReasonTokenBudget        = "TOKEN_BUDGET_EXCEEDED"
+)
+
+// Registry is the tenant's claim registry that claim_lookup reads (the
+// store's DealBundleGet, scoped by the tenant of ctx).
+type Registry interface {
+	DealBundleGet(ctx context.Context, dealID string) (*debate.DealBundle, error)
+}
+
+// Ledger reads a debate's committed events (the store's EventList).
+type Ledger interface {
+	EventList(ctx context.Context, debateID string, afterSeq int64, limit int) ([]debate.Event, error)
+}
+
+// Keys serves the public keys the auditor verifies signatures with
+// (*ledger.Keyring implements it).
+type Keys interface {
+	PublicKeys(tenantID string, actors []string) map[string]ledger.PublicKeyInfo
+}
+
+// Config wires the protocol.
+type Config struct {
+	// Registry backs claim_lookup; nil makes every lookup fail.
+	Registry Registry
+	// Ledger is where the executor and the auditor reload the trace.
+	// Required.
+	Ledger Ledger
+	// Keys verify signatures in the auditor's runs; nil verifies everything
+	// but the signatures and says so in a warning.
+	Keys Keys
+	// ModelFor returns the model for the tenant of ctx; a nil Caller (or a
+	// nil ModelFor) means the deterministic rules backend.
+	ModelFor func(ctx context.Context) (llm.Caller, error)
+}
+
+type proto struct {
+	cfg Config
+}
+
+// Protocol returns the agent protocol over cfg.
+func Protocol(cfg Config) *orchestrator.Protocol {
+	p := &proto{cfg: cfg}
+	node := func(name, actor string, run orchestrator.NodeFunc, edges ...string) *orchestrator.Node {
+		return &orchestrator.Node{Name: name, Actor: actor, Run: run, Edges: edges}
+	}
+	return &orchestrator.Protocol{
+		Name:        Name,
+		Description: "agent protocol (seed 003): planner → critic review → signed tool intents → critic vetting → execution with artifacts → claims → challenges → final statement → auditor verification; a lifecycle state machine of signed transitions",
+		Roles:       []string{RolePlanner, RoleExecutor, RoleCritic, RoleAuditor},
+		Start:       NodeInit,
+		MaxSteps:    8 + 3*(maxRetriesLimit+1)*maxSteps,
+		Options: func(raw json.RawMessage) (json.RawMessage, error) {
+			o, err := parseOptions(raw)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(o)
+		},
+		Init: func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
+			if _, err := parseOptions(in.Options); err != nil {
+				return nil, orchestrator.Permanent(err)
+			}
+			return (&state{Lifecycle: StateInitialized}).save()
+		},
+		RoleGuard: RoleGuard(),
+		Tools:     map[string][]string{RoleExecutor: SafeTools()},
+		Nodes: []*orchestrator.Node{
+			node(NodeInit, RolePlanner, p.initialize, NodePlan),
+			node(NodePlan, RolePlanner, p.plan, NodeReview),
+			node(NodeReview, RoleCritic, p.review, NodeIntend),
+			node(NodeIntend, RoleExecutor, p.intend, NodeVet),
+			node(NodeVet, RoleCritic, p.vet, NodeExecute),
+			{Name: NodeExecute, Actor: RoleExecutor, Run: p.execute, Edges: []string{NodeIntend, NodeClaim}, Next: afterExecute},
+			node(NodeClaim, RoleExecutor, p.claim, NodeChallenge),
+			node(NodeChallenge, RoleCritic, p.challenge, NodeAudit),
+			node(NodeAudit, RoleAuditor, p.audit, NodeFinalize),
+			node(NodeFinalize, orchestrator.ActorEngine, p.finalize, NodeVerify),
+			node(NodeVerify, RoleAuditor, p.verify),
+		},
+	}
+}
+
+// RoleGuard is the protocol's role guard: the roles that may sign each of
+// its event types (seed 003's role guard).
+func RoleGuard() map[string][]string {
+	all := []string{RolePlanner, RoleExecutor, RoleCritic, RoleAuditor}
+	return map[string][]string{
+		EventSessionInitialized:   {RolePlanner},
+		EventTransition:           all,
+		EventTransitionRefused:    all,
+		EventProposalCreated:      {RolePlanner},
+		EventProposalReviewed:     {RoleCritic},
+		EventIntentSigned:         {RoleExecutor},
+		EventIntentApproved:       {RoleCritic},
+		EventIntentBlocked:        {RoleCritic},
+		EventExecutionStarted:     {RoleExecutor},
+		EventExecutionCompleted:   {RoleExecutor},
+		EventExecutionFailed:      {RoleExecutor},
+		EventArtifact:             {RoleExecutor},
+		EventClaimIssued:          {RoleExecutor},
+		EventClaimChallenged:      {RoleCritic},
+		EventFinalStatement:       {RoleExecutor},
+		EventVerificationStarted:  {RoleAuditor},
+		EventVerificationComplete: {RoleAuditor},
+		EventDeliverables:         {orchestrator.ActorEngine},
+		EventOutputRejected:       {RolePlanner, RoleExecutor, RoleCritic},
+	}
+}
+
+// LedgerPolicy is the verification policy of the protocol's sessions, the
+// one the service verifies them with: the role guard merged with the
+// engine's, strict, the engine's events as bookkeeping, nothing after the
+// end.
+func LedgerPolicy() ledger.Policy {
+	guard := orchestrator.EngineRoleGuard()
+	for t, actors := range RoleGuard() {
+		guard[t] = actors
+	}
+	return ledger.Policy{
+		RoleGuard:   guard,
+		StrictRoles: true,
+		Bookkeeping: orchestrator.EngineEventTypes(),
+		Terminal:    orchestrator.TerminalEventTypes(),
+	}
+}
+
+// trace reads the debate's committed events: the trace head the executor
+// and the auditor resume from.
+func (p *proto) trace(ctx context.Context, debateID string) ([]debate.Event, error) {
+	if p.cfg.Ledger == nil {
+		return nil, orchestrator.Permanent(fmt.Errorf("agentproto: no ledger configured"))
+	}
+	const page = 5000
+	var out []debate.Event
+	for after := int64(0); ; {
+		evs, err := p.cfg.Ledger.EventList(ctx, debateID, after, page)
+		if err != nil {
+			return nil, fmt.Errorf("agentproto: read trace of %s: %w", debateID, err)
+		}
+		out = append(out, evs...)
+		if len(evs) < page {
+			return out, nil
+		}
+		after = evs[len(evs)-1].Seq
+	}
+}

@@ -1,0 +1,148 @@
+package agentproto
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/debated/debated/internal/orchestrator"
+)
+
+// Review statuses of a proposal (seed 003's proposal workflow) and its
+// outcomes.
+const (
+	ReviewApproved    = "approved"
+	ReviewConditional = "conditionally_approved"
+	ReviewRejected    = "rejected"
+
+	outcomeCompleted = "completed"
+	outcomeFailed    = "failed"
+	outcomeBlocked   = "blocked"
+)
+
+// Intent statuses.
+const (
+	intentSigned    = "signed"
+	intentApproved  = "approved"
+	intentBlocked   = "blocked"
+	intentCompleted = "completed"
+	intentFailed    = "failed"
+)
+
+// proposal is one proposal unit: a task step with the planner's reasoning
+// and the critic's review.
+type proposal struct {
+	ID            string   `json:"id"`
+	StepID        string   `json:"step_id"`
+	Tool          string   `json:"tool"`
+	Risk          string   `json:"risk_class"`
+	Objective     string   `json:"objective"`
+	Assumptions   []string `json:"assumptions"`
+	Justification string   `json:"justification"`
+	Review        string   `json:"review,omitempty"`
+	Attempts      int      `json:"attempts,omitempty"`
+	// Outcome is completed, failed (retries exhausted) or blocked; ""
+	// while the proposal may still run.
+	Outcome   string `json:"outcome,omitempty"`
+	Execution string `json:"execution,omitempty"` // the completed execution
+}
+
+func (pr *proposal) approved() bool {
+	return pr.Review == ReviewApproved || pr.Review == ReviewConditional
+}
+
+// intent is one signed tool intent and what became of it.
+type intent struct {
+	ID          string         `json:"id"`
+	ProposalID  string         `json:"proposal_id"`
+	Attempt     int            `json:"attempt"`
+	InputHash   string         `json:"input_hash"`
+	Risk        string         `json:"risk_class"`
+	Status      string         `json:"status"`
+	ExecutionID string         `json:"execution_id,omitempty"`
+	Output      map[string]any `json:"output,omitempty"`
+	Error       string         `json:"error,omitempty"`
+	Artifacts   []string       `json:"artifacts,omitempty"`
+}
+
+// claim is an issued claim.
+type claim struct {
+	ID          string   `json:"id"`
+	ProposalID  string   `json:"proposal_id"`
+	ExecutionID string   `json:"execution_id"`
+	Text        string   `json:"text"`
+	Confidence  float64  `json:"confidence"`
+	Evidence    []string `json:"evidence_refs"`
+	Challenged  string   `json:"challenged,omitempty"` // the critic's reason
+}
+
+// state is the session's compact state; the events themselves live in the
+// ledger.
+type state struct {
+	Lifecycle string      `json:"lifecycle"`
+	Init      bool        `json:"initialized,omitempty"`
+	Proposals []*proposal `json:"proposals,omitempty"`
+	Intents   []*intent   `json:"intents,omitempty"`
+	Claims    []*claim    `json:"claims,omitempty"`
+	Refusals  int         `json:"refusals,omitempty"`
+	// PreCheck is the auditor's verdict on the trace before the final
+	// statement (the finalization guard).
+	PreCheck string `json:"pre_check,omitempty"`
+}
+
+func loadState(raw json.RawMessage) (*state, error) {
+	var s state
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, orchestrator.Permanent(fmt.Errorf("agentproto: state: %w", err))
+	}
+	return &s, nil
+}
+
+func (s *state) save() (json.RawMessage, error) { return json.Marshal(s) }
+
+func (s *state) proposal(id string) *proposal {
+	for _, pr := range s.Proposals {
+		if pr.ID == id {
+			return pr
+		}
+	}
+	return nil
+}
+
+// facts are the guards' view of the state.
+func (s *state) facts() Facts {
+	f := Facts{Initialized: s.Init, Proposals: len(s.Proposals), Claims: len(s.Claims), Settled: true, Verification: s.PreCheck}
+	for _, pr := range s.Proposals {
+		if pr.approved() {
+			f.Approved++
+		}
+	}
+	for _, in := range s.Intents {
+		if in.Status == intentSigned || in.Status == intentApproved {
+			f.Settled = false
+		}
+	}
+	f.Integrity = s.PreCheck == VerificationFail
+	return f
+}
+
+// open reports whether an approved proposal may still get a new intent.
+func (s *state) open(pr *proposal, maxRetries int) bool {
+	return pr.approved() && pr.Outcome == "" && pr.Attempts <= maxRetries
+}
+
+// transit asks the state machine to move the session to "to" on behalf of
+// role: an allowed transition is recorded as session.transition and
+// applied; a refused one is recorded as transition.refused and changes
+// nothing. It reports whether the transition happened.
+func (s *state) transit(to, role string, f Facts) (orchestrator.Emit, bool) {
+	if err := Request(s.Lifecycle, to, role, f); err != nil {
+		s.Refusals++
+		var r *Refusal
+		errors.As(err, &r)
+		return orchestrator.Emit{Type: EventTransitionRefused, Actor: role, Payload: r}, false
+	}
+	e := orchestrator.Emit{Type: EventTransition, Actor: role, Payload: map[string]any{"from": s.Lifecycle, "to": to}}
+	s.Lifecycle = to
+	return e, true
+}

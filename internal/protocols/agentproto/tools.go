@@ -1,0 +1,244 @@
+package agentproto
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// Built-in safe tools. They are pure Go functions over their input (and,
+// for claim_lookup, the tenant's claim registry): no code from the task,
+// no network.
+const (
+	ToolArithmetic  = "arithmetic"
+	ToolUnitConvert = "unit_convert"
+	ToolClaimLookup = "claim_lookup"
+)
+
+// errToolFailed marks a tool's runtime failure on its input (division by
+// zero, an unknown claim): recorded as tool_execution_failed, and retried
+// with a new intent when the policy permits. Any other tool error (the
+// registry unreachable) fails the node, which the engine retries.
+var errToolFailed = errors.New("tool failed")
+
+// toolEnv is what a tool may read beyond its input.
+type toolEnv struct {
+	registry Registry
+	dealID   string
+}
+
+// tool is one safe tool: check validates an input's shape when the task is
+// submitted; run executes it.
+type tool struct {
+	check func(input json.RawMessage) error
+	run   func(ctx context.Context, env toolEnv, input json.RawMessage) (map[string]any, error)
+}
+
+var safeTools = map[string]tool{
+	ToolArithmetic:  {check: checkArithmetic, run: runArithmetic},
+	ToolUnitConvert: {check: checkConvert, run: runConvert},
+	ToolClaimLookup: {check: checkLookup, run: runLookup},
+}
+
+// SafeTools returns the names of the built-in safe tools, sorted.
+func SafeTools() []string { return slices.Sorted(maps.Keys(safeTools)) }
+
+// decodeStrict decodes a JSON object into v, refusing unknown members and
+// trailing data.
+func decodeStrict(input json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("input: %w", err)
+	}
+	if dec.More() {
+		return errors.New("input: trailing data after the object")
+	}
+	return nil
+}
+
+type arithmeticInput struct {
+	Op       string    `json:"op"`
+	Operands []float64 `json:"operands"`
+}
+
+var arithmeticOps = []string{"add", "sub", "mul", "div", "min", "max"}
+
+func checkArithmetic(input json.RawMessage) error {
+	var in arithmeticInput
+	if err := decodeStrict(input, &in); err != nil {
+		return err
+	}
+	if !slices.Contains(arithmeticOps, in.Op) {
+		return fmt.Errorf("op must be one of %v", arithmeticOps)
+	}
+	if len(in.Operands) < 2 || len(in.Operands) > 100 {
+		return errors.New("between 2 and 100 operands are required")
+	}
+	return nil
+}
+
+func runArithmetic(_ context.Context, _ toolEnv, input json.RawMessage) (map[string]any, error) {
+	if err := checkArithmetic(input); err != nil {
+		return nil, fmt.Errorf("%w: %w", errToolFailed, err)
+	}
+	var in arithmeticInput
+	_ = json.Unmarshal(input, &in) // checked above
+	r := in.Operands[0]
+	for _, x := range in.Operands[1:] {
+		switch in.Op {
+		case "add":
+			r += x
+		case "sub":
+			r -= x
+		case "mul":
+			r *= x
+		case "div":
+			if x == 0 {
+				return nil, fmt.Errorf("%w: division by zero", errToolFailed)
+			}
+			r /= x
+		case "min":
+			r = math.Min(r, x)
+		case "max":
+			r = math.Max(r, x)
+		}
+	}
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return nil, fmt.Errorf("%w: the result is not a finite number", errToolFailed)
+	}
+	return map[string]any{"result": r}, nil
+}
+
+// unit is a unit of a dimension, as a factor of the dimension's base unit.
+type unit struct {
+	dim    string
+	factor float64
+}
+
+var units = map[string]unit{
+	"second": {"time", 1}, "minute": {"time", 60}, "hour": {"time", 3600}, "day": {"time", 86400},
+	"week": {"time", 7 * 86400}, "month": {"time", 2629746}, "year": {"time", 31556952},
+	"mm": {"length", 0.001}, "cm": {"length", 0.01}, "m": {"length", 1}, "km": {"length", 1000},
+	"inch": {"length", 0.0254}, "foot": {"length", 0.3048}, "mile": {"length", 1609.344},
+	"g": {"mass", 0.001}, "kg": {"mass", 1}, "tonne": {"mass", 1000}, "lb": {"mass", 0.45359237},
+	"fraction": {"ratio", 1}, "percent": {"ratio", 0.01}, "bps": {"ratio", 0.0001},
+	"units": {"scale", 1}, "thousands": {"scale", 1e3}, "millions": {"scale", 1e6}, "billions": {"scale", 1e9},
+}
+
+type convertInput struct {
+	Value float64 `json:"value"`
+	From  string  `json:"from"`
+	To    string  `json:"to"`
+}
+
+func checkConvert(input json.RawMessage) error {
+	var in convertInput
+	if err := decodeStrict(input, &in); err != nil {
+		return err
+	}
+	from, ok := units[in.From]
+	if !ok {
+		return fmt.Errorf("unknown unit %q (one of %v)", in.From, slices.Sorted(maps.Keys(units)))
+	}
+	to, ok := units[in.To]
+	if !ok {
+		return fmt.Errorf("unknown unit %q (one of %v)", in.To, slices.Sorted(maps.Keys(units)))
+	}
+	if from.dim != to.dim {
+		return fmt.Errorf("cannot convert %s (%s) to %s (%s)", in.From, from.dim, in.To, to.dim)
+	}
+	return nil
+}
+
+func runConvert(_ context.Context, _ toolEnv, input json.RawMessage) (map[string]any, error) {
+	if err := checkConvert(input); err != nil {
+		return nil, fmt.Errorf("%w: %w", errToolFailed, err)
+	}
+	var in convertInput
+	_ = json.Unmarshal(input, &in) // checked above
+	r := in.Value * units[in.From].factor / units[in.To].factor
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return nil, fmt.Errorf("%w: the result is not a finite number", errToolFailed)
+	}
+	return map[string]any{"result": r, "unit": in.To}, nil
+}
+
+type lookupInput struct {
+	ClaimKey string `json:"claim_key"`
+	ClaimID  string `json:"claim_id"`
+}
+
+func checkLookup(input json.RawMessage) error {
+	var in lookupInput
+	if err := decodeStrict(input, &in); err != nil {
+		return err
+	}
+	if (in.ClaimKey == "") == (in.ClaimID == "") {
+		return errors.New("exactly one of claim_key and claim_id is required")
+	}
+	return nil
+}
+
+// runLookup reads a claim of the session's deal in the tenant's registry.
+func runLookup(ctx context.Context, env toolEnv, input json.RawMessage) (map[string]any, error) {
+	if err := checkLookup(input); err != nil {
+		return nil, fmt.Errorf("%w: %w", errToolFailed, err)
+	}
+	if env.registry == nil {
+		return nil, fmt.Errorf("%w: no claim registry is configured", errToolFailed)
+	}
+	var in lookupInput
+	_ = json.Unmarshal(input, &in) // checked above
+	b, err := env.registry.DealBundleGet(ctx, env.dealID)
+	switch {
+	case errors.Is(err, debate.ErrNotFound):
+		return nil, fmt.Errorf("%w: deal %q is not in the registry", errToolFailed, env.dealID)
+	case err != nil:
+		return nil, fmt.Errorf("agentproto: claim_lookup: read deal %s: %w", env.dealID, err)
+	}
+	for _, c := range b.Claims {
+		if (in.ClaimKey != "" && c.Key == in.ClaimKey) || (in.ClaimID != "" && c.ID == in.ClaimID) {
+			out := map[string]any{"claim_id": c.ID, "claim_key": c.Key, "text": c.Text, "class": string(c.Class)}
+			if c.Value != nil {
+				out["result"] = c.Value.Value
+				out["unit"] = c.Value.Unit
+				if c.Value.AsOf != "" {
+					out["as_of"] = c.Value.AsOf
+				}
+			}
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no claim %s in deal %s", errToolFailed, cmp.Or(in.ClaimKey, in.ClaimID), env.dealID)
+}
+
+// resultText renders a tool output's result for claims: the number as Go
+// formats it shortest, with its unit.
+func resultText(out map[string]any) string {
+	r, ok := out["result"]
+	if !ok {
+		if t, ok := out["text"].(string); ok {
+			return t
+		}
+		return ""
+	}
+	s := fmt.Sprint(r)
+	if f, ok := r.(float64); ok {
+		s = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	if u, ok := out["unit"].(string); ok && u != "" {
+		s += " " + u
+	}
+	return strings.TrimSpace(s)
+}
