@@ -1,0 +1,123 @@
+// Package legal is the legal debate of seed 002 (Exp 07), protocol
+// legal.adat.v1: a National Law Agent (NLA) and an Adat Law Agent (ALA)
+// answer a legal question in parallel from retrieved context passages,
+// critique each other's output, revise for the critiques they received and
+// are critiqued again while conflict stays high, for 2 rounds by default and
+// at most 3; explicit convergence criteria (§5) and escalation rules (§6)
+// end the debate, and a supervisor synthesises from the final revisions and
+// the debate summary alone. Every output passes the gates of §8 (gate.go)
+// before it enters the debate; a rejected output is recorded with its
+// violations (output.rejected) and escalates the debate. Every accepted
+// output is an artifact.created event named as §7 asks
+// (debate_round1_nla.json, critique_round1_nla_on_ala.json, …,
+// debate_summary.json).
+//
+// The debate's inputs are its options (see Options); the API's deal_id is
+// used as the case id and is not read otherwise.
+package legal
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/roles/llm"
+)
+
+// Name is the protocol's name.
+const Name = "legal.adat.v1"
+
+// Config wires the protocol.
+type Config struct {
+	// ModelFor returns the model for the tenant of ctx; a nil ModelFor or
+	// a nil Caller means the deterministic rules backend.
+	ModelFor func(ctx context.Context) (llm.Caller, error)
+}
+
+// Event types the protocol emits.
+const (
+	// EventArtifact is an accepted output, critique set or the summary:
+	// {"name": FILE, "content": OBJECT, "model": MODEL_CALLS?}.
+	EventArtifact = "artifact.created"
+	// EventRejected is an output the gates refused, with its violations.
+	EventRejected = "output.rejected"
+	// EventDecision is a convergence check's Decision.
+	EventDecision = "convergence.decision"
+	// EventSynthesis is the supervisor's accepted Synthesis.
+	EventSynthesis = "supervisor.synthesis"
+	// EventDeliverables is the debate's Deliverables.
+	EventDeliverables = "deliverables.created"
+	// EventBudgetExceeded stops a debate whose model budget ran out.
+	EventBudgetExceeded = "budget.exceeded"
+)
+
+// Node names.
+const (
+	NodeAnswers    = "initial_answers"
+	NodeCritique   = "cross_critique"
+	NodeCheck      = "convergence_check"
+	NodeRevision   = "revision"
+	NodeSupervisor = "supervisor_synthesis"
+	NodeFinalize   = "finalize"
+)
+
+// ReasonTokenBudget is the stop reason of a debate whose model calls
+// reached the debate's token budget.
+const ReasonTokenBudget = "TOKEN_BUDGET_EXCEEDED"
+
+// agentTimeout bounds one attempt of a model-backed turn (a call and its
+// repairs).
+const agentTimeout = 5 * time.Minute
+
+// Protocol returns the legal.adat.v1 protocol over cfg.
+func Protocol(cfg Config) *orchestrator.Protocol {
+	p := &proto{cfg: cfg}
+	group := func(name, kind string, edges []string, next func(json.RawMessage) (string, error)) *orchestrator.Node {
+		n := &orchestrator.Node{Name: name, Merge: p.merge, Edges: edges, Next: next}
+		for _, a := range []string{AgentNLA, AgentALA} {
+			n.Branches = append(n.Branches, &orchestrator.Node{Name: roleOf(a) + "_" + kind, Actor: roleOf(a),
+				Run: p.branch(a, kind, name), Timeout: agentTimeout})
+		}
+		return n
+	}
+	return &orchestrator.Protocol{
+		Name:        Name,
+		Description: "legal debate (seed 002): NLA ‖ ALA answer from context passages, cross-critique, revision; 2 rounds by default, 3 at most; convergence (§5) and escalation (§6) rules; supervisor synthesis; per-round artifacts and debate_summary.json",
+		Roles:       []string{RoleNLA, RoleALA, RoleSupervisor},
+		Start:       NodeAnswers,
+		MaxSteps:    20,
+		Options: func(raw json.RawMessage) (json.RawMessage, error) {
+			o, err := ParseOptions(raw)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(o)
+		},
+		Init: func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
+			o, err := ParseOptions(in.Options)
+			if err != nil {
+				return nil, err
+			}
+			return newState(o.MaxRounds).save()
+		},
+		RoleGuard: map[string][]string{
+			EventArtifact:       {RoleNLA, RoleALA, orchestrator.ActorEngine},
+			EventRejected:       {RoleNLA, RoleALA, RoleSupervisor},
+			EventDecision:       {orchestrator.ActorEngine},
+			EventSynthesis:      {RoleSupervisor},
+			EventDeliverables:   {orchestrator.ActorEngine},
+			EventBudgetExceeded: {RoleNLA, RoleALA, RoleSupervisor},
+		},
+		Tools: map[string][]string{},
+		Nodes: []*orchestrator.Node{
+			group(NodeAnswers, KindAnswer, []string{NodeCritique, NodeCheck}, afterAnswers),
+			group(NodeCritique, KindCritique, []string{NodeCheck}, nil),
+			{Name: NodeCheck, Actor: orchestrator.ActorEngine, Run: p.check, EndsRound: true,
+				Edges: []string{NodeRevision, NodeSupervisor}, Next: afterCheck},
+			group(NodeRevision, KindRevision, []string{NodeCritique, NodeCheck}, afterRevision),
+			{Name: NodeSupervisor, Actor: RoleSupervisor, Run: p.supervise, Timeout: agentTimeout, Edges: []string{NodeFinalize}},
+			{Name: NodeFinalize, Actor: orchestrator.ActorEngine, Run: p.finalize},
+		},
+	}
+}
