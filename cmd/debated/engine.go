@@ -19,6 +19,7 @@ import (
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/metrics"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocols/agentproto"
 	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/protocols/synthetic"
 	"github.com/debated/debated/internal/roles"
@@ -127,7 +128,9 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		// PostgreSQL full-text search; the embedded store ranks in memory.
 		icfg.Searcher = pgSearcher{pg}
 	}
-	return orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(icfg))
+	return orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(icfg),
+		// TODO(lead): pass the keyring (Keys: keys) once protocols() receives it; until then the auditor checks all but signatures.
+		agentproto.Protocol(agentproto.Config{Registry: st, Ledger: st, ModelFor: modelFor}))
 }
 
 // pgSearcher adapts the PostgreSQL store's full-text search to the tools.
