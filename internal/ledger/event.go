@@ -57,44 +57,70 @@ type Event = debate.Event
 // another debate or tenant or is not sealed, ErrWrongSigner if s holds
 // another tenant's or actor's key, or the signer's error.
 func Seal(prev *Event, e Event, s Signer) (Event, error) {
+	payload, err := preparePayload(e.Payload)
+	if err != nil {
+		return Event{}, err
+	}
+	e, sum, err := chain(prev, e, s, payload)
+	if err != nil {
+		return Event{}, err
+	}
+	return sign(e, sum, s)
+}
+
+// preparePayload is the canonical payload Seal hashes, or Seal's error for
+// a payload it refuses.
+func preparePayload(p json.RawMessage) (json.RawMessage, error) {
+	payload, err := canonicalPayload(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: payload: %w", ErrInvalidEvent, err)
+	}
+	return payload, nil
+}
+
+// chain places e after prev with its canonical payload: seq, prev_hash,
+// time, key id, and the hash it returns (see Seal).
+func chain(prev *Event, e Event, s Signer, payload json.RawMessage) (Event, [32]byte, error) {
+	var sum [32]byte
 	if s == nil {
-		return Event{}, fmt.Errorf("%w: no signer", ErrInvalidEvent)
+		return Event{}, sum, fmt.Errorf("%w: no signer", ErrInvalidEvent)
 	}
 	e.Seq, e.PrevHash = 1, GenesisHash
 	if prev != nil {
 		switch {
 		case prev.DebateID != e.DebateID:
-			return Event{}, fmt.Errorf("%w: debate %q follows an event of debate %q", ErrChainMismatch, e.DebateID, prev.DebateID)
+			return Event{}, sum, fmt.Errorf("%w: debate %q follows an event of debate %q", ErrChainMismatch, e.DebateID, prev.DebateID)
 		case prev.TenantID != e.TenantID:
-			return Event{}, fmt.Errorf("%w: tenant %q follows an event of tenant %q", ErrChainMismatch, e.TenantID, prev.TenantID)
+			return Event{}, sum, fmt.Errorf("%w: tenant %q follows an event of tenant %q", ErrChainMismatch, e.TenantID, prev.TenantID)
 		case !isHexHash(prev.Hash):
-			return Event{}, fmt.Errorf("%w: previous event has no valid hash", ErrChainMismatch)
+			return Event{}, sum, fmt.Errorf("%w: previous event has no valid hash", ErrChainMismatch)
 		case prev.Seq < 1 || prev.Seq >= maxInt:
-			return Event{}, fmt.Errorf("%w: previous event has seq %d", ErrChainMismatch, prev.Seq)
+			return Event{}, sum, fmt.Errorf("%w: previous event has seq %d", ErrChainMismatch, prev.Seq)
 		}
 		e.Seq, e.PrevHash = prev.Seq+1, prev.Hash
 	}
 	e.Time = e.Time.UTC().Truncate(time.Microsecond)
 	info := s.PublicKeyInfo()
 	if info.TenantID != e.TenantID || info.Actor != e.Actor {
-		return Event{}, fmt.Errorf("%w: key of tenant %q actor %q, event of tenant %q actor %q",
+		return Event{}, sum, fmt.Errorf("%w: key of tenant %q actor %q, event of tenant %q actor %q",
 			ErrWrongSigner, info.TenantID, info.Actor, e.TenantID, e.Actor)
 	}
 	e.KeyID = s.KeyID()
 	if err := checkFields(&e); err != nil {
-		return Event{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
-	}
-	payload, err := canonicalPayload(e.Payload)
-	if err != nil {
-		return Event{}, fmt.Errorf("%w: payload: %w", ErrInvalidEvent, err)
+		return Event{}, sum, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
 	e.Payload = payload
-	sum := sha256.Sum256(canonicalEvent(&e, payload))
+	sum = sha256.Sum256(canonicalEvent(&e, payload))
+	e.Hash = hex.EncodeToString(sum[:])
+	return e, sum, nil
+}
+
+// sign adds the signature of the event's hash sum.
+func sign(e Event, sum [32]byte, s Signer) (Event, error) {
 	sig, err := s.Sign(sum[:])
 	if err != nil {
 		return Event{}, fmt.Errorf("ledger: sign event: %w", err)
 	}
-	e.Hash = hex.EncodeToString(sum[:])
 	e.Signature = base64.StdEncoding.EncodeToString(sig)
 	return e, nil
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"runtime"
 	"sync"
 )
 
@@ -17,13 +18,92 @@ type signerKey struct{ tenant, actor string }
 // NewSealer returns a sealer over k.
 func NewSealer(k *Keyring) *Sealer { return &Sealer{keys: k} }
 
+func (s *Sealer) signer(tenant, actor string) Signer {
+	k := signerKey{tenant, actor}
+	v, ok := s.signers.Load(k)
+	if !ok {
+		v, _ = s.signers.LoadOrStore(k, s.keys.Signer(tenant, actor))
+	}
+	return v.(Signer)
+}
+
 // Seal seals e after prev (see the package function Seal) with the key of
 // e's tenant and actor.
 func (s *Sealer) Seal(prev *Event, e Event) (Event, error) {
-	k := signerKey{e.TenantID, e.Actor}
-	v, ok := s.signers.Load(k)
-	if !ok {
-		v, _ = s.signers.LoadOrStore(k, s.keys.Signer(e.TenantID, e.Actor))
+	return Seal(prev, e, s.signer(e.TenantID, e.Actor))
+}
+
+// SealAll seals es as consecutive events after prev, each with the key of
+// its tenant and actor: the same events, byte for byte, as sealing them one
+// by one with Seal. The payloads are canonicalised and the events signed
+// concurrently (only the hash chain is sequential), so a step's events cost
+// the latency of the slowest one rather than their sum when cores are free.
+func (s *Sealer) SealAll(prev *Event, es []Event) ([]Event, error) {
+	if len(es) == 1 {
+		e, err := s.Seal(prev, es[0])
+		if err != nil {
+			return nil, err
+		}
+		return []Event{e}, nil
 	}
-	return Seal(prev, e, v.(Signer))
+	payloads := make([]Event, len(es)) // only Payload is used
+	errs := make([]error, len(es))
+	parallel(len(es), func(i int) {
+		payloads[i].Payload, errs[i] = preparePayload(es[i].Payload)
+	})
+	out := make([]Event, len(es))
+	sums := make([][32]byte, len(es))
+	signers := make([]Signer, len(es))
+	for i := range es {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		signers[i] = s.signer(es[i].TenantID, es[i].Actor)
+		var err error
+		if out[i], sums[i], err = chain(prev, es[i], signers[i], payloads[i].Payload); err != nil {
+			return nil, err
+		}
+		prev = &out[i]
+	}
+	parallel(len(es), func(i int) {
+		out[i], errs[i] = sign(out[i], sums[i], signers[i])
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// parallel runs fn(0..n-1) on at most GOMAXPROCS goroutines, the caller's
+// included, and returns when all have run.
+func parallel(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	take := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		i := next
+		next++
+		return i
+	}
+	work := func() {
+		for i := take(); i < n; i = take() {
+			fn(i)
+		}
+	}
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }

@@ -26,6 +26,15 @@ type Sealer interface {
 	Seal(prev *debate.Event, e debate.Event) (debate.Event, error)
 }
 
+// BatchSealer is a Sealer that can also seal a step's events at once (as
+// consecutive events after prev), giving the same events as sealing them
+// one by one; the engine uses it when the sealer has it (ledger.Sealer
+// signs them concurrently).
+type BatchSealer interface {
+	Sealer
+	SealAll(prev *debate.Event, es []debate.Event) ([]debate.Event, error)
+}
+
 // Config configures an Engine. Protocols and Sealer are required.
 type Config struct {
 	// Protocols are the protocols the engine runs.
@@ -194,8 +203,7 @@ type pendingEvent struct {
 
 // seal seals events in order after d's head.
 func (e *Engine) seal(d *debate.Debate, round int, pend []pendingEvent) ([]debate.Event, error) {
-	out := make([]debate.Event, 0, len(pend))
-	prev := head(d)
+	evs := make([]debate.Event, 0, len(pend))
 	for _, p := range pend {
 		payload, ok := p.payload.(json.RawMessage)
 		if !ok {
@@ -204,13 +212,24 @@ func (e *Engine) seal(d *debate.Debate, round int, pend []pendingEvent) ([]debat
 				return nil, fmt.Errorf("orchestrator: encode %s payload: %w", p.typ, err)
 			}
 		}
-		ev := debate.Event{
+		evs = append(evs, debate.Event{
 			DebateID: d.ID, TenantID: d.TenantID, Type: p.typ, Actor: p.actor, Node: p.node,
 			Round: round, Payload: payload, Time: p.at,
+		})
+	}
+	prev := head(d)
+	if all, ok := e.sealer.(BatchSealer); ok && len(evs) > 1 {
+		out, err := all.SealAll(prev, evs)
+		if err != nil {
+			return nil, fmt.Errorf("orchestrator: seal a step's events: %w", err)
 		}
+		return out, nil
+	}
+	out := make([]debate.Event, 0, len(evs))
+	for _, ev := range evs {
 		sealed, err := e.sealer.Seal(prev, ev)
 		if err != nil {
-			return nil, fmt.Errorf("orchestrator: seal %s event: %w", p.typ, err)
+			return nil, fmt.Errorf("orchestrator: seal %s event: %w", ev.Type, err)
 		}
 		out = append(out, sealed)
 		prev = &out[len(out)-1] // out never grows past its capacity: the pointer stays valid

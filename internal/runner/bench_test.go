@@ -3,6 +3,8 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"slices"
 	"sync"
 	"testing"
@@ -52,7 +54,11 @@ func setup(b *testing.B, publish bool) *env {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(b)
 	require.NoError(b, postgres.Migrate(ctx, url))
-	st, err := postgres.New(ctx, postgres.Config{URL: url, MaxConns: 40})
+	surl := url
+	if extra := os.Getenv("BENCH_PG_PARAMS"); extra != "" {
+		surl += map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")] + extra
+	}
+	st, err := postgres.New(ctx, postgres.Config{URL: surl, MaxConns: 40})
 	require.NoError(b, err)
 	b.Cleanup(st.Close)
 	ts := &timedStore{Store: st}
@@ -63,7 +69,11 @@ func setup(b *testing.B, publish bool) *env {
 	require.NoError(b, err)
 	reg, err := orchestrator.NewRegistry(synthetic.Protocol())
 	require.NoError(b, err)
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
+	var sealer orchestrator.Sealer = ledger.NewSealer(keys)
+	if os.Getenv("BENCH_NO_BATCH") != "" {
+		sealer = struct{ orchestrator.Sealer }{sealer}
+	}
+	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: sealer})
 	require.NoError(b, err)
 	e := &env{url: url, store: ts, ctx: tctx, tenant: tenant}
 	cfg := runner.Config{Store: ts, Engine: eng}
@@ -229,7 +239,11 @@ func engineOf(b *testing.B) *orchestrator.Engine {
 	require.NoError(b, err)
 	reg, err := orchestrator.NewRegistry(synthetic.Protocol())
 	require.NoError(b, err)
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
+	var sealer orchestrator.Sealer = ledger.NewSealer(keys)
+	if os.Getenv("BENCH_NO_BATCH") != "" {
+		sealer = struct{ orchestrator.Sealer }{sealer}
+	}
+	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: sealer})
 	require.NoError(b, err)
 	return eng
 }
