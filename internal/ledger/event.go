@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gowebpki/jcs"
+	"github.com/debated/debated/internal/canon"
 )
 
 // GenesisHash is the PrevHash of the first event of every ledger.
@@ -196,7 +196,7 @@ func canonicalPayload(p json.RawMessage) (json.RawMessage, error) {
 	if !isObject(p) {
 		return nil, errors.New("not a JSON object")
 	}
-	c, err := jcs.Transform(p)
+	c, err := canon.Transform(p)
 	if err != nil {
 		return nil, fmt.Errorf("not canonicalisable JSON: %w", err)
 	}
@@ -235,7 +235,7 @@ func hashEvent(e *Event) ([32]byte, error) {
 // ASCII names is byte order); strings are escaped as RFC 8785 requires (they
 // are valid UTF-8, checked by checkFields) and seq and round are integers
 // below 2^53, which RFC 8785 writes in plain decimal. The tests check this
-// against jcs.Transform of the same object.
+// against canon.Transform of the same object.
 func canonicalEvent(e *Event, payload []byte) []byte {
 	b := make([]byte, 0, 384+len(e.Actor)+len(e.DebateID)+len(e.Node)+len(e.TenantID)+len(e.Type)+len(payload))
 	b = append(b, `{"actor":`...)

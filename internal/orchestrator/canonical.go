@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gowebpki/jcs"
+	"github.com/debated/debated/internal/canon"
 )
 
 var errNotObject = errors.New("not a JSON object")
@@ -20,7 +20,7 @@ func canonical(raw []byte) ([]byte, string, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, "", errors.New("empty JSON")
 	}
-	c, err := jcs.Transform(raw)
+	c, err := canon.Transform(raw)
 	if err != nil {
 		return nil, "", err
 	}

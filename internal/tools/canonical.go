@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/gowebpki/jcs"
+	"github.com/debated/debated/internal/canon"
 )
 
 // MaxArgsBytes bounds the arguments of one call. Larger arguments are
@@ -19,7 +19,7 @@ const MaxArgsBytes = 64 << 10
 const malformedExcerptBytes = 256
 
 // canonicalJSON returns the RFC 8785 form of a JSON value.
-func canonicalJSON(raw []byte) ([]byte, error) { return jcs.Transform(raw) }
+func canonicalJSON(raw []byte) ([]byte, error) { return canon.Transform(raw) }
 
 // sha256Ref formats a digest as the ledger writes them: "sha256:<hex>".
 func sha256Ref(b []byte) string {

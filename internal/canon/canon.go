@@ -1,0 +1,487 @@
+// Package canon canonicalises JSON text by RFC 8785 (the JSON
+// Canonicalization Scheme): the form the ledger hashes and signs, the
+// engine hashes states in and the tools hash results in.
+//
+// Transform accepts and produces exactly what github.com/gowebpki/jcs does
+// (a differential fuzz test holds it to that, so ledgers sealed with either
+// verify with the other), in one pass over the input that writes each
+// output byte once and allocates little: it is on the path of every event
+// the service seals. Documents nested deeper than MaxFastDepth are handed
+// to gowebpki/jcs, whose tree keeps the work linear at any depth.
+package canon
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// MaxFastDepth is the deepest nesting of arrays and objects Transform
+// canonicalises itself.
+const MaxFastDepth = 64
+
+var errTooDeep = errors.New("canon: nested too deep for the fast path")
+
+// Transform returns the RFC 8785 form of the JSON text data, or an error
+// if data is not one JSON value (surrounded by optional whitespace) that
+// the scheme accepts: numbers must be finite IEEE 754 doubles, strings
+// valid UTF-8 without lone surrogates, object keys unique.
+func Transform(data []byte) ([]byte, error) {
+	if data == nil {
+		return nil, errors.New("canon: no JSON data")
+	}
+	p := parser{in: data, out: make([]byte, 0, len(data))}
+	if err := p.value(0); err != nil {
+		if errors.Is(err, errTooDeep) {
+			return jcs.Transform(data)
+		}
+		return nil, err
+	}
+	p.skipSpace()
+	if p.i < len(p.in) {
+		return nil, fmt.Errorf("canon: data after the JSON value at byte %d", p.i)
+	}
+	return p.out, nil
+}
+
+type parser struct {
+	in  []byte
+	i   int
+	out []byte
+	key []byte // scratch: the decoded key being read
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
+
+func (p *parser) skipSpace() {
+	for p.i < len(p.in) && isSpace(p.in[p.i]) {
+		p.i++
+	}
+}
+
+func (p *parser) errorf(format string, args ...any) error {
+	return fmt.Errorf("canon: at byte %d: %s", p.i, fmt.Sprintf(format, args...))
+}
+
+// expect skips whitespace and consumes c.
+func (p *parser) expect(c byte) error {
+	p.skipSpace()
+	if p.i >= len(p.in) {
+		return p.errorf("unexpected end, expected %q", c)
+	}
+	if p.in[p.i] != c {
+		return p.errorf("expected %q, found %q", c, p.in[p.i])
+	}
+	p.i++
+	return nil
+}
+
+func (p *parser) value(depth int) error {
+	p.skipSpace()
+	if p.i >= len(p.in) {
+		return p.errorf("unexpected end")
+	}
+	switch p.in[p.i] {
+	case '{':
+		return p.object(depth + 1)
+	case '[':
+		return p.array(depth + 1)
+	case '"':
+		p.i++
+		return p.str(false)
+	default:
+		return p.literal()
+	}
+}
+
+func (p *parser) array(depth int) error {
+	if depth > MaxFastDepth {
+		return errTooDeep
+	}
+	p.i++ // [
+	p.out = append(p.out, '[')
+	for n := 0; ; n++ {
+		p.skipSpace()
+		if p.i < len(p.in) && p.in[p.i] == ']' {
+			p.i++
+			p.out = append(p.out, ']')
+			return nil
+		}
+		if n > 0 {
+			if err := p.expect(','); err != nil {
+				return err
+			}
+			p.out = append(p.out, ',')
+		}
+		if err := p.value(depth); err != nil {
+			return err
+		}
+	}
+}
+
+// member is one object member as written to out: out[start:end] is
+// "key":value.
+type member struct {
+	key        string
+	start, end int
+}
+
+func (p *parser) object(depth int) error {
+	if depth > MaxFastDepth {
+		return errTooDeep
+	}
+	p.i++ // {
+	p.out = append(p.out, '{')
+	base := len(p.out)
+	var members []member
+	sorted := true
+	for {
+		p.skipSpace()
+		if p.i < len(p.in) && p.in[p.i] == '}' {
+			p.i++
+			break
+		}
+		if len(members) > 0 {
+			if err := p.expect(','); err != nil {
+				return err
+			}
+			p.out = append(p.out, ',')
+		}
+		if err := p.expect('"'); err != nil {
+			return err
+		}
+		start := len(p.out)
+		p.key = p.key[:0]
+		if err := p.str(true); err != nil {
+			return err
+		}
+		key := string(p.key)
+		if err := p.expect(':'); err != nil {
+			return err
+		}
+		p.out = append(p.out, ':')
+		if err := p.value(depth); err != nil {
+			return err
+		}
+		if n := len(members); n > 0 {
+			switch c := compareUTF16(members[n-1].key, key); {
+			case c == 0:
+				return p.errorf("duplicate key %q", key)
+			case c > 0:
+				sorted = false
+			}
+		}
+		members = append(members, member{key: key, start: start, end: len(p.out)})
+	}
+	if !sorted {
+		slices.SortFunc(members, func(a, b member) int { return compareUTF16(a.key, b.key) })
+		for i := 1; i < len(members); i++ {
+			if compareUTF16(members[i-1].key, members[i].key) == 0 {
+				return p.errorf("duplicate key %q", members[i].key)
+			}
+		}
+		region := slices.Clone(p.out[base:])
+		p.out = p.out[:base]
+		for i, m := range members {
+			if i > 0 {
+				p.out = append(p.out, ',')
+			}
+			p.out = append(p.out, region[m.start-base:m.end-base]...)
+		}
+	}
+	p.out = append(p.out, '}')
+	return nil
+}
+
+// compareUTF16 orders strings by their UTF-16 code units, as RFC 8785
+// sorts object keys.
+func compareUTF16(a, b string) int {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			ua, ub := firstUnit(ra), firstUnit(rb)
+			if ua != ub {
+				return int(ua) - int(ub)
+			}
+			return int(ra) - int(rb) // same high surrogate: the low ones order as the runes
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return len(a) - len(b)
+}
+
+func firstUnit(r rune) rune {
+	if r < 0x10000 {
+		return r
+	}
+	hi, _ := utf16.EncodeRune(r)
+	return hi
+}
+
+// str reads a string whose opening quote is consumed and writes its
+// canonical form; with key it also appends the decoded text to p.key.
+func (p *parser) str(key bool) error {
+	p.out = append(p.out, '"')
+	for {
+		// Copy the run of bytes that need no change.
+		j := p.i
+		for j < len(p.in) {
+			c := p.in[j]
+			if c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+				break
+			}
+			j++
+		}
+		p.out = append(p.out, p.in[p.i:j]...)
+		if key {
+			p.key = append(p.key, p.in[p.i:j]...)
+		}
+		p.i = j
+		if p.i >= len(p.in) {
+			return p.errorf("unterminated string")
+		}
+		c := p.in[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			p.out = append(p.out, '"')
+			return nil
+		case c < 0x20:
+			return p.errorf("control character in a string")
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(p.in[p.i:])
+			if r == utf8.RuneError && n <= 1 {
+				return p.errorf("invalid UTF-8")
+			}
+			p.out = append(p.out, p.in[p.i:p.i+n]...)
+			if key {
+				p.key = append(p.key, p.in[p.i:p.i+n]...)
+			}
+			p.i += n
+		default: // backslash
+			r, err := p.escape()
+			if err != nil {
+				return err
+			}
+			p.out = appendRune(p.out, r)
+			if key {
+				p.key = utf8.AppendRune(p.key, r)
+			}
+		}
+	}
+}
+
+// escape reads an escape sequence at p.i (the backslash) and returns the
+// rune it stands for.
+func (p *parser) escape() (rune, error) {
+	if p.i+1 >= len(p.in) {
+		return 0, p.errorf("unterminated escape")
+	}
+	c := p.in[p.i+1]
+	p.i += 2
+	switch c {
+	case '"', '\\', '/':
+		return rune(c), nil
+	case 'b':
+		return '\b', nil
+	case 'f':
+		return '\f', nil
+	case 'n':
+		return '\n', nil
+	case 'r':
+		return '\r', nil
+	case 't':
+		return '\t', nil
+	case 'u':
+	default:
+		return 0, p.errorf("unknown escape \\%c", c)
+	}
+	r, err := p.hex4()
+	if err != nil {
+		return 0, err
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, nil
+	}
+	if r > 0xDBFF {
+		return 0, p.errorf("lone low surrogate \\u%04x", r)
+	}
+	if p.i+2 > len(p.in) || p.in[p.i] != '\\' || p.in[p.i+1] != 'u' {
+		return 0, p.errorf("high surrogate without its low surrogate")
+	}
+	p.i += 2
+	lo, err := p.hex4()
+	if err != nil {
+		return 0, err
+	}
+	if lo < 0xDC00 || lo > 0xDFFF {
+		return 0, p.errorf("invalid low surrogate \\u%04x", lo)
+	}
+	return utf16.DecodeRune(r, lo), nil
+}
+
+func (p *parser) hex4() (rune, error) {
+	if p.i+4 > len(p.in) {
+		return 0, p.errorf("short \\u escape")
+	}
+	var r rune
+	for _, c := range p.in[p.i : p.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, p.errorf("bad \\u escape")
+		}
+	}
+	p.i += 4
+	return r, nil
+}
+
+// appendRune writes r as RFC 8785 does inside a string: the two-character
+// escapes, \u00xx for the other control characters, the rest as UTF-8.
+func appendRune(out []byte, r rune) []byte {
+	switch r {
+	case '"':
+		return append(out, '\\', '"')
+	case '\\':
+		return append(out, '\\', '\\')
+	case '\b':
+		return append(out, '\\', 'b')
+	case '\f':
+		return append(out, '\\', 'f')
+	case '\n':
+		return append(out, '\\', 'n')
+	case '\r':
+		return append(out, '\\', 'r')
+	case '\t':
+		return append(out, '\\', 't')
+	}
+	if r < 0x20 {
+		const hex = "0123456789abcdef"
+		return append(out, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xF])
+	}
+	return utf8.AppendRune(out, r)
+}
+
+// literal reads true, false, null or a number: the token runs to the next
+// ',', ']', '}', whitespace or the end.
+func (p *parser) literal() error {
+	j := p.i
+	for j < len(p.in) {
+		c := p.in[j]
+		if c == ',' || c == ']' || c == '}' || isSpace(c) {
+			break
+		}
+		if c >= utf8.RuneSelf {
+			return p.errorf("unexpected non-ASCII character")
+		}
+		j++
+	}
+	tok := p.in[p.i:j]
+	switch string(tok) {
+	case "":
+		return p.errorf("missing value")
+	case "true", "false", "null":
+		p.out = append(p.out, tok...)
+		p.i = j
+		return nil
+	}
+	if !isNumber(tok) {
+		return p.errorf("invalid literal or number %q", clip(tok))
+	}
+	p.i = j
+	if isPlainInt(tok) { // already canonical
+		p.out = append(p.out, tok...)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		return p.errorf("number out of range %q", clip(tok))
+	}
+	s, err := jcs.NumberToJSON(f)
+	if err != nil {
+		return p.errorf("%v", err)
+	}
+	p.out = append(p.out, s...)
+	return nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 32 {
+		return string(b[:32]) + "…"
+	}
+	return string(b)
+}
+
+// isNumber matches -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func isNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// isPlainInt reports an integer of at most 15 digits other than -0: a
+// double holds it exactly and RFC 8785 writes it as it is.
+func isPlainInt(b []byte) bool {
+	d := b
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+		if len(d) == 1 && d[0] == '0' {
+			return false
+		}
+	}
+	if len(d) == 0 || len(d) > 15 {
+		return false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

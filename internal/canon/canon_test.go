@@ -1,0 +1,101 @@
+package canon_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gowebpki/jcs"
+	"github.com/stretchr/testify/require"
+
+	"github.com/debated/debated/internal/canon"
+)
+
+var corpus = []string{
+	`{}`, `[]`, `""`, `0`, `-0`, `1`, `-1`, `1.0`, `1.5e3`, `1E-7`, `123456789012345`, `1234567890123456789`,
+	`9007199254740993`, `1e21`, `1e20`, `0.000001`, `0.0000001`, `-1.25e-8`, `1e400`, `1e-400`, `5e-324`,
+	`true`, `false`, `null`, ` {"b" : 1 , "a" : [ 1 , 2 ] } `, `{"a":1,"a":2}`, `{"a":1,"b":{"d":4,"c":3}}`,
+	`{"\u00e9":1,"e":2,"\ud83d\ude00":3,"\uffff":4,"\u20ac":5}`, `"\u0000\u001f\u007f\b\f\n\r\t\"\\\/"`,
+	`"\ud800"`, `"\udc00"`, `"\ud800\u0041"`, `"\ud83d\ude00"`, `"é€😀"`, "\"\xff\"", "\"a\x01\"", `"\x"`,
+	`[1,]`, `[,1]`, `{,}`, `{"a":1,}`, `[1 2]`, `{"a" 1}`, `{"a":}`, `01`, `1.`, `.5`, `-`, `+1`, `1e`, `1e+`,
+	`truex`, `nul`, `[1:2]`, `{"a":1}x`, `{"a":1} `, `  `, ``, `[`, `{`, `"abc`, `[[[[]]]]`, "\u00e9",
+	`{"z":{"y":{"x":[{"b":2,"a":1}]}},"a":null}`, `{"amount":"$1,200,000","pct":12.50,"n":[1e2,2.0,-0.0]}`,
+	strings.Repeat("[", 70) + strings.Repeat("]", 70),
+	strings.Repeat(`{"b":1,"a":`, 70) + "0" + strings.Repeat("}", 70),
+}
+
+// check holds Transform to gowebpki/jcs: the same verdict and, when both
+// accept, the same bytes.
+func check(t *testing.T, in []byte) {
+	t.Helper()
+	want, werr := jcs.Transform(in)
+	got, gerr := canon.Transform(in)
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("input %q: jcs error %v, canon error %v", in, werr, gerr)
+	}
+	if werr == nil && !bytes.Equal(want, got) {
+		t.Fatalf("input %q:\n jcs   %s\n canon %s", in, want, got)
+	}
+}
+
+func TestTransformMatchesJCS(t *testing.T) {
+	for _, c := range corpus {
+		check(t, []byte(c))
+	}
+	_, err := canon.Transform(nil)
+	require.Error(t, err)
+}
+
+// TestTransformOfMarshalledValues: what the service seals (encoding/json
+// output of structs and maps, with HTML escapes) canonicalises as jcs does.
+func TestTransformOfMarshalledValues(t *testing.T) {
+	type inner struct {
+		Z     string  `json:"z"`
+		A     float64 `json:"a"`
+		Claim string  `json:"claim_id"`
+	}
+	vs := []any{
+		map[string]any{"b": []any{1, 2.5, "x<y>&z"}, "a": inner{Z: "ünï\u2028", A: 1e-9, Claim: "c-1"}},
+		[]inner{{Z: "\t", A: -0.0}, {Z: "😀", A: 123456789.125}},
+	}
+	for _, v := range vs {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		check(t, b)
+	}
+}
+
+func FuzzTransformMatchesJCS(f *testing.F) {
+	for _, c := range corpus {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		check(t, in)
+	})
+}
+
+func BenchmarkTransform(b *testing.B) {
+	payload, err := json.Marshal(map[string]any{
+		"role": "advocate", "round_number": 2, "content": strings.Repeat("The runway is 14 months at the current burn. ", 8),
+		"claim_refs": []string{"c-1", "c-2", "c-3"}, "confidence": 0.62,
+		"muhasabah": map[string]any{"supported_claim_ids": []string{"c-1"}, "falsifiability_tests": []map[string]any{{"test_description": "ARR below 2.1M", "required_evidence": "audited accounts"}}},
+	})
+	require.NoError(b, err)
+	b.Run("canon", func(b *testing.B) {
+		b.SetBytes(int64(len(payload)))
+		for b.Loop() {
+			if _, err := canon.Transform(payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("gowebpki-jcs", func(b *testing.B) {
+		b.SetBytes(int64(len(payload)))
+		for b.Loop() {
+			if _, err := jcs.Transform(payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
