@@ -132,7 +132,7 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		Description: "agent protocol (seed 003): planner → critic review → signed tool intents → critic vetting → execution with artifacts → claims → challenges → final statement → auditor verification; a lifecycle state machine of signed transitions",
 		Roles:       []string{RolePlanner, RoleExecutor, RoleCritic, RoleAuditor},
 		Start:       NodeInit,
-		MaxSteps:    8 + 3*(maxRetriesLimit+1)*maxSteps,
+		MaxSteps:    8 + 3*(maxRetriesLimit+1), // 3 + a 3-node pass per attempt + 5
 		Options: func(raw json.RawMessage) (json.RawMessage, error) {
 			o, err := parseOptions(raw)
 			if err != nil {

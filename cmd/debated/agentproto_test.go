@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/ledger"
+	"github.com/debated/debated/internal/protocols/agentproto"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// agentprotoModelServer is an OpenAI-compatible chat completions server in
+// the test process that answers the agent protocol's structured calls the
+// way a model would: it reads the schema the request names and the DATA
+// block it carries, and composes its answer with the protocol's rules
+// backend (agentproto.Answer) over that DATA.
+func agentprotoModelServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var req struct {
+			Model          string                           `json:"model"`
+			Messages       []struct{ Role, Content string } `json:"messages"`
+			ResponseFormat struct {
+				JSONSchema struct {
+					Name string `json:"name"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var data string
+		for _, m := range req.Messages {
+			if _, rest, ok := strings.Cut(m.Content, "<<<DATA>>>\n```json\n"); ok {
+				data, _, _ = strings.Cut(rest, "\n```\n<<<END DATA>>>")
+			}
+		}
+		answer, err := agentproto.Answer(req.ResponseFormat.JSONSchema.Name, json.RawMessage(data))
+		if err != nil {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": fmt.Sprintf("chatcmpl-ap-%d", calls.Load()), "object": "chat.completion", "created": 1, "model": req.Model,
+			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(answer)}}},
+			"usage":   map[string]any{"prompt_tokens": 300, "completion_tokens": 100, "total_tokens": 400},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+// agentprotoTask computes a runway from the registry of deal (the sample
+// deal every test tenant imports) with each safe tool.
+func agentprotoTask() map[string]any {
+	step := func(id, tool string, input map[string]any, risk string) map[string]any {
+		return map[string]any{"id": id, "tool": tool, "input": input, "risk_class": risk, "expected_evidence": "the " + id}
+	}
+	return map[string]any{"task": map[string]any{
+		"objective": "Check the months of runway the company's figures imply",
+		"steps": []any{
+			step("arr", "claim_lookup", map[string]any{"claim_key": "C1"}, "low"),
+			step("burn", "claim_lookup", map[string]any{"claim_key": "C3"}, "low"),
+			step("ratio", "arithmetic", map[string]any{"op": "div", "operands": []any{12500000, 650000}}, "medium"),
+			step("years", "unit_convert", map[string]any{"value": 18, "from": "month", "to": "year"}, "low"),
+		},
+	}}
+}
+
+// TestAgentProtoEndToEnd runs agent.protocol.v1 sessions through the gRPC
+// API on both stores, tenant A with the rules backend and tenant B with
+// its own model (the in-process OpenAI-compatible server): each session
+// streams live and contiguously to its end, completes VERIFIED, verifies,
+// returns the tool artifacts and deliverables, and its exported trace
+// passes the protocol's verifier (ledger checks with signatures, and the
+// seed's invariants).
+func TestAgentProtoEndToEnd(t *testing.T) {
+	t.Parallel()
+	srv, calls := agentprotoModelServer(t)
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			// A key to seal tenant B's model settings with (PostgreSQL has none by default).
+			s := startStack(t, kind, map[string]string{"DEBATED_ENCRYPTION_KEY": base64.StdEncoding.EncodeToString([]byte("agentproto-e2e-sealing-key-32-b!"))})
+			protos, err := s.debate.ListProtocols(s.a, &debatedv1.ListProtocolsRequest{})
+			require.NoError(t, err)
+			var listed bool
+			for _, p := range protos.GetProtocols() {
+				if p.GetName() == agentproto.Name {
+					listed = true
+					require.ElementsMatch(t, []string{"planner", "executor", "critic", "auditor"}, p.GetRoles())
+					require.ElementsMatch(t, agentproto.SafeTools(), p.GetTools()["executor"].GetTools())
+				}
+			}
+			require.True(t, listed, "ListProtocols lists agent.protocol.v1")
+			setTenantModel(t, s, "b", srv.URL+"/v1")
+
+			for _, tc := range []struct {
+				backend string
+				deal    string
+			}{{"rules", "deal-a"}, {"llm", "deal-b"}} {
+				ctx := s.a
+				if tc.backend == "llm" {
+					ctx = s.b
+				}
+				before := calls.Load()
+				resp, err := s.debate.CreateDebate(ctx, &debatedv1.CreateDebateRequest{DealId: tc.deal, Protocol: agentproto.Name,
+					Options: mustStruct(t, agentprotoTask())})
+				require.NoError(t, err)
+				id := resp.GetDebate().GetDebateId()
+				msgs := s.watch(t, ctx, id, 0, nil)
+				requireChain(t, msgs, 1)
+				last := msgs[len(msgs)-1]
+				require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, last.GetStatus(), tc.backend)
+				got, err := s.debate.GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: id})
+				require.NoError(t, err)
+				require.Equal(t, agentproto.ReasonVerified, got.GetDebate().GetStopReason())
+				if tc.backend == "llm" {
+					require.Equal(t, before+3, calls.Load(), "the tenant's model planned, reviewed and claimed")
+				} else {
+					require.Equal(t, before, calls.Load(), "tenant A keeps the rules backend")
+				}
+
+				v, err := s.debate.VerifyDebate(ctx, &debatedv1.VerifyDebateRequest{DebateId: id})
+				require.NoError(t, err)
+				require.True(t, v.GetOk(), "%v", v.GetProblems())
+
+				del, err := s.debate.GetDeliverables(ctx, &debatedv1.GetDeliverablesRequest{DebateId: id})
+				require.NoError(t, err)
+				names := map[string]bool{}
+				for _, a := range del.GetArtifacts() {
+					names[a.GetName()] = true
+				}
+				for _, step := range []string{"arr", "burn", "ratio", "years"} {
+					require.True(t, names["tool_input_p-"+step+"-i1-x.json"], "%s input artifact in %v", step, names)
+					require.True(t, names["tool_output_p-"+step+"-i1-x.json"], "%s output artifact", step)
+				}
+				require.Contains(t, del.GetMarkdown(), "# Agent session")
+				require.Contains(t, del.GetDeliverablesJson(), "12500000 USD")
+
+				ex, err := s.debate.ExportDebate(ctx, &debatedv1.ExportDebateRequest{DebateId: id})
+				require.NoError(t, err)
+				b, err := ledger.ParseBundle([]byte(ex.GetBundleJson()))
+				require.NoError(t, err)
+				rep := agentproto.Verify(b.Events, b.PublicKeys)
+				require.Equal(t, agentproto.VerificationPass, rep.Status, "%s: %v %v", tc.backend, rep.Problems, rep.Warnings)
+				require.True(t, rep.SignaturesChecked)
+			}
+		})
+	}
+}
+
+// setTenantModel points tenant name's model at baseURL.
+func setTenantModel(t *testing.T, s *stack, name, baseURL string) {
+	t.Helper()
+	admin := debatedv1.NewAdminServiceClient(s.conn)
+	tenants, err := admin.ListTenants(metadataAdmin(), &debatedv1.ListTenantsRequest{})
+	require.NoError(t, err)
+	for _, tn := range tenants.GetTenants() {
+		if tn.GetName() == name {
+			_, err := admin.SetTenantModel(metadataAdmin(), &debatedv1.SetTenantModelRequest{TenantId: tn.GetTenantId(), BaseUrl: baseURL, Model: "ap-model"})
+			require.NoError(t, err)
+			return
+		}
+	}
+	t.Fatalf("no tenant %q", name)
+}
+
+// TestAgentProtoBadOptions: a task naming a tool outside the safe set, or
+// bad input for a safe tool, is refused with the field named.
+func TestAgentProtoBadOptions(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, "sqlite", nil)
+	for field, opts := range map[string]map[string]any{
+		"options.task.steps[0].tool":  {"task": map[string]any{"objective": "o", "steps": []any{map[string]any{"id": "a", "tool": "shell", "input": map[string]any{"cmd": "rm -rf /"}}}}},
+		"options.task.steps[0].input": {"task": map[string]any{"objective": "o", "steps": []any{map[string]any{"id": "a", "tool": "arithmetic", "input": map[string]any{"op": "eval"}}}}},
+		"options.task.objective":      {"task": map[string]any{"steps": []any{}}},
+	} {
+		_, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: agentproto.Name, Options: mustStruct(t, opts)})
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+		var fields []string
+		for _, d := range status.Convert(err).Details() {
+			if br, ok := d.(*errdetails.BadRequest); ok {
+				for _, v := range br.GetFieldViolations() {
+					fields = append(fields, v.GetField())
+				}
+			}
+		}
+		require.Contains(t, fields, field)
+	}
+}
