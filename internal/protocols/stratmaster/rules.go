@@ -142,7 +142,7 @@ func round2(x float64) float64 { return math.Round(x*100) / 100 }
 // ruleSynthesise states one supporting hypothesis per claim the collected
 // evidence supports, and a counter-hypothesis for a claim graded D,
 // CONTRADICTED or INFLATED (or, when the directives require one, for the
-// weakest claim). Confidence starts from the claim's grade (A 0.85, B 0.7,
+// weakest presented hypothesis). Confidence starts from the claim's grade (A 0.85, B 0.7,
 // C 0.5, D 0.25), gains 0.05 per further evidence item (at most 0.1), loses
 // 0.2 for a CONTRADICTED or INFLATED verdict, and is capped by the
 // directives. Hypotheses the directives rule out are set aside.
@@ -163,7 +163,8 @@ func ruleSynthesise(d synthData) synthAnswer {
 		return strings.Compare(a.Key+"\x00"+a.ClaimID, b.Key+"\x00"+b.ClaimID)
 	})
 	var weakest *draft
-	present := func(h draft, hasA bool) {
+	var weakestClaim gradedClaim
+	present := func(h draft, hasA bool) bool {
 		if dir.ConfidenceCap > 0 && !hasA && h.Confidence > dir.ConfidenceCap {
 			h.Confidence = dir.ConfidenceCap
 			h.Rationale += fmt.Sprintf("; capped at %.2f without grade A evidence", dir.ConfidenceCap)
@@ -172,12 +173,14 @@ func ruleSynthesise(d synthData) synthAnswer {
 		case dir.MinEvidence > 0 && len(h.EvidenceIDs) < dir.MinEvidence:
 			out.SetAside = append(out.SetAside, SetAside{Statement: h.Statement, ClaimIDs: h.ClaimIDs,
 				Reason: fmt.Sprintf("cites %d evidence item(s); at least %d are required", len(h.EvidenceIDs), dir.MinEvidence)})
+			return false
 		case hasTerm(h.Statement, dir.AvoidTerms) != "":
 			out.SetAside = append(out.SetAside, SetAside{Statement: h.Statement, ClaimIDs: h.ClaimIDs,
 				Reason: fmt.Sprintf("uses the term %q the constitution forbids", hasTerm(h.Statement, dir.AvoidTerms))})
-		default:
-			out.Hypotheses = append(out.Hypotheses, h)
+			return false
 		}
+		out.Hypotheses = append(out.Hypotheses, h)
+		return true
 	}
 	countered := false
 	for _, c := range claims {
@@ -201,22 +204,16 @@ func ruleSynthesise(d synthData) synthAnswer {
 		conf = round2(min(max(conf, 0.05), 0.95))
 		h := draft{Statement: c.Text, Stance: StanceSupports, ClaimIDs: []string{c.ClaimID}, EvidenceIDs: ids, Confidence: conf,
 			Rationale: fmt.Sprintf("claim %s is graded %s (%s) on %d evidence item(s)", c.Key, c.Grade, c.Verdict, len(ids))}
-		if weakest == nil || h.Confidence < weakest.Confidence {
-			w := h
-			weakest = &w
+		if present(h, hasA) && (weakest == nil || h.Confidence < weakest.Confidence) {
+			w := out.Hypotheses[len(out.Hypotheses)-1]
+			weakest, weakestClaim = &w, c
 		}
-		present(h, hasA)
-		if conflicting || c.Grade == debate.GradeD {
+		if (conflicting || c.Grade == debate.GradeD) && present(counter(h, c), false) {
 			countered = true
-			present(counter(h, c), false)
 		}
 	}
 	if dir.RequireCounter && !countered && weakest != nil {
-		for _, c := range claims {
-			if c.ClaimID == weakest.ClaimIDs[0] {
-				present(counter(*weakest, c), false)
-			}
-		}
+		present(counter(*weakest, weakestClaim), false)
 	}
 	return out
 }

@@ -164,8 +164,8 @@ func TestDebateRunsOnlyWhenNeeded(t *testing.T) {
 		d, evs := b.task(t, tc.deal, map[string]any{"question": "What gross margin does the model show?", "constitution": easy})
 		require.Equal(t, debate.DebateCompleted, d.Status, tc.deal)
 		var h struct {
-			Required   bool                      `json:"debate_required"`
-			Reasons    []string                  `json:"debate_reasons"`
+			Required   bool                     `json:"debate_required"`
+			Reasons    []string                 `json:"debate_reasons"`
 			Hypotheses []stratmaster.Hypothesis `json:"hypotheses"`
 		}
 		require.NoError(t, json.Unmarshal(ofType(evs, stratmaster.EventHypotheses)[0].Payload, &h))
