@@ -25,14 +25,36 @@ func (c *cli) debateCreate(ctx context.Context, args []string) error {
 	deal := fs.String("deal", "", "deal id")
 	protocol := fs.String("protocol", "", "protocol name (see debatectl protocols)")
 	key := fs.String("idempotency-key", "", "makes the call idempotent")
-	var opts multi
-	fs.Var(&opts, "option", "protocol option NAME=VALUE (repeatable), e.g. max_rounds=3")
+	var opts, texts multi
+	fs.Var(&opts, "option", "protocol option NAME=VALUE (repeatable), e.g. max_rounds=3; a JSON VALUE is sent as JSON")
+	optionsFile := fs.String("options-file", "", "a JSON object of protocol options (- for standard input); --option and --option-text override its members")
+	fs.Var(&texts, "option-text", "protocol option NAME=FILE (repeatable) whose value is FILE's text, e.g. constitution=policy.yaml")
 	if pos, err := parseAll(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return fmt.Errorf("debate create: unexpected %q", pos)
 	}
 	options := map[string]any{}
+	if *optionsFile != "" {
+		data, err := c.readInput(*optionsFile)
+		if err != nil {
+			return fmt.Errorf("debate create: --options-file: %w", err)
+		}
+		if err := json.Unmarshal(data, &options); err != nil || options == nil {
+			return fmt.Errorf("debate create: --options-file %s: not a JSON object: %v", *optionsFile, err)
+		}
+	}
+	for _, o := range texts {
+		name, path, ok := strings.Cut(o, "=")
+		if !ok || name == "" || path == "" {
+			return fmt.Errorf("debate create: --option-text %q: want NAME=FILE", o)
+		}
+		data, err := c.readInput(path)
+		if err != nil {
+			return fmt.Errorf("debate create: --option-text %s: %w", name, err)
+		}
+		options[name] = string(data)
+	}
 	for _, o := range opts {
 		name, value, ok := strings.Cut(o, "=")
 		if !ok || name == "" {
@@ -411,4 +433,12 @@ func (c *cli) debateDeliverables(ctx context.Context, args []string) error {
 		_, err = fmt.Fprintln(c.out, resp.GetDeliverablesJson())
 	}
 	return err
+}
+
+// readInput reads a file, or standard input for "-".
+func (c *cli) readInput(path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(path)
 }

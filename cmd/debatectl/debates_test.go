@@ -164,3 +164,42 @@ func TestIDISFromTheCommandLine(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, out, "NO_FREE_FACTS")
 }
+
+// TestDebateCreateOptionsFromFiles: protocol options come from a JSON file,
+// a file's text, and --option, in that order of precedence; bad files are
+// reported before anything is sent.
+func TestDebateCreateOptionsFromFiles(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	dir := t.TempDir()
+	require.NoError(t, dealfile.Write(dir, storetest.SampleBundle("deal-opt")))
+	out, err := ctl(t, addr, env, "import-deal", dir)
+	require.NoError(t, err, out)
+
+	opts := filepath.Join(dir, "options.json")
+	require.NoError(t, os.WriteFile(opts, []byte(`{"max_rounds": 4, "message_bytes": 20}`), 0o600))
+	out, err = ctl(t, addr, env, "--json", "debate", "create", "--deal", "deal-opt", "--protocol", "synthetic.v1",
+		"--options-file", opts, "--option", "max_rounds=1")
+	require.NoError(t, err, out)
+	var created struct {
+		Debate struct {
+			Options map[string]any `json:"options"`
+		} `json:"debate"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &created), out)
+	require.EqualValues(t, 1, created.Debate.Options["max_rounds"], "--option overrides the file")
+	require.EqualValues(t, 20, created.Debate.Options["message_bytes"], "the file's member is sent")
+
+	text := filepath.Join(dir, "gate.txt")
+	require.NoError(t, os.WriteFile(text, []byte("not a number"), 0o600))
+	out, err = ctl(t, addr, env, "debate", "create", "--deal", "deal-opt", "--protocol", "synthetic.v1", "--option-text", "gate_round="+text)
+	require.Error(t, err, "the text reaches the protocol, which refuses it")
+	require.Contains(t, out+err.Error(), "gate_round")
+
+	require.NoError(t, os.WriteFile(opts, []byte(`[1, 2]`), 0o600))
+	_, err = ctl(t, addr, env, "debate", "create", "--deal", "deal-opt", "--protocol", "synthetic.v1", "--options-file", opts)
+	require.ErrorContains(t, err, "not a JSON object")
+	_, err = ctl(t, addr, env, "debate", "create", "--deal", "deal-opt", "--protocol", "synthetic.v1", "--option-text", "x="+filepath.Join(dir, "missing"))
+	require.ErrorContains(t, err, "--option-text x")
+}

@@ -53,7 +53,8 @@ commands:
   defect waive DEAL_ID DEFECT_ID --actor A --reason R
                                        close a defect (waiving needs an admin-scoped key)
   protocols                            list the debate protocols: roles, graph, tools
-  debate create --deal ID --protocol NAME [--option max_rounds=3] [--idempotency-key K]
+  debate create --deal ID --protocol NAME [--option max_rounds=3] [--options-file F.json]
+                [--option-text constitution=policy.yaml] [--idempotency-key K]
   debate get|cancel|export|verify DEBATE_ID
   debate list [--status S] [--deal ID]
   debate watch DEBATE_ID [--after SEQ] stream the ledger live (checks the hash chain as it reads)
