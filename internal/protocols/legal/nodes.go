@@ -93,10 +93,10 @@ func (p *proto) call(ctx context.Context, in *orchestrator.NodeInput, node, role
 		return ans, gate(ans), nil, nil
 	}
 	system, prompt, schemaName, schema := systemALA, promptALA, schemaOutput, outputSchema
-	switch {
-	case role == RoleSupervisor:
+	switch role {
+	case RoleSupervisor:
 		system, prompt, schemaName, schema = systemSupervisor, promptSupervisor, schemaSynthesis, synthesisSchema
-	case role == RoleNLA:
+	case RoleNLA:
 		system, prompt = systemNLA, promptNLA
 	}
 	if req.Kind == KindCritique {
