@@ -21,6 +21,7 @@ import (
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/agentproto"
 	"github.com/debated/debated/internal/protocols/idis"
+	"github.com/debated/debated/internal/protocols/legal"
 	"github.com/debated/debated/internal/protocols/stratmaster"
 	"github.com/debated/debated/internal/protocols/synthetic"
 	"github.com/debated/debated/internal/roles"
@@ -132,7 +133,8 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	return orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(icfg),
 		// TODO(lead): pass the keyring (Keys: keys) once protocols() receives it; until then the auditor checks all but signatures.
 		agentproto.Protocol(agentproto.Config{Registry: st, Ledger: st, ModelFor: modelFor}),
-		stratmaster.Protocol(stratmaster.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher}))
+		stratmaster.Protocol(stratmaster.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher}),
+		legal.Protocol(legal.Config{ModelFor: modelFor}))
 }
 
 // pgSearcher adapts the PostgreSQL store's full-text search to the tools.
