@@ -147,15 +147,16 @@ func (p *proto) guarded(role string, f work) orchestrator.NodeFunc {
 			events = append(events, orchestrator.Emit{Type: EventOutputRejected, Payload: map[string]any{
 				"agent_id": role, "schema": rej.schema, "round_number": in.Round, "violations": rej.violations}})
 		}
-		// The failing work's state is dropped: s is the node's input state.
-		s.Status, s.StopReason, s.StopWhy = StatusNeedsReview, reason, err.Error()
-		events = append(events, statusEvent(s, in, fmt.Sprintf("%s failed %d attempt(s): %v", role, in.Attempt, err)))
-		st, serr := s.save()
+		// The failing work's state is dropped: s is the node's input state,
+		// and the task closes with what it holds.
+		s.Status, s.StopReason = StatusNeedsReview, reason
+		s.StopWhy = fmt.Sprintf("%s failed %d attempt(s): %v", role, in.Attempt, err)
+		out, serr := saveWith(s, append(events, closing(&task{in: in, opts: o, cons: c, s: s})...)...)
 		if serr != nil {
 			return nil, serr
 		}
-		return &orchestrator.NodeOutput{State: st, Events: events,
-			Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: reason}}, nil
+		out.Stop = &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: reason}
+		return out, nil
 	}
 }
 

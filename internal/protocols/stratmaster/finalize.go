@@ -105,13 +105,24 @@ type Deliverables struct {
 	Markdown     string          `json:"markdown"`
 }
 
-// finalize emits the artifacts and the deliverables and ends the task with
-// the status its last node decided.
+// finalize ends the task with the status its last node decided.
 func (p *proto) finalize(_ context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+	s := t.s
 	if s.StopReason == "" { // unreachable through the graph; never complete by default
 		s.Status, s.StopReason, s.StopWhy = StatusNeedsReview, ReasonUnsatisfied, "finalize reached without a decision"
 	}
+	out, err := saveWith(s, closing(t)...)
+	if err != nil {
+		return nil, err
+	}
+	out.Stop = &orchestrator.Stop{Status: debateStatus(s.Status), Reason: s.StopReason}
+	return out, nil
+}
+
+// closing is what ends a task, whichever node ends it: the artifacts, the
+// deliverables and the final task.status.
+func closing(t *task) []orchestrator.Emit {
+	in, s := t.in, t.s
 	st := AgentState{TenantID: in.TenantID, TaskID: in.DebateID, Hypotheses: nonNil(s.Hypotheses), Evidence: nonNil(s.Evidence),
 		Plan: s.Plan, DebateLog: nonNil(s.DebateLog), Status: s.Status}
 	d := Deliverables{
@@ -130,15 +141,9 @@ func (p *proto) finalize(_ context.Context, t *task) (*orchestrator.NodeOutput, 
 	if s.Plan != nil {
 		events = append(events, orchestrator.Emit{Type: EventArtifact, Payload: map[string]any{"name": ArtifactPlan, "content": s.Plan}})
 	}
-	events = append(events,
+	return append(events,
 		orchestrator.Emit{Type: EventDeliverables, Payload: d},
 		statusEvent(s, in, s.StopReason+": "+s.StopWhy))
-	out, err := saveWith(s, events...)
-	if err != nil {
-		return nil, err
-	}
-	out.Stop = &orchestrator.Stop{Status: debateStatus(s.Status), Reason: s.StopReason}
-	return out, nil
 }
 
 // markdown renders the deliverables for people.

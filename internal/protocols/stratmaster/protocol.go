@@ -152,8 +152,10 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 			EventRevision:          {RoleCritic},
 			EventOutputRejected:    Roles,
 			EventBudgetExceeded:    Roles,
-			EventArtifact:          {RoleCritic, orchestrator.ActorEngine},
-			EventDeliverables:      {orchestrator.ActorEngine},
+			// The node that ends the task signs its closing records: the
+			// finaliser, or the role whose work failed its last attempt.
+			EventArtifact:     everyone,
+			EventDeliverables: everyone,
 		},
 		Tools: toolTable,
 		Nodes: []*orchestrator.Node{

@@ -139,6 +139,10 @@ func TestFailingWorkEndsInNeedsReview(t *testing.T) {
 		require.Equal(t, stratmaster.RoleResearcher, rej[0].Actor)
 		require.Equal(t, []string{stratmaster.StatusNeedsReview}, statuses(t, evs))
 		require.Empty(t, ofType(evs, stratmaster.EventToolCall), "a rejected plan runs no tool")
+		var del stratmaster.Deliverables
+		require.NoError(t, json.Unmarshal(ofType(evs, stratmaster.EventDeliverables)[0].Payload, &del))
+		require.Equal(t, stratmaster.ReasonAttemptsExhausted, del.StopReason)
+		require.Contains(t, del.StopWhy, "researcher failed")
 	}
 }
 
