@@ -73,7 +73,10 @@ func (p *proto) plan(ctx context.Context, in *orchestrator.NodeInput) (*orchestr
 	s.Proposals = nil
 	for _, st := range o.Task.Steps {
 		k := slices.IndexFunc(a.Proposals, func(x planProposal) bool { return x.StepID == st.ID })
-		ans := a.Proposals[k] // the gate checked every step has one
+		if k < 0 {
+			return nil, orchestrator.Permanent(fmt.Errorf("agentproto: the plan has no proposal for step %s", st.ID))
+		}
+		ans := a.Proposals[k]
 		pr := &proposal{ID: "p-" + st.ID, StepID: st.ID, Tool: st.Tool, Risk: st.RiskClass,
 			Objective: ans.Objective, Assumptions: nonNil(ans.Assumptions), Justification: ans.Justification}
 		s.Proposals = append(s.Proposals, pr)
@@ -262,12 +265,9 @@ func (p *proto) run(ctx context.Context, env toolEnv, it *intent, st *Step) ([]o
 	if err != nil {
 		return nil, err
 	}
-	out, runErr := safeTools[st.Tool].run(ctx, env, st.Input)
-	if runErr != nil && !errors.Is(runErr, errToolFailed) {
-		return nil, runErr
-	}
-	if runErr != nil {
-		out = map[string]any{"error": runErr.Error()}
+	out, failure, err := runTool(ctx, env, st)
+	if err != nil {
+		return nil, err
 	}
 	outArt, outHash, err := artifact("tool_output_"+exec+".json", "output", ids, out)
 	if err != nil {
@@ -279,14 +279,28 @@ func (p *proto) run(ctx context.Context, env toolEnv, it *intent, st *Step) ([]o
 		done[k] = v
 	}
 	events = append(events, inArt, outArt)
-	if runErr != nil {
-		it.Status, it.Error = intentFailed, runErr.Error()
-		done["error"] = runErr.Error()
+	if failure != "" {
+		it.Status, it.Error = intentFailed, failure
+		done["error"] = failure
 		return append(events, orchestrator.Emit{Type: EventExecutionFailed, Payload: done}), nil
 	}
 	it.Status, it.Output = intentCompleted, out
 	done["result_text"] = resultText(out)
 	return append(events, orchestrator.Emit{Type: EventExecutionCompleted, Payload: done}), nil
+}
+
+// runTool runs a step's tool: its output, or the tool's runtime failure
+// (recorded, with an output saying what failed), or another error that
+// fails the node.
+func runTool(ctx context.Context, env toolEnv, st *Step) (map[string]any, string, error) {
+	out, err := safeTools[st.Tool].run(ctx, env, st.Input)
+	switch {
+	case errors.Is(err, errToolFailed):
+		return map[string]any{"error": err.Error()}, err.Error(), nil
+	case err != nil:
+		return nil, "", err
+	}
+	return out, "", nil
 }
 
 // artifact is an artifact.created event holding content, and its hash.
