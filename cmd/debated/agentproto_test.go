@@ -15,7 +15,9 @@ import (
 	"github.com/debated/debated/internal/protocols/agentproto"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -202,4 +204,56 @@ func TestAgentProtoBadOptions(t *testing.T) {
 		}
 		require.Contains(t, fields, field)
 	}
+}
+
+// TestAgentProtoSIGKILLAfterIntents: the service is killed as soon as a
+// watcher sees the intents committed; after a restart the session resumes
+// from its trace head, completes, executes every intent exactly once and
+// verifies.
+func TestAgentProtoSIGKILLAfterIntents(t *testing.T) {
+	t.Parallel()
+	env := []string{"DEBATED_DATA_DIR=" + t.TempDir(), "DEBATED_ADMIN_TOKEN=e2e-admin"}
+	addr := freeAddr(t)
+	c := startChild(t, addr, env)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	waitServing(t, conn)
+	s := &stack{conn: conn, debate: debatedv1.NewDebateServiceClient(conn)}
+	ctx := s.login(t, "kill")
+	resp, err := s.debate.CreateDebate(ctx, &debatedv1.CreateDebateRequest{DealId: "deal-kill", Protocol: agentproto.Name,
+		Options: mustStruct(t, agentprotoTask())})
+	require.NoError(t, err)
+	id := resp.GetDebate().GetDebateId()
+	s.watch(t, ctx, id, 0, func(m *debatedv1.WatchDebateResponse) bool {
+		return m.GetEvent().GetEventType() == agentproto.EventIntentSigned
+	})
+	c.kill()
+	startChild(t, addr, env)
+	waitServing(t, conn)
+
+	msgs := s.watch(t, ctx, id, 0, nil)
+	requireChain(t, msgs, 1)
+	require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, msgs[len(msgs)-1].GetStatus())
+	intents, started := map[string]bool{}, map[string]int{}
+	for _, m := range msgs {
+		var p struct {
+			IntentID string `json:"intent_id"`
+		}
+		switch m.GetEvent().GetEventType() {
+		case agentproto.EventIntentSigned:
+			require.NoError(t, json.Unmarshal([]byte(m.GetEvent().GetPayloadJson()), &p))
+			intents[p.IntentID] = true
+		case agentproto.EventExecutionStarted:
+			require.NoError(t, json.Unmarshal([]byte(m.GetEvent().GetPayloadJson()), &p))
+			started[p.IntentID]++
+		}
+	}
+	require.Len(t, intents, 4)
+	for in := range intents {
+		require.Equal(t, 1, started[in], "intent %s executes exactly once", in)
+	}
+	v, err := s.debate.VerifyDebate(ctx, &debatedv1.VerifyDebateRequest{DebateId: id})
+	require.NoError(t, err)
+	require.True(t, v.GetOk(), "%v", v.GetProblems())
 }
