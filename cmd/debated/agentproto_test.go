@@ -158,6 +158,23 @@ func TestAgentProtoEndToEnd(t *testing.T) {
 				require.NoError(t, err)
 				b, err := ledger.ParseBundle([]byte(ex.GetBundleJson()))
 				require.NoError(t, err)
+				// The auditor's own run, in the ledger, checked the signatures too.
+				var audited bool
+				for _, e := range b.Events {
+					if e.Type == agentproto.EventVerificationComplete {
+						var p struct {
+							Status string `json:"status"`
+							Report struct {
+								SignaturesChecked bool `json:"signatures_checked"`
+							} `json:"report"`
+						}
+						require.NoError(t, json.Unmarshal(e.Payload, &p))
+						require.Equal(t, agentproto.VerificationPass, p.Status)
+						require.True(t, p.Report.SignaturesChecked, "the service gives the auditor the public keys")
+						audited = true
+					}
+				}
+				require.True(t, audited)
 				rep := agentproto.Verify(b.Events, b.PublicKeys)
 				require.Equal(t, agentproto.VerificationPass, rep.Status, "%s: %v %v", tc.backend, rep.Problems, rep.Warnings)
 				require.True(t, rep.SignaturesChecked)

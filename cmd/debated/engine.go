@@ -87,7 +87,7 @@ func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
 }
 
 // protocols registers every protocol the service runs.
-func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*orchestrator.Registry, error) {
+func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box, keys *ledger.Keyring) (*orchestrator.Registry, error) {
 	newModel := func(base, key, model string) (*llm.Backend, error) {
 		return llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
@@ -124,15 +124,13 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		}
 		return b, nil
 	}
-	_ = modelFor // wired into each protocol below as it lands
 	icfg := idis.Config{Registry: st, Ledger: st, Enrichment: enrichmentOf(st), RolesFor: rolesFor}
 	if pg, ok := st.(*postgres.Store); ok {
 		// PostgreSQL full-text search; the embedded store ranks in memory.
 		icfg.Searcher = pgSearcher{pg}
 	}
 	return orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(icfg),
-		// TODO(lead): pass the keyring (Keys: keys) once protocols() receives it; until then the auditor checks all but signatures.
-		agentproto.Protocol(agentproto.Config{Registry: st, Ledger: st, ModelFor: modelFor}),
+		agentproto.Protocol(agentproto.Config{Registry: st, Ledger: st, Keys: keys, ModelFor: modelFor}),
 		stratmaster.Protocol(stratmaster.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher}),
 		legal.Protocol(legal.Config{ModelFor: modelFor}))
 }
@@ -173,7 +171,7 @@ func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger, 
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := protocols(cfg, st, log, m, box)
+	reg, err := protocols(cfg, st, log, m, box, keys)
 	if err != nil {
 		return nil, nil, err
 	}
