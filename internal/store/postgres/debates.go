@@ -294,7 +294,7 @@ func (s *Store) DebateList(ctx context.Context, filter debate.DebateFilter, page
 // debate.ErrFailedPrecondition if the gate to resolve is not open;
 // debate.ErrAlreadyExists if the gate to open or the checkpoint's step
 // exists; the JobInserter's error, wrapped, writing nothing.
-func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
+func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) (err error) {
 	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
 		return err
@@ -317,9 +317,10 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
 		}
 	}()
 	if jobs == nil && st.ResolveGate == nil {
-		err = stepError(op, s.pool.SendBatch(ctx, b).Close())
+		err = s.headError(ctx, op, tenant, st.DebateID, stepError(op, s.pool.SendBatch(ctx, b).Close()))
 		return err
 	}
+	defer func() { err = s.headError(ctx, op, tenant, st.DebateID, err) }()
 	err = inTx(ctx, s, op, func(tx pgx.Tx) error {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return stepError(op, err)
@@ -349,15 +350,26 @@ func inTx(ctx context.Context, s *Store, op string, fn func(tx pgx.Tx) error) er
 	return wrap(op, tx.Commit(ctx))
 }
 
-// queueStep queues a step commit: bind the tenant, the fence, the check of
-// the gate to resolve, then every write as one statement (data-modifying
-// CTEs, which PostgreSQL runs to completion whether or not the main query
-// reads them), whose main query sends the notification. Fewer statements
-// is less work per step for the server: each one costs a parse-free but
-// not free executor start and end.
+// errNotAtHead is queueStep's verdict when the debate's head is not the
+// one the step expects (or the debate is not the tenant's): nothing was
+// written.
+var errNotAtHead = errors.New("debate not at the expected head")
+
+// queueStep queues a step commit: bind the tenant, check the gate to
+// resolve, then every write as one statement of data-modifying CTEs. The
+// first CTE is the fence: it moves the debate's row only if its head is
+// still (ExpectSeq, ExpectHash), which locks the row until the commit, and
+// every other write happens only if it did; a step that lost the race (or
+// a debate the tenant does not have) writes nothing and the statement
+// answers errNotAtHead. A concurrent commit of the same step blocks on the
+// row lock and then finds the head moved (READ COMMITTED re-checks the
+// condition on the new row version); the ledger's primary key is the
+// second fence. One statement is less work per step for the server than a
+// fence function and the writes: each costs an executor start and end, and
+// a separate SELECT ... FOR UPDATE logs a lock record the UPDATE makes
+// anyway.
 func queueStep(b *pgx.Batch, tenant string, st *rows.Step) {
 	b.Queue(setTenantSQL, tenant)
-	b.Queue(`SELECT debate_fence($1, $2, $3, $4)`, tenant, st.DebateID, st.ExpectSeq, st.ExpectHash)
 	if g := st.ResolveGate; g != nil {
 		// Only in an explicit transaction: the callback's error rolls it
 		// back.
@@ -382,7 +394,14 @@ func queueStep(b *pgx.Batch, tenant string, st *rows.Step) {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	var ctes []string
+	const moved = ` WHERE EXISTS (SELECT FROM debate)`
+	ctes := []string{`debate AS (UPDATE debates SET status = ` + arg(string(st.Status)) + `,
+			stop_reason = ` + arg(st.StopReason) + `, error = ` + arg(st.Error) + `, round = ` + arg(st.Round) + `,
+			next_node = ` + arg(st.NextNode) + `, attempt = ` + arg(st.Attempt) + `, last_seq = ` + arg(st.LastSeq) + `,
+			head_hash = ` + arg(st.HeadHash) + `, updated_at = ` + arg(st.At) + `
+		WHERE tenant_id = $1 AND debate_id = $2 AND last_seq = ` + arg(st.ExpectSeq) + `::bigint
+			AND head_hash = ` + arg(st.ExpectHash) + `::text
+		RETURNING 1)`}
 	if e := &st.Events; e.Len() > 0 {
 		ctes = append(ctes, `events AS (INSERT INTO debate_events (tenant_id, debate_id, seq, type, actor, node, round,
 				payload, time, prev_hash, hash, key_id, signature)
@@ -392,40 +411,67 @@ func queueStep(b *pgx.Batch, tenant string, st *rows.Step) {
 			arg(e.Nodes)+`::text[], `+arg(e.Rounds)+`::integer[], `+arg(e.Payloads)+`::text[], `+
 			arg(e.Times)+`::timestamptz[], `+arg(e.PrevHashes)+`::text[], `+arg(e.Hashes)+`::text[], `+
 			arg(e.KeyIDs)+`::text[], `+arg(e.Signatures)+`::text[])
-				AS u (seq, type, actor, node, round, payload, time, prev_hash, hash, key_id, signature))`)
+				AS u (seq, type, actor, node, round, payload, time, prev_hash, hash, key_id, signature)`+moved+`)`)
 	}
 	if cp := st.Checkpoint; cp != nil {
 		ctes = append(ctes, `checkpoint AS (INSERT INTO debate_checkpoints (tenant_id, debate_id, step, seq, node, next_node,
 				round, state, input_hash, output_hash, created_at)
-			VALUES ($1, $2, `+arg(cp.Step)+`, `+arg(cp.Seq)+`, `+arg(cp.Node)+`, `+arg(cp.NextNode)+`, `+
-			arg(cp.Round)+`, `+arg(optJSON(cp.State))+`::json, `+arg(cp.InputHash)+`, `+arg(cp.OutputHash)+`, `+
-			arg(cp.CreatedAt)+`))`)
+			SELECT $1, $2, `+arg(cp.Step)+`::bigint, `+arg(cp.Seq)+`::bigint, `+arg(cp.Node)+`::text, `+arg(cp.NextNode)+`::text, `+
+			arg(cp.Round)+`::integer, `+arg(optJSON(cp.State))+`::json, `+arg(cp.InputHash)+`::text, `+arg(cp.OutputHash)+`::text, `+
+			arg(cp.CreatedAt)+`::timestamptz`+moved+`)`)
 	}
 	if g := st.OpenGate; g != nil {
 		ctes = append(ctes, `open_gate AS (INSERT INTO human_gates (tenant_id, debate_id, gate_id, node, reason, claim_ids,
 				status, resolution, resolved_by, created_at, resolved_at)
-			VALUES ($1, $2, `+arg(g.ID)+`, `+arg(g.Node)+`, `+arg(g.Reason)+`, `+arg(rows.ClaimIDs(g.ClaimIDs))+`::text[], `+
-			arg(string(g.Status))+`, '', '', `+arg(g.CreatedAt)+`, NULL))`)
+			SELECT $1, $2, `+arg(g.ID)+`::text, `+arg(g.Node)+`::text, `+arg(g.Reason)+`::text, `+arg(rows.ClaimIDs(g.ClaimIDs))+`::text[], `+
+			arg(string(g.Status))+`::text, '', '', `+arg(g.CreatedAt)+`::timestamptz, NULL`+moved+`)`)
 	}
 	if g := st.ResolveGate; g != nil {
 		ctes = append(ctes, `resolve_gate AS (UPDATE human_gates SET status = `+arg(string(g.Status))+`,
 				resolution = `+arg(g.Resolution)+`, resolved_by = `+arg(g.ResolvedBy)+`, resolved_at = `+arg(*g.ResolvedAt)+`
-			WHERE tenant_id = $1 AND debate_id = $2 AND gate_id = `+arg(g.ID)+`)`)
+			WHERE tenant_id = $1 AND debate_id = $2 AND gate_id = `+arg(g.ID)+` AND EXISTS (SELECT FROM debate))`)
 	}
-	// debate_fence holds the row lock: the head is still the expected one.
-	ctes = append(ctes, `debate AS (UPDATE debates SET status = `+arg(string(st.Status))+`,
-			stop_reason = `+arg(st.StopReason)+`, error = `+arg(st.Error)+`, round = `+arg(st.Round)+`,
-			next_node = `+arg(st.NextNode)+`, attempt = `+arg(st.Attempt)+`, last_seq = `+arg(st.LastSeq)+`,
-			head_hash = `+arg(st.HeadHash)+`, updated_at = `+arg(st.At)+`
-		WHERE tenant_id = $1 AND debate_id = $2)`)
 	// The notification is sent after the commit (see notifier).
-	b.Queue("WITH "+strings.Join(ctes, ",\n")+"\nSELECT 1", args...)
+	b.Queue("WITH "+strings.Join(ctes, ",\n")+"\nSELECT EXISTS (SELECT FROM debate)", args...).QueryRow(func(row pgx.Row) error {
+		var ok bool
+		if err := row.Scan(&ok); err != nil {
+			return err
+		}
+		if !ok {
+			return errNotAtHead
+		}
+		return nil
+	})
 }
 
-// stepError translates the errors of a step commit: the fence's, and a
-// seq already in the ledger (the primary key is the second fence), into
-// debate's sentinels; anything else as wrap does.
+// headError turns errNotAtHead into debate.ErrNotFound when the tenant
+// has no such debate and debate.ErrConflict when its head moved; other
+// errors pass unchanged.
+func (s *Store) headError(ctx context.Context, op, tenant, debateID string, err error) error {
+	if !errors.Is(err, errNotAtHead) {
+		return err
+	}
+	var exists bool
+	b := &pgx.Batch{}
+	b.Queue(setTenantSQL, tenant)
+	queueDebateExists(b, tenant, debateID, &exists)
+	if qerr := s.pool.SendBatch(ctx, b).Close(); qerr != nil {
+		return wrap(op, qerr)
+	}
+	if !exists {
+		return fmt.Errorf("postgres: %s: %w", op, debate.ErrNotFound)
+	}
+	return fmt.Errorf("postgres: %s: %w (its ledger head is no longer the one the step expects)", op, debate.ErrConflict)
+}
+
+// stepError translates the errors of a step commit: a seq already in the
+// ledger (the primary key is the second fence) into debate.ErrConflict;
+// errNotAtHead (for headError) and the gate check's sentinels as they are;
+// anything else as wrap does.
 func stepError(op string, err error) error {
+	if errors.Is(err, errNotAtHead) {
+		return err
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {
