@@ -10,8 +10,10 @@ import (
 const (
 	// CriterionSeverity: no CRITICAL critique and at most one MAJOR.
 	CriterionSeverity = "NO_CRITICAL_AT_MOST_ONE_MAJOR"
-	// CriterionNoConflict: no unresolved domain conflict between the
-	// agents' claims.
+	// CriterionNoConflict: no unresolved domain conflict: no conflicting
+	// triples without justification, and no CRITICAL or MAJOR conflict
+	// critique in force (the agents' own finding, for claims without
+	// triples).
 	CriterionNoConflict = "NO_UNRESOLVED_DOMAIN_CONFLICT"
 	// CriterionStable: every revision changed its answer by less than
 	// StableChange, and no critique is CRITICAL.
@@ -184,19 +186,27 @@ type Decision struct {
 	Major               int                `json:"major"`
 	AnswerChange        map[string]float64 `json:"answer_change"`
 	UnresolvedConflicts int                `json:"unresolved_conflicts"`
-	Unevidenced         map[string]float64 `json:"unevidenced_share"`
-	NeedsHumanReview    bool               `json:"needs_human_review"`
+	// ConflictCritiques are the CRITICAL or MAJOR conflict critiques in
+	// force.
+	ConflictCritiques int                `json:"conflict_critiques"`
+	Unevidenced       map[string]float64 `json:"unevidenced_share"`
+	NeedsHumanReview  bool               `json:"needs_human_review"`
 }
 
 // criteria returns the convergence criteria that hold, and the counts
 // they were decided on.
-func criteria(s Signals) (held []string, critical, major int, unresolved []Conflict) {
+func criteria(s Signals) (held []string, critical, major, conflictCritiques int, unresolved []Conflict) {
 	for _, k := range s.Critiques {
 		switch k.Severity {
 		case SeverityCritical:
 			critical++
 		case SeverityMajor:
 			major++
+		default:
+			continue
+		}
+		if k.IssueType == IssueConflict {
+			conflictCritiques++
 		}
 	}
 	for _, c := range Conflicts(s.Outputs[AgentNLA], s.Outputs[AgentALA]) {
@@ -207,7 +217,7 @@ func criteria(s Signals) (held []string, critical, major int, unresolved []Confl
 	if critical == 0 && major <= 1 {
 		held = append(held, CriterionSeverity)
 	}
-	if len(unresolved) == 0 {
+	if len(unresolved) == 0 && conflictCritiques == 0 {
 		held = append(held, CriterionNoConflict)
 	}
 	stable := len(s.Change) > 0 && critical == 0
@@ -217,14 +227,14 @@ func criteria(s Signals) (held []string, critical, major int, unresolved []Confl
 	if stable {
 		held = append(held, CriterionStable)
 	}
-	return held, critical, major, unresolved
+	return held, critical, major, conflictCritiques, unresolved
 }
 
 // Calm reports whether every convergence criterion holds: after a
 // revision, the cross-critique of the revisions is skipped when they are
 // calm (seed §4.4: it runs "if conflict is still high").
 func Calm(s Signals) bool {
-	held, _, _, _ := criteria(s)
+	held, _, _, _, _ := criteria(s)
 	return len(held) == 3
 }
 
@@ -235,8 +245,8 @@ func Calm(s Signals) bool {
 // and after the last round the debate escalates as NOT_CONVERGED. An
 // escalated decision needs human review.
 func Decide(s Signals) Decision {
-	held, critical, major, unresolved := criteria(s)
-	d := Decision{Round: s.Round, Critical: critical, Major: major, UnresolvedConflicts: len(unresolved),
+	held, critical, major, conflictCritiques, unresolved := criteria(s)
+	d := Decision{Round: s.Round, Critical: critical, Major: major, UnresolvedConflicts: len(unresolved), ConflictCritiques: conflictCritiques,
 		AnswerChange: map[string]float64{}, Unevidenced: map[string]float64{}, Criteria: []string{}, Escalation: []string{}}
 	for a, ch := range s.Change {
 		d.AnswerChange[a] = ch

@@ -89,7 +89,7 @@ func TestDecide(t *testing.T) {
 	t.Parallel()
 	unstable := map[string]float64{AgentNLA: 0.4, AgentALA: 0.02}
 	stable := map[string]float64{AgentNLA: 0.1, AgentALA: 0.149}
-	twoMajor := []Critique{crit(SeverityMajor, IssueConflict), crit(SeverityMajor, IssueLogicGap)}
+	twoMajor := []Critique{crit(SeverityMajor, IssueOverclaim), crit(SeverityMajor, IssueLogicGap)}
 	for _, tc := range []struct {
 		name       string
 		s          Signals
@@ -131,6 +131,12 @@ func TestDecide(t *testing.T) {
 			s:          Signals{Round: 3, MaxRounds: 3, Critiques: []Critique{crit(SeverityCritical, IssueLogicGap), crit(SeverityMajor, IssueOverclaim)}, Change: stable, Outputs: conflicting(0.6)},
 			outcome:    OutcomeEscalated,
 			escalation: []string{EscalateNotConverged},
+		},
+		{
+			name:     "a MAJOR conflict critique is an unresolved domain conflict, even without triples",
+			s:        Signals{Round: 2, MaxRounds: 3, Critiques: []Critique{crit(SeverityMajor, IssueConflict), crit(SeverityMajor, IssueLogicGap)}, Change: stable, Outputs: calmOutputs()},
+			outcome:  OutcomeConverged,
+			criteria: []string{CriterionStable},
 		},
 		{
 			name:    "round 2 of 3 with no criterion goes on to round 3",

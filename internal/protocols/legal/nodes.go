@@ -72,25 +72,26 @@ func (p *proto) caller(ctx context.Context) (llm.Caller, error) {
 
 // call is one structured turn: the rules backend or the model composes the
 // answer to req, and gate checks it (the model gets the gate's violations
-// as repair requests first). It returns the answer, the gate's violations
-// on it and the model calls made (nil for the rules backend).
+// as repair requests first); gate keeps what it parsed. It returns the
+// gate's violations on the final answer and the model calls made (nil for
+// the rules backend).
 func (p *proto) call(ctx context.Context, in *orchestrator.NodeInput, node, role string, req *Request,
 	gate func(json.RawMessage) []debate.Violation,
-) (json.RawMessage, []debate.Violation, *debate.ModelCall, error) {
+) ([]debate.Violation, *debate.ModelCall, error) {
 	c, err := p.caller(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if c == nil {
 		data, err := json.Marshal(req)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("legal: encode request: %w", err)
+			return nil, nil, fmt.Errorf("legal: encode request: %w", err)
 		}
 		ans, err := ComposeByRules(data)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
-		return ans, gate(ans), nil, nil
+		return gate(ans), nil, nil
 	}
 	system, prompt, schemaName, schema := systemALA, promptALA, schemaOutput, outputSchema
 	switch role {
@@ -111,13 +112,13 @@ func (p *proto) call(ctx context.Context, in *orchestrator.NodeInput, node, role
 		SchemaName: schemaName, Schema: schema, Check: gate,
 	})
 	if err != nil {
-		return nil, nil, res.Model, err
+		return nil, res.Model, err
 	}
 	if res.Answer == nil {
-		return nil, res.Violations, res.Model, nil
+		return res.Violations, res.Model, nil
 	}
 	// Fail closed: the gate decides, whatever the backend reported.
-	return res.Answer, gate(res.Answer), res.Model, nil
+	return gate(res.Answer), res.Model, nil
 }
 
 // budgetStop ends the debate for review when the model budget ran out;
@@ -179,7 +180,7 @@ func (p *proto) branch(agent, kind, node string) orchestrator.NodeFunc {
 			parsed = out
 			return v
 		}
-		_, violations, model, err := p.call(ctx, in, node, role, req, gate)
+		violations, model, err := p.call(ctx, in, node, role, req, gate)
 		if err != nil {
 			return budgetStop(role, err)
 		}
@@ -314,7 +315,7 @@ func (p *proto) supervise(ctx context.Context, in *orchestrator.NodeInput) (*orc
 		syn, v = checkSynthesis(raw, s.Outputs, s.Summary)
 		return v
 	}
-	_, violations, model, err := p.call(ctx, in, NodeSupervisor, RoleSupervisor, req, gate)
+	violations, model, err := p.call(ctx, in, NodeSupervisor, RoleSupervisor, req, gate)
 	if err != nil {
 		return budgetStop(RoleSupervisor, err)
 	}
