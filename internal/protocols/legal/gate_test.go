@@ -193,6 +193,31 @@ func FuzzGates(f *testing.F) {
 		}
 		if cs, vs := checkCritiques(data, 1, AgentALA, target); len(vs) == 0 {
 			require.GreaterOrEqual(t, len(cs.Critiques), MinCritiquesRound1)
+			for _, k := range cs.Critiques {
+				require.NotEmpty(t, strings.TrimSpace(k.SuggestedFix))
+			}
 		}
+		finals := map[string]*Output{AgentNLA: target}
+		if syn, vs := checkSynthesis(data, finals, &Summary{NeedsHumanReview: true}); len(vs) == 0 {
+			require.True(t, syn.NeedsHumanReview)
+		}
+	})
+}
+
+// FuzzParseOptions: no options make the parser panic, and accepted options
+// are within their bounds.
+func FuzzParseOptions(f *testing.F) {
+	f.Add([]byte(`{"query":"q","context":[{"source_id":"s1","domain":"national","text":"t","triple":{"subject":"a","predicate":"b","object":"c"}}],"max_rounds":3}`))
+	f.Add([]byte(`{"query":"","context":null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, err := ParseOptions(data)
+		if err != nil {
+			require.ErrorIs(t, err, debate.ErrInvalid)
+			return
+		}
+		require.NotEmpty(t, o.Context)
+		require.LessOrEqual(t, len(o.Context), MaxPassages)
+		require.Len(t, o.sources(), len(o.Context), "source ids are unique")
+		require.Contains(t, []int{DefaultRounds, MaxRounds}, o.MaxRounds)
 	})
 }
