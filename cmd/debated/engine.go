@@ -87,7 +87,7 @@ func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
 }
 
 // protocols registers every protocol the service runs.
-func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box, keys *ledger.Keyring) (*orchestrator.Registry, error) {
+func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box, keys *ledger.Keyring, transcripts *idis.Transcripts) (*orchestrator.Registry, error) {
 	newModel := func(base, key, model string) (*llm.Backend, error) {
 		return llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
@@ -124,7 +124,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		}
 		return b, nil
 	}
-	icfg := idis.Config{Registry: st, Ledger: st, Enrichment: enrichmentOf(st), RolesFor: rolesFor}
+	icfg := idis.Config{Registry: st, Ledger: st, Enrichment: enrichmentOf(st), RolesFor: rolesFor, Transcripts: transcripts}
 	if pg, ok := st.(*postgres.Store); ok {
 		// PostgreSQL full-text search; the embedded store ranks in memory.
 		icfg.Searcher = pgSearcher{pg}
@@ -171,7 +171,8 @@ func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger, 
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := protocols(cfg, st, log, m, box, keys)
+	transcripts := idis.NewTranscripts()
+	reg, err := protocols(cfg, st, log, m, box, keys, transcripts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,7 +181,8 @@ func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger, 
 		return nil, nil, err
 	}
 	hub := stream.New(st, stream.Config{Logger: log})
-	run, err := runner.New(runner.Config{Store: st, Engine: eng, Publisher: hub, Logger: log, OnStep: m.ObserveStep})
+	// The IDIS transcript cache follows the ledgers this replica writes.
+	run, err := runner.New(runner.Config{Store: st, Engine: eng, Publisher: runner.Publishers{hub, transcripts}, Logger: log, OnStep: m.ObserveStep})
 	if err != nil {
 		return nil, nil, err
 	}

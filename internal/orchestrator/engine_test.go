@@ -913,3 +913,41 @@ func TestStepParallelScheduling(t *testing.T) {
 		require.Equal(t, want, firstStep(t, e, "g"))
 	}
 }
+
+// TestNodeInputHeadSeq: every node (branches included) sees the seq of the
+// last event committed before its step, so a protocol that caches what it
+// read of the ledger knows whether it has read everything.
+func TestNodeInputHeadSeq(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, `{"rounds":2}`)
+	var mu sync.Mutex
+	seen := map[string]int64{} // node@round → head seq it saw
+	h.hooks.before = func(_ context.Context, node string, in *NodeInput) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[fmt.Sprintf("%s@%d", node, in.Round)] = in.HeadSeq
+		return nil
+	}
+	// The committed events before each node's step: its node.started opens
+	// the step (after debate.started in the first step, where nothing is
+	// committed yet), so the head is the event before it.
+	want := map[string]int64{}
+	h.run(t.Context(), nil)
+	for _, e := range h.events {
+		if e.Type == EventNodeStarted {
+			want[fmt.Sprintf("%s@%d", e.Node, e.Round)] = e.Seq - 1
+		}
+	}
+	require.Equal(t, EventDebateStarted, h.events[0].Type)
+	want["open@1"] = 0
+	require.NotEmpty(t, seen)
+	for k, head := range seen {
+		node, _, _ := strings.Cut(k, "@")
+		if grp, ok := map[string]string{"a": "critique", "b": "critique"}[node]; ok {
+			k = grp + k[len(node):]
+		}
+		w, ok := want[k]
+		require.True(t, ok, "no node.started for %s", k)
+		require.Equal(t, w, head, k)
+	}
+}

@@ -123,6 +123,11 @@ type NodeInput struct {
 	Round int
 	// Attempt is this attempt's number (1-based).
 	Attempt int
+	// HeadSeq is the seq of the debate's last committed event when the
+	// step began: every event up to it is in the ledger, and none after it
+	// until this step commits. A node that keeps what it read of the ledger
+	// knows from it whether it has read everything.
+	HeadSeq int64
 	// State is the protocol state in canonical JSON.
 	State json.RawMessage
 	// Options are the debate's canonical options.

@@ -194,7 +194,7 @@ func (s *step) options() json.RawMessage {
 func (s *step) input(state []byte) NodeInput {
 	in := NodeInput{
 		DebateID: s.d.ID, TenantID: s.d.TenantID, DealID: s.d.DealID,
-		Round: s.round, State: state, Options: s.options(),
+		Round: s.round, HeadSeq: s.d.LastSeq, State: state, Options: s.options(),
 	}
 	if s.gate != nil {
 		g := *s.gate

@@ -36,9 +36,21 @@ type Engine interface {
 	Step(ctx context.Context, d debate.Debate, cp *debate.Checkpoint, gate *debate.HumanGate) (*debate.StepCommit, error)
 }
 
-// Publisher hands committed events to the watchers on this replica.
+// Publisher hands committed events to the watchers on this replica (and
+// to whatever else follows the ledgers this replica writes, such as a
+// protocol's cache).
 type Publisher interface {
 	Publish(tenantID, debateID string, events []debate.Event)
+}
+
+// Publishers hands committed events to each of its publishers in turn.
+type Publishers []Publisher
+
+// Publish implements Publisher.
+func (ps Publishers) Publish(tenantID, debateID string, events []debate.Event) {
+	for _, p := range ps {
+		p.Publish(tenantID, debateID, events)
+	}
 }
 
 // Config configures a Runner.

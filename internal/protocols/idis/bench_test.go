@@ -64,11 +64,13 @@ func BenchmarkIDISDebatePostgres(b *testing.B) {
 			p := &parts{d: map[string]time.Duration{}}
 			keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("idis-bench-signing-secret-32-bytes!")}, "v1")
 			require.NoError(b, err)
-			reg, err := orchestrator.NewRegistry(idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New(), Observe: p.add}))
+			// Wired as the service is: the runner feeds the transcript cache.
+			transcripts := idis.NewTranscripts()
+			reg, err := orchestrator.NewRegistry(idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New(), Observe: p.add, Transcripts: transcripts}))
 			require.NoError(b, err)
 			eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
 			require.NoError(b, err)
-			r, err := runner.New(runner.Config{Store: timedCommits{st, p}, Engine: eng, Logger: slog.New(slog.DiscardHandler)})
+			r, err := runner.New(runner.Config{Store: timedCommits{st, p}, Engine: eng, Publisher: transcripts, Logger: slog.New(slog.DiscardHandler)})
 			require.NoError(b, err)
 			ids := make([]string, b.N*conc)
 			for i := range ids {

@@ -16,13 +16,12 @@ const cacheLimit = 1024
 
 // caches keep what turns reload most: a deal's graded registry (deals are
 // immutable once imported; the grading is keyed by the defect records it
-// was made with) and each debate's transcript (the ledger is append-only,
-// so only events after the last one read are fetched).
+// was made with) and its defect records (see defectsTTL). Transcripts have
+// their own cache (Transcripts).
 type caches struct {
-	mu          sync.Mutex
-	deals       map[string]*dealView
-	transcripts map[string]*transcript
-	defects     map[string]defectsEntry
+	mu      sync.Mutex
+	deals   map[string]*dealView
+	defects map[string]defectsEntry
 }
 
 // defectsEntry is a deal's defect records as read at a time: turns within
@@ -55,12 +54,6 @@ func (c *caches) putDefects(key string, records []debate.Defect, now time.Time) 
 	c.defects[key] = defectsEntry{at: now, records: records}
 }
 
-type transcript struct {
-	mu      sync.Mutex
-	lastSeq int64
-	outputs []debate.AgentOutput
-}
-
 func dealKey(tenant, dealID string, records []debate.Defect) string {
 	h := sha256.New()
 	_ = json.NewEncoder(h).Encode(records) // a []Defect always encodes
@@ -80,18 +73,4 @@ func (c *caches) putDeal(key string, v *dealView) {
 		c.deals = map[string]*dealView{}
 	}
 	c.deals[key] = v
-}
-
-func (c *caches) transcript(key string) *transcript {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.transcripts == nil || len(c.transcripts) >= cacheLimit {
-		c.transcripts = map[string]*transcript{}
-	}
-	t := c.transcripts[key]
-	if t == nil {
-		t = &transcript{}
-		c.transcripts[key] = t
-	}
-	return t
 }

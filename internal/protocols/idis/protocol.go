@@ -63,6 +63,11 @@ type Config struct {
 	// Observe, if set, receives the time spent in each part of a turn:
 	// "load" (deal, grading, transcript), "role", "tools" and "gate".
 	Observe func(part string, d time.Duration)
+	// Transcripts caches the debates' transcripts; pass the same value to
+	// the runner as a Publisher so that it is fed the committed events and
+	// turns read nothing from the store (see Transcripts). Nil means a
+	// private cache that reads what it has not seen.
+	Transcripts *Transcripts
 }
 
 // Event types the protocol emits.
@@ -103,7 +108,10 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 	if cfg.Tracer == nil {
 		cfg.Tracer = otel.Tracer("github.com/debated/debated/internal/protocols/idis")
 	}
-	p := &proto{cfg: cfg}
+	p := &proto{cfg: cfg, transcripts: cfg.Transcripts}
+	if p.transcripts == nil {
+		p.transcripts = NewTranscripts()
+	}
 	agent := func(name, role string, edges ...string) *orchestrator.Node {
 		return &orchestrator.Node{Name: name, Actor: role, Run: p.turn(role), Edges: edges}
 	}
@@ -165,7 +173,8 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 
 type proto struct {
 	cfg   Config
-	cache caches
+	cache       caches
+	transcripts *Transcripts
 }
 
 // dealView is the graded deal a node works on.
@@ -218,40 +227,12 @@ func (p *proto) view(ctx context.Context, dealID string, s *state) (*dealView, e
 
 // transcript returns the accepted outputs of the debate, reading from the
 // ledger only the events after those already read.
-func (p *proto) transcript(ctx context.Context, debateID string) ([]debate.AgentOutput, error) {
+func (p *proto) transcript(ctx context.Context, debateID string, head int64) ([]debate.AgentOutput, error) {
 	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t := p.cache.transcript(tenant + "\x00" + debateID)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	typed, _ := p.cfg.Ledger.(payloadLedger)
-	for {
-		var evs []debate.Event
-		var err error
-		if typed != nil {
-			evs, err = typed.EventPayloads(ctx, debateID, t.lastSeq, EventAgentOutput, 5000)
-		} else {
-			evs, err = p.cfg.Ledger.EventList(ctx, debateID, t.lastSeq, 5000)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("idis: read transcript: %w", err)
-		}
-		for _, e := range evs {
-			if e.Type == EventAgentOutput {
-				var o debate.AgentOutput
-				if err := json.Unmarshal(e.Payload, &o); err != nil {
-					return nil, fmt.Errorf("idis: transcript seq %d: %w", e.Seq, err)
-				}
-				t.outputs = append(t.outputs, o)
-			}
-			t.lastSeq = e.Seq
-		}
-		if len(evs) < 5000 {
-			return slices.Clone(t.outputs), nil
-		}
-	}
+	return p.transcripts.read(ctx, p.cfg.Ledger, tenant, debateID, head)
 }
 
 // payloadLedger is a ledger that can read the payloads of one event type
@@ -299,7 +280,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	if err != nil {
 		return nil, turnResult{}, nil, err
 	}
-	tr, err := p.transcript(ctx, in.DebateID)
+	tr, err := p.transcript(ctx, in.DebateID, in.HeadSeq)
 	if err != nil {
 		return nil, turnResult{}, nil, err
 	}

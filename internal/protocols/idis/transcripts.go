@@ -1,0 +1,122 @@
+package idis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/debated/debated/internal/debate"
+)
+
+// Transcripts is a replica's cache of IDIS transcripts: the accepted agent
+// outputs of each debate, in ledger order. The ledger is append-only, so a
+// turn reads only the events after those the cache has seen; and when the
+// cache is also fed the events this replica commits (Transcripts is a
+// runner.Publisher: pass the same value to Config.Transcripts and to the
+// runner), a turn whose debate this replica ran until now reads nothing at
+// all: the step's head seq (NodeInput.HeadSeq) tells it that it has seen
+// everything. It is safe for concurrent use.
+type Transcripts struct {
+	mu   sync.Mutex
+	byID map[string]*transcript // tenant NUL debate id
+}
+
+// NewTranscripts returns an empty cache.
+func NewTranscripts() *Transcripts { return &Transcripts{byID: map[string]*transcript{}} }
+
+// transcript is one debate's: every event with seq <= seen has been looked
+// at, and outputs holds the agent.output ones among them.
+type transcript struct {
+	mu      sync.Mutex
+	seen    int64
+	outputs []debate.AgentOutput
+}
+
+// get returns the debate's entry; create makes it when it is missing.
+func (c *Transcripts) get(key string, create bool) *transcript {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.byID[key]
+	if t == nil && create {
+		if len(c.byID) >= cacheLimit {
+			c.byID = map[string]*transcript{}
+		}
+		t = &transcript{}
+		c.byID[key] = t
+	}
+	return t
+}
+
+// Publish feeds the cache with events the runner committed for a debate,
+// in order. Events that do not continue what the cache has seen (a gap: the
+// debate ran elsewhere, or the cache was emptied) are ignored; the next
+// turn reads them from the store.
+func (c *Transcripts) Publish(tenantID, debateID string, events []debate.Event) {
+	if len(events) == 0 {
+		return
+	}
+	t := c.get(tenantID+"\x00"+debateID, events[0].Seq == 1)
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if events[0].Seq != t.seen+1 {
+		return
+	}
+	var add []debate.AgentOutput
+	for _, e := range events {
+		if e.Type == EventAgentOutput {
+			var o debate.AgentOutput
+			if err := json.Unmarshal(e.Payload, &o); err != nil {
+				return // leave it to the next turn's read, which reports it
+			}
+			add = append(add, o)
+		}
+	}
+	t.outputs = append(t.outputs, add...)
+	t.seen = events[len(events)-1].Seq
+}
+
+// read returns the debate's accepted outputs through head (the step's
+// HeadSeq; 0 means unknown), reading from the ledger only the events the
+// cache has not seen.
+func (c *Transcripts) read(ctx context.Context, ledger Ledger, tenant, debateID string, head int64) ([]debate.AgentOutput, error) {
+	t := c.get(tenant+"\x00"+debateID, true)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if head > 0 && t.seen >= head {
+		return slices.Clone(t.outputs), nil
+	}
+	typed, _ := ledger.(payloadLedger)
+	for {
+		var evs []debate.Event
+		var err error
+		if typed != nil {
+			evs, err = typed.EventPayloads(ctx, debateID, t.seen, EventAgentOutput, 5000)
+		} else {
+			evs, err = ledger.EventList(ctx, debateID, t.seen, 5000)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("idis: read transcript: %w", err)
+		}
+		for _, e := range evs {
+			if e.Type == EventAgentOutput {
+				var o debate.AgentOutput
+				if err := json.Unmarshal(e.Payload, &o); err != nil {
+					return nil, fmt.Errorf("idis: transcript seq %d: %w", e.Seq, err)
+				}
+				t.outputs = append(t.outputs, o)
+			}
+			t.seen = e.Seq
+		}
+		if len(evs) < 5000 {
+			// Every event through the head has been looked at, whatever
+			// its type.
+			t.seen = max(t.seen, head)
+			return slices.Clone(t.outputs), nil
+		}
+	}
+}
