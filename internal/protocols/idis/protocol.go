@@ -172,7 +172,7 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 }
 
 type proto struct {
-	cfg   Config
+	cfg         Config
 	cache       caches
 	transcripts *Transcripts
 }
