@@ -40,8 +40,11 @@ func (c *cli) debateCreate(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("debate create: --options-file: %w", err)
 		}
-		if err := json.Unmarshal(data, &options); err != nil || options == nil {
-			return fmt.Errorf("debate create: --options-file %s: not a JSON object: %v", *optionsFile, err)
+		if err := json.Unmarshal(data, &options); err != nil {
+			return fmt.Errorf("debate create: --options-file %s: not a JSON object: %w", *optionsFile, err)
+		}
+		if options == nil {
+			return fmt.Errorf("debate create: --options-file %s: not a JSON object", *optionsFile)
 		}
 	}
 	for _, o := range texts {

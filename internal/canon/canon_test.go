@@ -3,6 +3,7 @@ package canon_test
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -57,7 +58,7 @@ func TestTransformOfMarshalledValues(t *testing.T) {
 	}
 	vs := []any{
 		map[string]any{"b": []any{1, 2.5, "x<y>&z"}, "a": inner{Z: "ünï\u2028", A: 1e-9, Claim: "c-1"}},
-		[]inner{{Z: "\t", A: -0.0}, {Z: "😀", A: 123456789.125}},
+		[]inner{{Z: "\t", A: math.Copysign(0, -1)}, {Z: "😀", A: 123456789.125}},
 	}
 	for _, v := range vs {
 		b, err := json.Marshal(v)
