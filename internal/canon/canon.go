@@ -285,21 +285,15 @@ func (p *parser) escape() (rune, error) {
 	}
 	c := p.in[p.i+1]
 	p.i += 2
-	switch c {
-	case '"', '\\', '/':
-		return rune(c), nil
-	case 'b':
-		return '\b', nil
-	case 'f':
-		return '\f', nil
-	case 'n':
-		return '\n', nil
-	case 'r':
-		return '\r', nil
-	case 't':
-		return '\t', nil
-	case 'u':
-	default:
+	if c == '/' {
+		return '/', nil
+	}
+	for _, e := range shortEscapes {
+		if e.esc == c {
+			return e.r, nil
+		}
+	}
+	if c != 'u' {
 		return 0, p.errorf("unknown escape \\%c", c)
 	}
 	r, err := p.hex4()
@@ -347,24 +341,20 @@ func (p *parser) hex4() (rune, error) {
 	return r, nil
 }
 
+// shortEscapes are the two-character escapes RFC 8785 writes (and JSON
+// reads, with \/ besides): the escape letter of each rune.
+var shortEscapes = [...]struct {
+	r   rune
+	esc byte
+}{{'"', '"'}, {'\\', '\\'}, {'\b', 'b'}, {'\f', 'f'}, {'\n', 'n'}, {'\r', 'r'}, {'\t', 't'}}
+
 // appendRune writes r as RFC 8785 does inside a string: the two-character
 // escapes, \u00xx for the other control characters, the rest as UTF-8.
 func appendRune(out []byte, r rune) []byte {
-	switch r {
-	case '"':
-		return append(out, '\\', '"')
-	case '\\':
-		return append(out, '\\', '\\')
-	case '\b':
-		return append(out, '\\', 'b')
-	case '\f':
-		return append(out, '\\', 'f')
-	case '\n':
-		return append(out, '\\', 'n')
-	case '\r':
-		return append(out, '\\', 'r')
-	case '\t':
-		return append(out, '\\', 't')
+	for _, e := range shortEscapes {
+		if e.r == r {
+			return append(out, '\\', e.esc)
+		}
 	}
 	if r < 0x20 {
 		const hex = "0123456789abcdef"
