@@ -3,9 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,11 +52,7 @@ func setup(b *testing.B, publish bool) *env {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(b)
 	require.NoError(b, postgres.Migrate(ctx, url))
-	surl := url
-	if extra := os.Getenv("BENCH_PG_PARAMS"); extra != "" {
-		surl += map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")] + extra
-	}
-	st, err := postgres.New(ctx, postgres.Config{URL: surl, MaxConns: 40})
+	st, err := postgres.New(ctx, postgres.Config{URL: url, MaxConns: 40})
 	require.NoError(b, err)
 	b.Cleanup(st.Close)
 	ts := &timedStore{Store: st}
@@ -69,11 +63,7 @@ func setup(b *testing.B, publish bool) *env {
 	require.NoError(b, err)
 	reg, err := orchestrator.NewRegistry(synthetic.Protocol())
 	require.NoError(b, err)
-	var sealer orchestrator.Sealer = ledger.NewSealer(keys)
-	if os.Getenv("BENCH_NO_BATCH") != "" {
-		sealer = struct{ orchestrator.Sealer }{sealer}
-	}
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: sealer})
+	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
 	require.NoError(b, err)
 	e := &env{url: url, store: ts, ctx: tctx, tenant: tenant}
 	cfg := runner.Config{Store: ts, Engine: eng}
@@ -122,6 +112,7 @@ func BenchmarkDebatePostgres(b *testing.B) {
 				ids[i] = e.newDebate(b, 5)
 			}
 			e.store.lat = nil
+			wal0 := walLSN(b, e)
 			b.ResetTimer()
 			start := time.Now()
 			var wg sync.WaitGroup
@@ -150,7 +141,59 @@ func BenchmarkDebatePostgres(b *testing.B) {
 			b.ReportMetric(float64(percentile(e.store.lat, 0.50).Microseconds()), "commit-p50-µs")
 			b.ReportMetric(float64(percentile(e.store.lat, 0.99).Microseconds()), "commit-p99-µs")
 			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(float64(walSince(b, e, wal0))/debates, "wal-bytes/debate")
 			reportStorage(b, e, len(ids))
+		})
+	}
+}
+
+// walLSN reads the server's current WAL position. The WAL is the whole
+// cluster's: measure on an otherwise idle server.
+func walLSN(b *testing.B, e *env) string {
+	b.Helper()
+	conn, err := pgx.Connect(context.Background(), e.url)
+	require.NoError(b, err)
+	defer conn.Close(context.Background())
+	var lsn string
+	require.NoError(b, conn.QueryRow(context.Background(), `SELECT pg_current_wal_lsn()::text`).Scan(&lsn))
+	return lsn
+}
+
+// walSince is how many WAL bytes the server wrote since lsn.
+func walSince(b *testing.B, e *env, lsn string) int64 {
+	b.Helper()
+	conn, err := pgx.Connect(context.Background(), e.url)
+	require.NoError(b, err)
+	defer conn.Close(context.Background())
+	var n int64
+	require.NoError(b, conn.QueryRow(context.Background(), `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint`, lsn).Scan(&n))
+	return n
+}
+
+// BenchmarkStorageByRounds runs debates of 5, 10 and 20 rounds one at a
+// time and reports what each stores: linear growth shows as a constant
+// per-round figure (the transcript is never copied into checkpoints).
+func BenchmarkStorageByRounds(b *testing.B) {
+	for _, rounds := range []int{5, 10, 20} {
+		b.Run(fmt.Sprintf("rounds=%d", rounds), func(b *testing.B) {
+			e := setup(b, false)
+			ids := make([]string, b.N)
+			for i := range ids {
+				ids[i] = e.newDebate(b, rounds)
+			}
+			wal0 := walLSN(b, e)
+			b.ResetTimer()
+			for _, id := range ids {
+				require.NoError(b, e.runner.Run(context.Background(), e.tenant, id))
+			}
+			b.StopTimer()
+			debates := float64(len(ids))
+			wal := float64(walSince(b, e, wal0)) / debates
+			b.ReportMetric(wal, "wal-bytes/debate")
+			b.ReportMetric(wal/float64(rounds), "wal-bytes/round")
+			rel := reportStorage(b, e, len(ids))
+			b.ReportMetric(rel/float64(rounds), "rel-bytes/round")
+			b.ReportMetric(0, "ns/op")
 		})
 	}
 }
@@ -158,7 +201,7 @@ func BenchmarkDebatePostgres(b *testing.B) {
 // reportStorage reports rows and bytes stored per debate: the ledger's
 // events, the checkpoints and the debate rows with their indexes, against
 // the bytes of the events themselves.
-func reportStorage(b *testing.B, e *env, debates int) {
+func reportStorage(b *testing.B, e *env, debates int) (relBytesPerDebate float64) {
 	b.Helper()
 	conn, err := pgx.Connect(context.Background(), e.url)
 	require.NoError(b, err)
@@ -172,6 +215,7 @@ func reportStorage(b *testing.B, e *env, debates int) {
 	b.ReportMetric(float64(rows)/float64(debates), "rows/debate")
 	b.ReportMetric(float64(relBytes)/float64(debates), "rel-bytes/debate")
 	b.ReportMetric(float64(eventBytes)/float64(debates), "event-bytes/debate")
+	return float64(relBytes) / float64(debates)
 }
 
 // BenchmarkWatchers measures event delivery to 1,000 watchers of one
@@ -239,11 +283,7 @@ func engineOf(b *testing.B) *orchestrator.Engine {
 	require.NoError(b, err)
 	reg, err := orchestrator.NewRegistry(synthetic.Protocol())
 	require.NoError(b, err)
-	var sealer orchestrator.Sealer = ledger.NewSealer(keys)
-	if os.Getenv("BENCH_NO_BATCH") != "" {
-		sealer = struct{ orchestrator.Sealer }{sealer}
-	}
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: sealer})
+	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
 	require.NoError(b, err)
 	return eng
 }
