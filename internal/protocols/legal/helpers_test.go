@@ -33,7 +33,7 @@ type bench struct {
 	keys   *ledger.Keyring
 }
 
-func setup(t *testing.T, cfg Config) *bench {
+func setup(t testing.TB, cfg Config) *bench {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
 	require.NoError(t, err)
@@ -54,7 +54,7 @@ func setup(t *testing.T, cfg Config) *bench {
 }
 
 // fixture reads a testdata case as options, with maxRounds set.
-func fixture(t *testing.T, name string, maxRounds int) json.RawMessage {
+func fixture(t testing.TB, name string, maxRounds int) json.RawMessage {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 	require.NoError(t, err)
@@ -114,7 +114,7 @@ func (r *result) decisions(t *testing.T) []Decision {
 }
 
 // debate runs one debate with options to its end.
-func (b *bench) debate(t *testing.T, opts json.RawMessage) *result {
+func (b *bench) debate(t testing.TB, opts json.RawMessage) *result {
 	t.Helper()
 	p := Protocol(Config{})
 	canon, err := p.ValidateOptions(opts)

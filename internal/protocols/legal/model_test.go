@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/roles/llm"
+	"github.com/debated/debated/internal/testutil/openaitest"
 )
 
 // modelCall is one request the test model server answered.
@@ -25,93 +24,62 @@ type modelCall struct {
 	schema  string
 }
 
-// rulesModel is an OpenAI-compatible server that answers like a model: it
-// reads the DATA block of the request and composes the answer with the
+// rulesModel is the test double for the model API (openaitest): it answers
+// like a model, composing the answer to the request's DATA block with the
 // rules backend (ComposeByRules). spoil, if set, may damage an answer
 // before it is sent (to exercise the gates' repair requests).
 type rulesModel struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	calls []modelCall
-	spoil func(c modelCall, answer map[string]any)
+	srv *openaitest.Server
 }
 
-func newRulesModel(t *testing.T, spoil func(c modelCall, answer map[string]any)) *rulesModel {
+func newRulesModel(t testing.TB, spoil func(c modelCall, answer map[string]any)) *rulesModel {
 	t.Helper()
-	m := &rulesModel{spoil: spoil}
-	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Model    string                           `json:"model"`
-			Messages []struct{ Role, Content string } `json:"messages"`
-			Format   struct {
-				JSONSchema struct {
-					Name string `json:"name"`
-				} `json:"json_schema"`
-			} `json:"response_format"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) < 2 {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		data, ok := dataBlock(req.Messages[1].Content)
-		if !ok {
-			http.Error(w, "no DATA block", http.StatusBadRequest)
-			return
-		}
-		c := modelCall{schema: req.Format.JSONSchema.Name}
-		_ = json.Unmarshal(data, &c.data)
-		for _, msg := range req.Messages {
-			if msg.Role == "assistant" {
-				c.repairs++
-			}
-		}
-		ans, err := ComposeByRules(data)
+	return &rulesModel{srv: openaitest.New(t, func(r openaitest.Request) openaitest.Answer {
+		c := callOf(r)
+		ans, err := ComposeByRules(r.Data)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+			return openaitest.Answer{Status: http.StatusBadRequest, Content: err.Error()}
 		}
-		if m.spoil != nil {
+		if spoil != nil {
 			var obj map[string]any
 			_ = json.Unmarshal(ans, &obj)
-			m.spoil(c, obj)
+			spoil(c, obj)
 			ans, _ = json.Marshal(obj)
 		}
-		m.mu.Lock()
-		m.calls = append(m.calls, c)
-		m.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-legal", "object": "chat.completion", "created": 1, "model": req.Model,
-			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(ans)}}},
-			"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150},
-		})
-	}))
-	t.Cleanup(m.srv.Close)
-	return m
+		return openaitest.Answer{Content: string(ans)}
+	})}
 }
 
-// dataBlock extracts the JSON document between the DATA markers.
-func dataBlock(content string) (json.RawMessage, bool) {
-	_, rest, ok := strings.Cut(content, "<<<DATA>>>\n```json\n")
-	if !ok {
-		return nil, false
+// callOf is what a test asserts on of one request.
+func callOf(r openaitest.Request) modelCall {
+	c := modelCall{schema: r.SchemaName}
+	_ = json.Unmarshal(r.Data, &c.data)
+	for _, msg := range r.Messages {
+		if msg.Role == "assistant" {
+			c.repairs++
+		}
 	}
-	doc, _, ok := strings.Cut(rest, "\n```\n<<<END DATA>>>")
-	return json.RawMessage(doc), ok
+	return c
 }
 
-func (m *rulesModel) config(t *testing.T, budget int) Config {
+func (m *rulesModel) config(t testing.TB, budget int) Config {
 	t.Helper()
-	b, err := llm.NewBackend(llm.Config{BaseURL: m.srv.URL + "/v1", Model: "legal-test", Budget: budget,
+	b, err := llm.NewBackend(llm.Config{BaseURL: m.srv.URL, Model: "legal-test", Budget: budget,
 		Sleep: func(context.Context, time.Duration) error { return nil }})
 	require.NoError(t, err)
 	return Config{ModelFor: func(context.Context) (llm.Caller, error) { return b, nil }}
 }
 
+// snapshot is the requests the model answered (a request it refused is
+// not one).
 func (m *rulesModel) snapshot() []modelCall {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.calls)
+	var out []modelCall
+	for _, r := range m.srv.Requests() {
+		if _, err := ComposeByRules(r.Data); err == nil {
+			out = append(out, callOf(r))
+		}
+	}
+	return out
 }
 
 // TestModelBackend: with the agents played by a model, a critique without

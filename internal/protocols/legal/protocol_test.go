@@ -180,7 +180,19 @@ func TestFixtureCases(t *testing.T) {
 	})
 }
 
-// TestRulesAreDeterministic: the same case gives the same artifacts.
+// payloads are the payloads of a debate's events of type typ, in order.
+func (r *result) payloads(typ string) []json.RawMessage {
+	var out []json.RawMessage
+	for _, e := range r.events {
+		if e.Type == typ {
+			out = append(out, e.Payload)
+		}
+	}
+	return out
+}
+
+// TestRulesAreDeterministic: the same case gives the same artifacts,
+// decisions and synthesis.
 func TestRulesAreDeterministic(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{})
@@ -195,4 +207,12 @@ func TestRulesAreDeterministic(t *testing.T) {
 		require.JSONEq(t, string(c), string(a2[n]), n)
 	}
 	require.True(t, slices.Equal(one.del.Artifacts, two.del.Artifacts))
+	for _, typ := range []string{EventDecision, EventSynthesis} {
+		p1, p2 := one.payloads(typ), two.payloads(typ)
+		require.NotEmpty(t, p1, typ)
+		require.Len(t, p2, len(p1), typ)
+		for i := range p1 {
+			require.JSONEq(t, string(p1[i]), string(p2[i]), "%s %d", typ, i)
+		}
+	}
 }

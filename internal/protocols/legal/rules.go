@@ -427,6 +427,12 @@ func rulesRevision(r *Request) *Output {
 				continue
 			}
 			c.Confidence = min(c.Confidence, confDisputed)
+			if c.Triple == nil {
+				// A critique (a model's, say) may call a claim without a
+				// fact conflicting: there is no fact to name.
+				note(fmt.Sprintf("%s conflicts with the %s position (critique %s); no context source settles which norm prevails.", c.ID, other(r.Agent), k.ID))
+				continue
+			}
 			note(fmt.Sprintf("%s conflicts with the %s position on the %s of %s; no context source settles which norm prevails.", c.ID, other(r.Agent), c.Triple.Predicate, c.Triple.Subject))
 		case IssueOverclaim:
 			if k.Severity != SeverityMinor {
