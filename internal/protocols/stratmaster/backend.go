@@ -77,15 +77,34 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, a asked, ou
 		if err != nil {
 			return res.Model, fmt.Errorf("stratmaster: %s model call: %w", role, err)
 		}
-		if len(res.Violations) > 0 {
-			return res.Model, &rejectedError{role: role, schema: a.schema, violations: res.Violations}
+		model = res.Model
+		if vs := regate(a.check, res); len(vs) > 0 {
+			return model, &rejectedError{role: role, schema: a.schema, violations: vs}
 		}
-		raw, model = res.Answer, res.Model
+		raw = res.Answer
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return model, &rejectedError{role: role, schema: a.schema, violations: []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}}
 	}
 	return model, nil
+}
+
+// regate is the protocol's verdict on a model's answer: the caller ran the
+// gate already (to ask for repairs), but the protocol does not take its
+// word. The gate runs again on the answer, and an answer is refused if
+// either the gate or the caller finds fault with it, or if there is none
+// (fail closed).
+func regate(check func(json.RawMessage) []debate.Violation, res llm.JSONResult) []debate.Violation {
+	if res.Answer == nil {
+		if len(res.Violations) > 0 {
+			return res.Violations
+		}
+		return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: "the model gave no JSON object"}}
+	}
+	if vs := check(res.Answer); len(vs) > 0 {
+		return vs
+	}
+	return res.Violations
 }
 
 // decodeCheck is a gate that decodes the answer strictly into T and checks
@@ -147,8 +166,15 @@ func (p *proto) guarded(role string, f work) orchestrator.NodeFunc {
 			events = append(events, orchestrator.Emit{Type: EventOutputRejected, Payload: map[string]any{
 				"agent_id": role, "schema": rej.schema, "round_number": in.Round, "violations": rej.violations}})
 		}
-		// The failing work's state is dropped: s is the node's input state,
-		// and the task closes with what it holds.
+		// The failing work's state is dropped: the work changed s in place
+		// (a new pass clears the last one's hypotheses and plan before it
+		// asks), so the task closes with the node's input state, the last
+		// completed work, read afresh.
+		last, lerr := loadState(in.State)
+		if lerr != nil {
+			return nil, orchestrator.Permanent(lerr)
+		}
+		s = last
 		s.Status, s.StopReason = StatusNeedsReview, reason
 		s.StopWhy = fmt.Sprintf("%s failed %d attempt(s): %v", role, in.Attempt, err)
 		out, serr := saveWith(s, append(events, closing(&task{in: in, opts: o, cons: c, s: s})...)...)

@@ -3,14 +3,9 @@ package stratmaster_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"regexp"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,7 +20,12 @@ import (
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/openaitest"
 )
+
+// auditClock is the tools' clock in the tests: the time every tool call's
+// audit records.
+var auditClock = time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
 
 // bench is an embedded store with a tenant and an engine running the
 // StratMaster protocol, on the rules backend or on a model.
@@ -44,7 +44,7 @@ func setup(t testing.TB, model llm.Caller) *bench {
 	ctx, tenant := storetest.NewTenant(t, st)
 	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("stratmaster-test-signing-secret-32b")}, "v1")
 	require.NoError(t, err)
-	cfg := stratmaster.Config{Registry: st}
+	cfg := stratmaster.Config{Registry: st, Now: func() time.Time { return auditClock }}
 	if model != nil {
 		cfg.ModelFor = func(context.Context) (llm.Caller, error) { return model, nil }
 	}
@@ -139,54 +139,27 @@ principles:
 	question = "Do the ARR, gross margin, burn and runway support the Series B?"
 )
 
-// modelServer is an OpenAI-compatible chat completions server in the test
-// process that answers like a model: it reads the schema the request asks
-// for and the DATA block it carries, and composes its answer with the
-// rules backend over that DATA. garbage makes it answer text that is not
-// JSON.
-func modelServer(t testing.TB, garbage bool) (*llm.Backend, *atomic.Int64) {
+// modelServer is the test double of the model API (openaitest): it
+// answers like a model, composing its answer with the rules backend over
+// the DATA block of the request, for the schema the request asks for.
+// refuse, if set, picks the requests it answers with text that is not
+// JSON instead.
+func modelServer(t testing.TB, refuse func(r openaitest.Request) bool) (*llm.Backend, *openaitest.Server) {
 	t.Helper()
-	schema := regexp.MustCompile(`one JSON object of the (\w+) schema`)
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := calls.Add(1)
-		var req struct {
-			Messages []struct{ Role, Content string } `json:"messages"`
+	srv := openaitest.New(t, func(r openaitest.Request) openaitest.Answer {
+		if refuse != nil && refuse(r) {
+			return openaitest.Answer{Content: "I would rather not answer in JSON."}
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+		out, err := stratmaster.Rules(r.SchemaName, r.Data)
+		if err != nil {
+			return openaitest.Answer{Status: http.StatusBadRequest, Content: err.Error()}
 		}
-		var name, data string
-		for _, m := range req.Messages {
-			if m.Role != "user" {
-				continue
-			}
-			if s := schema.FindStringSubmatch(m.Content); s != nil && name == "" {
-				name = s[1]
-			}
-			if _, rest, ok := strings.Cut(m.Content, "<<<DATA>>>\n```json\n"); ok && data == "" {
-				data, _, _ = strings.Cut(rest, "\n```\n<<<END DATA>>>")
-			}
-		}
-		content := "I would rather not answer in JSON."
-		if !garbage {
-			out, err := stratmaster.Rules(name, json.RawMessage(data))
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			content = string(out)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "created": 1, "model": "m",
-			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}},
-			"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	b, err := llm.NewBackend(llm.Config{BaseURL: srv.URL + "/v1", Model: "test-model", Logger: slog.New(slog.DiscardHandler)})
+		return openaitest.Answer{Content: string(out)}
+	})
+	b, err := llm.NewBackend(llm.Config{BaseURL: srv.URL, Model: "test-model", Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	return b, &calls
+	return b, srv
 }
+
+// always refuses every request.
+func always(openaitest.Request) bool { return true }

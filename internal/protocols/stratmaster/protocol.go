@@ -94,7 +94,9 @@ type Config struct {
 	// Searcher ranks evidence in the store for search_evidence; nil ranks
 	// in memory.
 	Searcher tools.Searcher
-	// Now is the clock of tool audits (time.Now by default).
+	// Now is the clock of tool audits (time.Now by default): an audit
+	// records when its call ran, as the engine's event times do (see
+	// docs/decisions.md, "Tool audit times are the wall clock").
 	Now func() time.Time
 }
 

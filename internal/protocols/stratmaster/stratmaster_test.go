@@ -10,6 +10,7 @@ import (
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/stratmaster"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/openaitest"
 	"github.com/debated/debated/internal/tools"
 )
 
@@ -19,7 +20,7 @@ import (
 // it; on both backends the task completes with the same hypotheses.
 func TestRevisionSatisfiesConstitution(t *testing.T) {
 	t.Parallel()
-	model, calls := modelServer(t, false)
+	model, srv := modelServer(t, nil)
 	var fingerprints [][]string
 	for _, backend := range []string{"rules", "llm"} {
 		var b *bench
@@ -96,7 +97,7 @@ func TestRevisionSatisfiesConstitution(t *testing.T) {
 		}
 	}
 	require.Equal(t, fingerprints[0], fingerprints[1], "both backends reach the same hypotheses")
-	require.Positive(t, calls.Load())
+	require.Positive(t, srv.Calls())
 }
 
 // TestRevisionsAreBounded: a constitution the work can never satisfy ends
@@ -126,7 +127,7 @@ func TestRevisionsAreBounded(t *testing.T) {
 // record.
 func TestFailingWorkEndsInNeedsReview(t *testing.T) {
 	t.Parallel()
-	model, _ := modelServer(t, true)
+	model, _ := modelServer(t, always)
 	b := setup(t, model)
 	b.importDeal(t, storetest.SampleBundle("deal-f"))
 	for _, attempts := range []int{3, 1} {
@@ -202,24 +203,94 @@ func TestNoEvidenceFails(t *testing.T) {
 	require.Len(t, ofType(evs, stratmaster.EventDeliverables), 1)
 }
 
-// TestOnlyTheResearcherCallsTools: the permission matrix gives tools to the
-// researcher alone; the invoker refuses and audits any other role's call.
+// TestOnlyTheResearcherCallsTools: in a real task on a model, every tool
+// call on the ledger is the researcher's, made in the research node and
+// audited with the tools' clock, and no role's model is offered a tool:
+// the server runs the researcher's plan. The protocol has no tool path for
+// any other role (its matrix and role guard give tools and their audit
+// events to the researcher alone), so no other role can attempt one.
 func TestOnlyTheResearcherCallsTools(t *testing.T) {
 	t.Parallel()
 	p := stratmaster.Protocol(stratmaster.Config{})
 	require.NoError(t, p.Validate())
-	require.ElementsMatch(t, []string{tools.SearchEvidence, tools.LookupClaim}, p.Tools[stratmaster.RoleResearcher])
-	b := storetest.SampleBundle("deal-p")
-	inv := tools.NewInvoker(tools.Config{Matrix: stratmaster.Matrix, Deal: &tools.Deal{Bundle: b}})
-	args := json.RawMessage(`{"query":"runway","deal_id":"deal-p"}`)
-	for _, role := range stratmaster.Roles {
-		res, audit := inv.Call(t.Context(), role, debate.ToolCall{Tool: tools.SearchEvidence, Args: args})
-		if role == stratmaster.RoleResearcher {
-			require.Equal(t, tools.StatusSuccess, res.Status)
-			continue
-		}
-		require.Equal(t, tools.StatusDenied, res.Status, role)
-		require.Equal(t, tools.RulePermission, audit.Rule, role)
+	require.Equal(t, map[string][]string{stratmaster.RoleResearcher: {tools.SearchEvidence, tools.LookupClaim}}, p.Tools)
+	require.Equal(t, []string{stratmaster.RoleResearcher}, p.RoleGuard[stratmaster.EventToolCall])
+
+	model, srv := modelServer(t, nil)
+	b := setup(t, model)
+	b.importDeal(t, storetest.SampleBundle("deal-p"))
+	d, evs := b.task(t, "deal-p", map[string]any{"question": question, "constitution": twoSources})
+	require.Equal(t, debate.DebateCompleted, d.Status)
+	calls := ofType(evs, stratmaster.EventToolCall)
+	used := map[string]int{}
+	for _, e := range calls {
+		require.Equal(t, stratmaster.RoleResearcher, e.Actor)
+		require.Equal(t, stratmaster.NodeResearch, e.Node)
+		var a tools.Audit
+		require.NoError(t, json.Unmarshal(e.Payload, &a))
+		require.Equal(t, stratmaster.RoleResearcher, a.AgentID)
+		require.Equal(t, tools.StatusSuccess, a.ResultStatus)
+		require.True(t, auditClock.Equal(a.Timestamp), "the audit time is the injected clock's, not the wall clock's")
+		used[a.ToolName]++
 	}
-	require.Len(t, inv.Audits(), len(stratmaster.Roles))
+	require.Positive(t, used[tools.SearchEvidence])
+	require.Positive(t, used[tools.LookupClaim])
+	schemas := map[string]bool{}
+	for _, r := range srv.Requests() {
+		require.Empty(t, r.Tools, "%s: no model is offered a tool", r.SchemaName)
+		schemas[r.SchemaName] = true
+	}
+	require.Len(t, schemas, 5, "every role's model was asked: %v", schemas)
+}
+
+// TestExhaustedAttemptsKeepTheLastPass: when the second pass's research
+// fails its last attempt, the task closes in needs_review with the first
+// pass's work (its hypotheses and plan), not the empty pass that failed.
+func TestExhaustedAttemptsKeepTheLastPass(t *testing.T) {
+	t.Parallel()
+	model, _ := modelServer(t, func(r openaitest.Request) bool {
+		var d struct {
+			Pass int `json:"pass"`
+		}
+		return r.SchemaName == stratmaster.SchemaResearchPlan && json.Unmarshal(r.Data, &d) == nil && d.Pass == 2
+	})
+	b := setup(t, model)
+	b.importDeal(t, storetest.SampleBundle("deal-x"))
+	d, evs := b.task(t, "deal-x", map[string]any{"question": question, "constitution": twoSources, "max_attempts": 2})
+	require.Equal(t, debate.DebateNeedsReview, d.Status)
+	require.Equal(t, stratmaster.ReasonAttemptsExhausted, d.StopReason)
+	require.Len(t, ofType(evs, stratmaster.EventRevision), 1, "the critic sent the first pass back")
+
+	var proposed struct {
+		Pass       int                      `json:"pass"`
+		Hypotheses []stratmaster.Hypothesis `json:"hypotheses"`
+	}
+	hyps := ofType(evs, stratmaster.EventHypotheses)
+	require.Len(t, hyps, 1, "only the first pass got to synthesis")
+	require.NoError(t, json.Unmarshal(hyps[0].Payload, &proposed))
+	require.NotEmpty(t, proposed.Hypotheses)
+	var drafted struct {
+		Plan *stratmaster.Plan `json:"plan"`
+	}
+	plans := ofType(evs, stratmaster.EventPlan)
+	require.Len(t, plans, 1)
+	require.NoError(t, json.Unmarshal(plans[0].Payload, &drafted))
+
+	var del stratmaster.Deliverables
+	require.NoError(t, json.Unmarshal(ofType(evs, stratmaster.EventDeliverables)[0].Payload, &del))
+	require.Equal(t, stratmaster.StatusNeedsReview, del.Status)
+	require.Equal(t, 1, del.Passes, "the last completed pass")
+	require.Equal(t, 1, del.Revisions)
+	fingerprints := func(hs []stratmaster.Hypothesis) []string {
+		var out []string
+		for _, h := range hs {
+			out = append(out, h.Fingerprint)
+		}
+		return out
+	}
+	// The debate of the first pass may have contested some since.
+	require.Equal(t, fingerprints(proposed.Hypotheses), fingerprints(del.Hypotheses))
+	require.Equal(t, drafted.Plan, del.Plan)
+	require.Contains(t, del.StopWhy, "researcher failed 2 attempt(s)")
+	require.Equal(t, stratmaster.RoleResearcher, ofType(evs, stratmaster.EventOutputRejected)[0].Actor)
 }
