@@ -12,7 +12,6 @@ import (
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/agentproto"
-	"github.com/debated/debated/internal/roles/llm"
 	"github.com/stretchr/testify/require"
 )
 
@@ -75,6 +74,12 @@ func TestSessionEndToEnd(t *testing.T) {
 	require.Equal(t, agentproto.EventVerificationComplete, roles[len(roles)-1])
 	require.Equal(t, agentproto.EventFinalStatement, roles[len(roles)-2], "the final statement is the last role event")
 	require.Equal(t, agentproto.EventDeliverables, roles[len(roles)-3])
+
+	audited(t, evs)
+	for _, e := range ofType(evs, agentproto.EventToolCall) {
+		require.Equal(t, agentproto.RoleExecutor, e.Actor)
+		require.Equal(t, "SUCCESS", field(t, e, "result_status"))
+	}
 
 	rep := b.verify(evs)
 	require.Equal(t, agentproto.VerificationPass, rep.Status, "%v %v", rep.Problems, rep.Warnings)
@@ -140,6 +145,7 @@ func TestPolicyPaths(t *testing.T) {
 	require.Len(t, ch, 1)
 	require.Equal(t, "c-wrong", field(t, ch[0], "claim_id"))
 	require.Len(t, ofType(evs, agentproto.EventClaimIssued), 2, "only completed executions are claimed")
+	audited(t, evs)
 
 	rep := b.verify(evs)
 	require.Equal(t, agentproto.VerificationWarn, rep.Status, "%v", rep.Problems)
@@ -190,6 +196,38 @@ func (f *flakyRegistry) DealBundleGet(ctx context.Context, dealID string) (*deba
 		return nil, errors.New("registry unreachable")
 	}
 	return f.Registry.DealBundleGet(ctx, dealID)
+}
+
+// audited checks that every execution has exactly one agent.tool_call
+// audit, recorded between its start and its end, whose status agrees with
+// its outcome.
+func audited(t *testing.T, evs []debate.Event) {
+	t.Helper()
+	calls := map[string]int{}
+	status := map[string]string{}
+	started := map[string]any{} // execution id → tool
+	for _, e := range evs {
+		switch e.Type {
+		case agentproto.EventExecutionStarted:
+			started[field(t, e, "execution_id").(string)] = field(t, e, "tool")
+		case agentproto.EventToolCall:
+			x := field(t, e, "execution_id").(string)
+			require.Contains(t, started, x, "the audit of %s follows its start", x)
+			calls[x]++
+			status[x] = field(t, e, "result_status").(string)
+			require.Equal(t, started[x], field(t, e, "tool_name"))
+		case agentproto.EventExecutionCompleted:
+			require.Equal(t, "SUCCESS", status[field(t, e, "execution_id").(string)])
+		case agentproto.EventExecutionFailed:
+			x := field(t, e, "execution_id").(string)
+			require.NotEmpty(t, status[x], "failed execution %s is audited", x)
+			require.NotEqual(t, "SUCCESS", status[x])
+		}
+	}
+	require.Len(t, calls, len(started), "an audit per execution")
+	for x, n := range calls {
+		require.Equal(t, 1, n, "execution %s", x)
+	}
 }
 
 // executedOnce checks that every signed intent executed exactly once.
@@ -256,42 +294,64 @@ func TestCrashBetweenIntentAndExecution(t *testing.T) {
 }
 
 // TestModelBackend: with a model, the planner's, critic's and executor's
-// texts come from it, through the gates; the session verifies.
+// texts come from it, through the gates; the session verifies. Its
+// responses are cached under the node, round and attempt of the call.
 func TestModelBackend(t *testing.T) {
 	t.Parallel()
-	m := &rulesModel{}
+	m := newModel(t, nil)
 	b := setup(t, nil, m)
-	d, evs := b.finish(t, b.create(t, runwayTask()))
+	id := b.create(t, runwayTask())
+	d, evs := b.finish(t, id)
 	require.Equal(t, debate.DebateCompleted, d.Status, d.Error)
-	require.Equal(t, 3, m.calls, "plan, review, claims")
-	require.NotNil(t, field(t, ofType(evs, agentproto.EventClaimIssued)[0], "model"))
+	require.Equal(t, []string{agentproto.SchemaPlan, agentproto.SchemaReview, agentproto.SchemaClaims}, m.schemas())
+	claims := ofType(evs, agentproto.EventClaimIssued)
+	require.NotEmpty(t, claims)
+	mc, ok := field(t, claims[0], "model").(map[string]any)
+	require.True(t, ok, "a model-backed claim records its calls")
+	require.Equal(t, "agentproto-test", mc["model"])
 	require.Equal(t, agentproto.VerificationPass, b.verify(evs).Status)
+
+	for _, key := range []string{id + "/agentproto/plan/r1/a1/planner/0", id + "/agentproto/review/r1/a1/critic/0", id + "/agentproto/claim/r1/a1/executor/0"} {
+		_, found, err := b.st.ModelResponseGet(b.ctx, key)
+		require.NoError(t, err)
+		require.True(t, found, "response cached under %s", key)
+	}
 }
 
-// lyingModel states claims with numbers its executions did not return.
-type lyingModel struct{ rulesModel }
-
-func (m *lyingModel) JSON(ctx context.Context, c llm.JSONCall) (llm.JSONResult, error) {
-	res, err := m.rulesModel.JSON(ctx, c)
-	if err != nil || c.SchemaName != agentproto.SchemaClaims {
-		return res, err
+// lie changes every claim of a claims answer: the number its execution
+// returned becomes 42, a fact the execution does not show.
+func lie(schema string, data json.RawMessage, answer map[string]any) {
+	if schema != agentproto.SchemaClaims {
+		return
 	}
-	a := json.RawMessage(strings.ReplaceAll(string(res.Answer), "returned", "returned 42, not"))
-	var d map[string]any
-	require.NoError(nil, json.Unmarshal(a, &d))
-	for _, c := range d["claims"].([]any) {
-		c.(map[string]any)["text"] = "The company has 42 months of runway."
+	var d struct {
+		Executions []struct {
+			ExecutionID string `json:"execution_id"`
+			ResultText  string `json:"result_text"`
+		} `json:"executions"`
 	}
-	a, _ = json.Marshal(d)
-	return llm.JSONResult{Answer: a, Violations: c.Check(a), Model: res.Model}, nil
+	if json.Unmarshal(data, &d) != nil {
+		return
+	}
+	claims, _ := answer["claims"].([]any)
+	for _, c := range claims {
+		cl, _ := c.(map[string]any)
+		text, _ := cl["text"].(string)
+		for _, x := range d.Executions {
+			if x.ExecutionID == cl["execution_id"] && x.ResultText != "" {
+				cl["text"] = strings.ReplaceAll(text, x.ResultText, "42")
+			}
+		}
+	}
 }
 
 // TestModelClaimFailingTheGate: a model claim that does not quote its
-// execution's result is rejected, recorded, and the session stops for
-// review before any claim enters the trace.
+// execution's result is sent back for repair, then rejected, recorded, and
+// the session stops for review before any claim enters the trace.
 func TestModelClaimFailingTheGate(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil, &lyingModel{})
+	m := newModel(t, lie)
+	b := setup(t, nil, m)
 	d, evs := b.finish(t, b.create(t, runwayTask()))
 	require.Equal(t, debate.DebateNeedsReview, d.Status)
 	require.Equal(t, agentproto.ReasonOutputRejected, d.StopReason)
@@ -300,4 +360,28 @@ func TestModelClaimFailingTheGate(t *testing.T) {
 	require.Equal(t, agentproto.RoleExecutor, rej[0].Actor)
 	require.Contains(t, string(rej[0].Payload), "NO_FREE_FACTS")
 	require.Empty(t, ofType(evs, agentproto.EventClaimIssued))
+	require.Equal(t, []string{agentproto.SchemaPlan, agentproto.SchemaReview,
+		agentproto.SchemaClaims, agentproto.SchemaClaims, agentproto.SchemaClaims}, m.schemas(), "the answer and its two repairs")
+	require.NotEqual(t, agentproto.VerificationFail, b.verify(evs).Status)
+}
+
+// TestModelBudgetExceeded: when the tenant's token budget cannot pay for
+// the next call, no request is sent, budget.exceeded is recorded (signed
+// by the role whose call it was) and the session stops for review.
+func TestModelBudgetExceeded(t *testing.T) {
+	t.Parallel()
+	m := newModel(t, nil)
+	m.budget = 100
+	b := setup(t, nil, m)
+	d, evs := b.finish(t, b.create(t, runwayTask()))
+	require.Equal(t, debate.DebateNeedsReview, d.Status)
+	require.Equal(t, agentproto.ReasonTokenBudget, d.StopReason)
+	ex := ofType(evs, agentproto.EventBudgetExceeded)
+	require.Len(t, ex, 1)
+	require.Equal(t, agentproto.RolePlanner, ex[0].Actor)
+	require.Equal(t, agentproto.SchemaPlan, field(t, ex[0], "schema"))
+	require.Contains(t, field(t, ex[0], "detail"), "budget")
+	require.Zero(t, m.srv.Calls(), "no request over the budget")
+	require.Empty(t, ofType(evs, agentproto.EventProposalCreated))
+	require.NotEqual(t, agentproto.VerificationFail, b.verify(evs).Status)
 }

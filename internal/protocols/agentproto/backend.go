@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
@@ -355,11 +356,15 @@ func (e *errRejected) Error() string {
 	return fmt.Sprintf("agentproto: the %s's %s answer failed its gate (%d violations)", e.role, e.schema, len(e.violations))
 }
 
-// ask makes the structured call schema over data, with the tenant's model
-// or the rules backend, gates the answer and decodes it into out. It
-// returns the model calls made (nil for the rules backend), an *errRejected
-// when the answer failed its gate, or the model's error.
-func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, schema string, data, out any) (*debate.ModelCall, error) {
+// ask makes the structured call schema of node over data, with the
+// tenant's model or the rules backend, gates the answer and decodes it into
+// out. It returns the model calls made (nil for the rules backend), an
+// *errRejected when the answer failed its gate, or the model's error.
+//
+// The gate is the protocol's, in code: it runs on the model's answer here
+// whatever the model client reported, so a client that under-reports its
+// violations cannot let an answer through (fail closed).
+func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, node, schema string, data, out any) (*debate.ModelCall, error) {
 	c := calls[schema]
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -382,7 +387,7 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, schema stri
 	} else {
 		res, err := model.JSON(ctx, llm.JSONCall{
 			TenantID: in.TenantID, DebateID: in.DebateID, Role: c.role,
-			CacheKey: in.DebateID + "/agentproto/" + schema, PromptID: schema + ".v1",
+			CacheKey: cacheKey(in, node), PromptID: schema + ".v1",
 			System: c.system, Task: c.task, Data: json.RawMessage(raw),
 			SchemaName: schema, Schema: c.schema,
 			Check: func(a json.RawMessage) []debate.Violation { return c.check(raw, a) },
@@ -390,9 +395,10 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, schema stri
 		if err != nil {
 			return res.Model, err
 		}
-		answer, vs, used = res.Answer, res.Violations, res.Model
+		used = res.Model
+		answer, vs = gated(c, raw, res)
 	}
-	if len(vs) > 0 || answer == nil {
+	if len(vs) > 0 {
 		return used, &errRejected{role: c.role, schema: schema, violations: vs}
 	}
 	dec := json.NewDecoder(bytes.NewReader(answer))
@@ -402,27 +408,62 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, schema stri
 	return used, nil
 }
 
+// cacheKey is the response cache prefix of a node's model calls: the
+// debate, the node, the round and the attempt. A re-run of the same attempt
+// (after a crash) reuses the persisted responses; a retried node (a new
+// attempt) asks the model again instead of replaying the answers that
+// failed it.
+func cacheKey(in *orchestrator.NodeInput, node string) string {
+	return fmt.Sprintf("%s/agentproto/%s/r%d/a%d", in.DebateID, node, in.Round, in.Attempt)
+}
+
+// gated returns the answer of a model's result and the violations the
+// gate finds in it. The gate always runs on an answer, whatever violations
+// the result reports; a result without an answer is a violation even when
+// it reports none.
+func gated(c call, data json.RawMessage, res llm.JSONResult) (json.RawMessage, []debate.Violation) {
+	if res.Answer == nil {
+		if len(res.Violations) > 0 {
+			return nil, res.Violations
+		}
+		return nil, []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: "the model gave no JSON object"}}
+	}
+	return res.Answer, c.check(data, res.Answer)
+}
+
 // stopOnAnswer turns ask's failures that end the session into its stop:
-// a gate rejection is recorded and the session waits for review, as does a
-// spent token budget; other errors are the engine's to retry.
-func stopOnAnswer(err error) (*orchestrator.NodeOutput, error) {
+// a gate rejection is recorded (output.rejected) and the session waits for
+// review, as does a spent token budget (budget.exceeded, signed by the
+// role whose call it stopped); other errors are the engine's to retry.
+func stopOnAnswer(schema string, mc *debate.ModelCall, err error) (*orchestrator.NodeOutput, error) {
 	var rej *errRejected
 	switch {
 	case errors.As(err, &rej):
 		return &orchestrator.NodeOutput{
-			Events: []orchestrator.Emit{{Type: EventOutputRejected, Actor: rej.role, Payload: map[string]any{
-				"role": rej.role, "schema": rej.schema, "violations": rej.violations}}},
+			Events: []orchestrator.Emit{{Type: EventOutputRejected, Actor: rej.role, Payload: withModel(map[string]any{
+				"role": rej.role, "schema": rej.schema, "violations": rej.violations}, mc)}},
 			Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonOutputRejected},
 		}, nil
 	case errors.Is(err, llm.ErrBudgetExceeded):
-		return &orchestrator.NodeOutput{Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonTokenBudget}}, nil
+		role := calls[schema].role
+		return &orchestrator.NodeOutput{
+			Events: []orchestrator.Emit{{Type: EventBudgetExceeded, Actor: role, Payload: withModel(map[string]any{
+				"role": role, "schema": schema, "detail": err.Error()}, mc)}},
+			Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonTokenBudget},
+		}, nil
 	}
 	return nil, err
 }
 
+// clip shortens s to at most n bytes, on a rune boundary, marking the cut
+// with an ellipsis.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	cut := max(n, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

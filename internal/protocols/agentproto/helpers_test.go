@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/openaitest"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
@@ -31,9 +33,9 @@ type bench struct {
 }
 
 // setup wires the protocol over the store; registry (if not nil) stands in
-// front of the store's claim registry and model (if not nil) is the
-// tenant's model.
-func setup(t *testing.T, registry agentproto.Registry, model llm.Caller) *bench {
+// front of the store's claim registry and m (if not nil) is the tenant's
+// model, its responses cached in the store.
+func setup(t *testing.T, registry agentproto.Registry, m *model) *bench {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
 	require.NoError(t, err)
@@ -48,8 +50,9 @@ func setup(t *testing.T, registry agentproto.Registry, model llm.Caller) *bench 
 		registry = st
 	}
 	cfg := agentproto.Config{Registry: registry, Ledger: st, Keys: keys}
-	if model != nil {
-		cfg.ModelFor = func(context.Context) (llm.Caller, error) { return model, nil }
+	if m != nil {
+		b := m.backend(t, storeCache{st})
+		cfg.ModelFor = func(context.Context) (llm.Caller, error) { return b, nil }
 	}
 	reg, err := orchestrator.NewRegistry(agentproto.Protocol(cfg))
 	require.NoError(t, err)
@@ -126,21 +129,65 @@ func runwayTask() map[string]any {
 	}}
 }
 
-// rulesModel is a model that answers like the rules backend, through the
-// same gate a model's answer passes.
-type rulesModel struct{ calls int }
+// model is a tenant's model for the tests: the service's model client
+// (llm.Backend) against an OpenAI-compatible server in the test process
+// (openaitest) that answers each structured call the way a model would,
+// by running the rules backend over the DATA block the request carries.
+// alter, if set, changes that computed answer before it is sent (a model
+// that lies).
+type model struct {
+	srv    *openaitest.Server
+	budget int
+}
 
-func (m *rulesModel) Model() string { return "rules-as-model" }
+func newModel(t *testing.T, alter func(schema string, data json.RawMessage, answer map[string]any)) *model {
+	t.Helper()
+	return &model{srv: openaitest.New(t, func(r openaitest.Request) openaitest.Answer {
+		a, err := agentproto.Answer(r.SchemaName, r.Data)
+		if err != nil {
+			return openaitest.Answer{Status: http.StatusBadRequest, Content: err.Error()}
+		}
+		if alter != nil {
+			var obj map[string]any
+			if err := json.Unmarshal(a, &obj); err != nil {
+				return openaitest.Answer{Status: http.StatusInternalServerError, Content: err.Error()}
+			}
+			alter(r.SchemaName, r.Data, obj)
+			if a, err = json.Marshal(obj); err != nil {
+				return openaitest.Answer{Status: http.StatusInternalServerError, Content: err.Error()}
+			}
+		}
+		return openaitest.Answer{Content: string(a)}
+	})}
+}
 
-func (m *rulesModel) JSON(_ context.Context, c llm.JSONCall) (llm.JSONResult, error) {
-	m.calls++
-	data, err := json.Marshal(c.Data)
-	if err != nil {
-		return llm.JSONResult{}, err
+// backend is the model client pointed at the server, caching its
+// responses in cache.
+func (m *model) backend(t *testing.T, cache llm.ResponseCache) *llm.Backend {
+	t.Helper()
+	b, err := llm.NewBackend(llm.Config{BaseURL: m.srv.URL, APIKey: "test-key", Model: "agentproto-test", Budget: m.budget,
+		Cache: cache, Retry: llm.Retry{Attempts: 1}, Logger: slog.New(slog.DiscardHandler), Sleep: func(context.Context, time.Duration) error { return nil }})
+	require.NoError(t, err)
+	return b
+}
+
+// schemas are the schemas of the requests the server received, in order.
+func (m *model) schemas() []string {
+	var out []string
+	for _, r := range m.srv.Requests() {
+		out = append(out, r.SchemaName)
 	}
-	a, err := agentproto.Answer(c.SchemaName, data)
-	if err != nil {
-		return llm.JSONResult{}, err
-	}
-	return llm.JSONResult{Answer: a, Violations: c.Check(a), Model: &debate.ModelCall{Model: m.Model(), PromptID: c.PromptID, Calls: 1}}, nil
+	return out
+}
+
+// storeCache keeps the model client's responses in the store, as the
+// service does.
+type storeCache struct{ st *sqlite.Store }
+
+func (c storeCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	return c.st.ModelResponseGet(ctx, key)
+}
+
+func (c storeCache) Put(ctx context.Context, key string, resp []byte) error {
+	return c.st.ModelResponsePut(ctx, key, resp)
 }

@@ -62,6 +62,15 @@ func TestInvariantsCatchViolations(t *testing.T) {
 			m["artifact_hashes"] = []any{}
 			return m
 		}, agentproto.RuleArtifact},
+		"execution without its tool call audit": {agentproto.EventToolCall, func(map[string]any) map[string]any { return nil }, agentproto.RuleToolAudit},
+		"completion of a refused tool call": {agentproto.EventToolCall, func(m map[string]any) map[string]any {
+			m["result_status"] = "DENIED"
+			return m
+		}, agentproto.RuleToolAudit},
+		"tool call audit naming no execution": {agentproto.EventToolCall, func(m map[string]any) map[string]any {
+			delete(m, "execution_id")
+			return m
+		}, agentproto.RuleToolAudit},
 		"claim without evidence": {agentproto.EventClaimIssued, func(m map[string]any) map[string]any {
 			m["evidence_refs"] = []any{}
 			return m

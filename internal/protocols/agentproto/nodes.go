@@ -3,7 +3,6 @@ package agentproto
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -65,9 +64,9 @@ func (p *proto) plan(ctx context.Context, in *orchestrator.NodeInput) (*orchestr
 		data.Steps = append(data.Steps, planStep{ID: st.ID, Tool: st.Tool, Input: st.Input, RiskClass: st.RiskClass, ExpectedEvidence: st.ExpectedEvidence})
 	}
 	var a planAnswer
-	mc, err := p.ask(ctx, in, SchemaPlan, data, &a)
+	mc, err := p.ask(ctx, in, NodePlan, SchemaPlan, data, &a)
 	if err != nil {
-		return stopOnAnswer(err)
+		return stopOnAnswer(SchemaPlan, mc, err)
 	}
 	var events []orchestrator.Emit
 	s.Proposals = nil
@@ -113,9 +112,9 @@ func (p *proto) review(ctx context.Context, in *orchestrator.NodeInput) (*orches
 			Objective: pr.Objective, Assumptions: pr.Assumptions, ExpectedEvidence: st.ExpectedEvidence})
 	}
 	var a reviewAnswer
-	mc, err := p.ask(ctx, in, SchemaReview, data, &a)
+	mc, err := p.ask(ctx, in, NodeReview, SchemaReview, data, &a)
 	if err != nil {
-		return stopOnAnswer(err)
+		return stopOnAnswer(SchemaReview, mc, err)
 	}
 	var events []orchestrator.Emit
 	for i, pr := range s.Proposals {
@@ -217,8 +216,20 @@ func (p *proto) execute(ctx context.Context, in *orchestrator.NodeInput) (*orche
 	if err != nil {
 		return nil, err
 	}
+	events, err := p.executeIntents(ctx, in, o, s, trace)
+	if err != nil {
+		return nil, err
+	}
+	return done(s, events, nil)
+}
+
+// executeIntents runs the approved intents of s that trace authorizes,
+// each through the tool invoker (the server's permission matrix and quotas,
+// an agent.tool_call audit per call), and moves the session to claiming
+// when no proposal may run again.
+func (p *proto) executeIntents(ctx context.Context, in *orchestrator.NodeInput, o Options, s *state, trace []debate.Event) ([]orchestrator.Emit, error) {
 	head := indexIntents(trace)
-	env := toolEnv{registry: p.cfg.Registry, dealID: in.DealID}
+	inv := newInvoker(in, o, s.ToolUsage, toolEnv{registry: p.cfg.Registry, dealID: in.DealID}, p.cfg.Now)
 	var events []orchestrator.Emit
 	for _, it := range s.Intents {
 		if it.Status != intentApproved {
@@ -228,8 +239,14 @@ func (p *proto) execute(ctx context.Context, in *orchestrator.NodeInput) (*orche
 			return nil, orchestrator.Permanent(fmt.Errorf("agentproto: integrity: intent %s: %s", it.ID, why))
 		}
 		pr := s.proposal(it.ProposalID)
+		if pr == nil {
+			return nil, orchestrator.Permanent(fmt.Errorf("agentproto: integrity: intent %s has no proposal", it.ID))
+		}
 		st := o.step(pr.StepID)
-		evs, err := p.run(ctx, env, it, st)
+		if st == nil {
+			return nil, orchestrator.Permanent(fmt.Errorf("agentproto: integrity: proposal %s has no step", pr.ID))
+		}
+		evs, err := run(ctx, inv, it, st)
 		if err != nil {
 			return nil, err
 		}
@@ -237,22 +254,25 @@ func (p *proto) execute(ctx context.Context, in *orchestrator.NodeInput) (*orche
 		switch {
 		case it.Status == intentCompleted:
 			pr.Outcome, pr.Execution = outcomeCompleted, it.ExecutionID
-		case pr.Attempts > o.MaxRetries:
+		case it.Refused || pr.Attempts > o.MaxRetries:
 			pr.Outcome = outcomeFailed
 		}
 	}
+	s.ToolUsage = inv.usage
 	if !slices.ContainsFunc(s.Proposals, func(pr *proposal) bool { return s.open(pr, o.MaxRetries) }) {
 		e, _ := s.transit(StateClaiming, RoleExecutor, s.facts())
 		events = append(events, e)
 	}
-	return done(s, events, nil)
+	return events, nil
 }
 
 // run executes one intent: tool_execution_started, the input artifact, the
-// tool, the output artifact, then tool_execution_completed or _failed
-// referencing both artifacts by content hash. A tool's runtime failure is
-// recorded; any other error fails the node (and nothing of it is kept).
-func (p *proto) run(ctx context.Context, env toolEnv, it *intent, st *Step) ([]orchestrator.Emit, error) {
+// tool call through the invoker and its agent.tool_call audit, the output
+// artifact, then tool_execution_completed or _failed referencing both
+// artifacts by content hash. A call the invoker refused or the tool failed
+// is recorded as failed; an error (the tool could not run) fails the node,
+// and nothing of it is kept.
+func run(ctx context.Context, inv *invoker, it *intent, st *Step) ([]orchestrator.Emit, error) {
 	exec := it.ID + "-x"
 	it.ExecutionID = exec
 	ids := map[string]any{"intent_id": it.ID, "execution_id": exec, "proposal_id": it.ProposalID, "tool": st.Tool}
@@ -265,11 +285,11 @@ func (p *proto) run(ctx context.Context, env toolEnv, it *intent, st *Step) ([]o
 	if err != nil {
 		return nil, err
 	}
-	out, failure, err := runTool(ctx, env, st)
+	c, err := inv.call(ctx, RoleExecutor, st.Tool, st.Input)
 	if err != nil {
 		return nil, err
 	}
-	outArt, outHash, err := artifact("tool_output_"+exec+".json", "output", ids, out)
+	outArt, outHash, err := artifact("tool_output_"+exec+".json", "output", ids, c.out)
 	if err != nil {
 		return nil, err
 	}
@@ -278,29 +298,15 @@ func (p *proto) run(ctx context.Context, env toolEnv, it *intent, st *Step) ([]o
 	for k, v := range ids {
 		done[k] = v
 	}
-	events = append(events, inArt, outArt)
-	if failure != "" {
-		it.Status, it.Error = intentFailed, failure
+	events = append(events, inArt, toolCallEvent(c.audit, ids), outArt)
+	if failure := c.failure(); failure != "" {
+		it.Status, it.Error, it.Refused = intentFailed, failure, c.refused
 		done["error"] = failure
 		return append(events, orchestrator.Emit{Type: EventExecutionFailed, Payload: done}), nil
 	}
-	it.Status, it.Output = intentCompleted, out
-	done["result_text"] = resultText(out)
+	it.Status, it.Output = intentCompleted, c.out
+	done["result_text"] = resultText(c.out)
 	return append(events, orchestrator.Emit{Type: EventExecutionCompleted, Payload: done}), nil
-}
-
-// runTool runs a step's tool: its output, or the tool's runtime failure
-// (recorded, with an output saying what failed), or another error that
-// fails the node.
-func runTool(ctx context.Context, env toolEnv, st *Step) (map[string]any, string, error) {
-	out, err := safeTools[st.Tool].run(ctx, env, st.Input)
-	switch {
-	case errors.Is(err, errToolFailed):
-		return map[string]any{"error": err.Error()}, err.Error(), nil
-	case err != nil:
-		return nil, "", err
-	}
-	return out, "", nil
 }
 
 // artifact is an artifact.created event holding content, and its hash.
@@ -352,9 +358,9 @@ func (p *proto) claim(ctx context.Context, in *orchestrator.NodeInput) (*orchest
 		return done(s, nil, nil)
 	}
 	var a claimAnswer
-	mc, err := p.ask(ctx, in, SchemaClaims, data, &a)
+	mc, err := p.ask(ctx, in, NodeClaim, SchemaClaims, data, &a)
 	if err != nil {
-		return stopOnAnswer(err)
+		return stopOnAnswer(SchemaClaims, mc, err)
 	}
 	var events []orchestrator.Emit
 	for _, item := range data.Executions {

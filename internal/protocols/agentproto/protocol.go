@@ -18,11 +18,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/roles/llm"
+	"github.com/debated/debated/internal/tools"
 )
 
 // Name is the protocol's name.
@@ -58,6 +60,13 @@ const (
 	EventVerificationComplete = ledger.TypeVerificationRunCompleted
 	EventDeliverables         = "deliverables.created"
 	EventOutputRejected       = "output.rejected"
+	// EventBudgetExceeded stops a session whose model token budget ran out,
+	// signed by the role whose call it stopped.
+	EventBudgetExceeded = "budget.exceeded"
+	// EventToolCall is the audit record of every tool call the executor
+	// makes, run or refused (tools.Audit, with the intent and execution it
+	// served).
+	EventToolCall = tools.EventToolCall
 )
 
 // Node names, in graph order.
@@ -115,6 +124,8 @@ type Config struct {
 	// ModelFor returns the model for the tenant of ctx; a nil Caller (or a
 	// nil ModelFor) means the deterministic rules backend.
 	ModelFor func(ctx context.Context) (llm.Caller, error)
+	// Now is the clock of the tool calls' audit records; default time.Now.
+	Now func() time.Time
 }
 
 type proto struct {
@@ -123,6 +134,9 @@ type proto struct {
 
 // Protocol returns the agent protocol over cfg.
 func Protocol(cfg Config) *orchestrator.Protocol {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	p := &proto{cfg: cfg}
 	node := func(name, actor string, run orchestrator.NodeFunc, edges ...string) *orchestrator.Node {
 		return &orchestrator.Node{Name: name, Actor: actor, Run: run, Edges: edges}
@@ -188,6 +202,8 @@ func RoleGuard() map[string][]string {
 		EventVerificationComplete: {RoleAuditor},
 		EventDeliverables:         {orchestrator.ActorEngine},
 		EventOutputRejected:       {RolePlanner, RoleExecutor, RoleCritic},
+		EventBudgetExceeded:       {RolePlanner, RoleExecutor, RoleCritic},
+		EventToolCall:             {RoleExecutor},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/tools"
 )
 
 // Review statuses of a proposal (seed 003's proposal workflow) and its
@@ -63,6 +64,9 @@ type intent struct {
 	Output      map[string]any `json:"output,omitempty"`
 	Error       string         `json:"error,omitempty"`
 	Artifacts   []string       `json:"artifacts,omitempty"`
+	// Refused is set when the server refused to run the tool (not
+	// registered for the session, quota spent): the proposal gets no retry.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // claim is an issued claim.
@@ -85,6 +89,9 @@ type state struct {
 	Intents   []*intent   `json:"intents,omitempty"`
 	Claims    []*claim    `json:"claims,omitempty"`
 	Refusals  int         `json:"refusals,omitempty"`
+	// ToolUsage counts the executor's tool calls so far (the quotas of
+	// the tool invoker are per session).
+	ToolUsage tools.Usage `json:"tool_usage,omitempty"`
 	// PreCheck is the auditor's verdict on the trace before the final
 	// statement (the finalization guard).
 	PreCheck string `json:"pre_check,omitempty"`
@@ -138,11 +145,19 @@ func (s *state) open(pr *proposal, maxRetries int) bool {
 func (s *state) transit(to, role string, f Facts) (orchestrator.Emit, bool) {
 	if err := Request(s.Lifecycle, to, role, f); err != nil {
 		s.Refusals++
-		var r *Refusal
-		errors.As(err, &r)
-		return orchestrator.Emit{Type: EventTransitionRefused, Actor: role, Payload: r}, false
+		return orchestrator.Emit{Type: EventTransitionRefused, Actor: role, Payload: refusalOf(err, s.Lifecycle, to, role)}, false
 	}
 	e := orchestrator.Emit{Type: EventTransition, Actor: role, Payload: map[string]any{"from": s.Lifecycle, "to": to}}
 	s.Lifecycle = to
 	return e, true
+}
+
+// refusalOf is the transition.refused payload of a refused request: the
+// *Refusal err holds, or one built from err's text, so that a refusal is
+// never recorded without its from, to, requester and reason.
+func refusalOf(err error, from, to, role string) *Refusal {
+	if r, ok := errors.AsType[*Refusal](err); ok {
+		return r
+	}
+	return &Refusal{From: from, To: to, By: role, Reason: err.Error()}
 }

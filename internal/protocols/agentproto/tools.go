@@ -31,6 +31,10 @@ const (
 // registry unreachable) fails the node, which the engine retries.
 var errToolFailed = errors.New("tool failed")
 
+// errNotFound marks, beside errToolFailed, a lookup of something the
+// registry does not hold.
+var errNotFound = errors.New("not found")
+
 // toolEnv is what a tool may read beyond its input.
 type toolEnv struct {
 	registry Registry
@@ -203,7 +207,7 @@ func runLookup(ctx context.Context, env toolEnv, input json.RawMessage) (map[str
 	b, err := env.registry.DealBundleGet(ctx, env.dealID)
 	switch {
 	case errors.Is(err, debate.ErrNotFound):
-		return nil, fmt.Errorf("%w: deal %q is not in the registry", errToolFailed, env.dealID)
+		return nil, fmt.Errorf("%w: %w: deal %q is not in the registry", errToolFailed, errNotFound, env.dealID)
 	case err != nil:
 		return nil, fmt.Errorf("agentproto: claim_lookup: read deal %s: %w", env.dealID, err)
 	}
@@ -220,7 +224,7 @@ func runLookup(ctx context.Context, env toolEnv, input json.RawMessage) (map[str
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: no claim %s in deal %s", errToolFailed, cmp.Or(in.ClaimKey, in.ClaimID), env.dealID)
+	return nil, fmt.Errorf("%w: %w: no claim %s in deal %s", errToolFailed, errNotFound, cmp.Or(in.ClaimKey, in.ClaimID), env.dealID)
 }
 
 // resultText renders a tool output's result for claims: the number as Go

@@ -10,6 +10,7 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/tools"
 	"github.com/gowebpki/jcs"
 )
 
@@ -30,6 +31,7 @@ const (
 	RuleEvidence    = "evidence"
 	RuleFinalBundle = "final_bundle"
 	RuleTraceRef    = "trace_ref"
+	RuleToolAudit   = "tool_audit"
 )
 
 // Report is a verification run's outcome.
@@ -55,7 +57,7 @@ type Report struct {
 // pass_with_warnings with warnings only, else pass.
 func Verify(events []debate.Event, keys map[string]ledger.PublicKeyInfo) Report {
 	r := Report{Events: len(events), SignaturesChecked: keys != nil,
-		Checks: []string{"ledger: seq, chain, hashes, role guard, ordering", "invariants: lifecycle, approval, artifacts, evidence, final bundle, trace references"}}
+		Checks: []string{"ledger: seq, chain, hashes, role guard, ordering", "invariants: lifecycle, approval, artifacts, tool call audits, evidence, final bundle, trace references"}}
 	if keys != nil {
 		r.Checks[0] = "ledger: seq, chain, hashes, signatures, role guard, ordering"
 	}
@@ -119,6 +121,7 @@ type invariants struct {
 	open      map[string]bool   // intents neither blocked nor finished
 	artifacts map[string]bool   // content hashes of artifact.created
 	completed map[string]bool   // execution ids completed
+	audited   map[string]string // execution id → result_status of its agent.tool_call
 	claims    map[string]bool
 	hashes    map[int64]string // seq → hash
 }
@@ -131,8 +134,9 @@ func (v *invariants) add(seq int64, rule, format string, args ...any) {
 // do not: the lifecycle follows the state machine, each transition signed
 // by its designated role with its guard met; every intent is for a
 // proposal the critic approved (rejected proposals never execute); every
-// execution follows the critic's approval of its intent; every execution
-// references stored input/output artifacts whose content hashes match;
+// execution follows the critic's approval of its intent, and an
+// agent.tool_call audit of its call whose status agrees with its outcome
+// (completed only on SUCCESS); every execution references stored input/output artifacts whose content hashes match;
 // every claim is issued once, by the executor, on completed executions,
 // with artifact evidence; the final statement bundles every claim; the
 // completed verification references the trace it checked. It returns the
@@ -141,7 +145,7 @@ func (v *invariants) add(seq int64, rule, format string, args ...any) {
 func CheckInvariants(events []debate.Event) ([]ledger.Problem, []string) {
 	v := &invariants{life: StateInitialized, facts: Facts{Settled: true}, proposals: map[string]string{}, intents: map[string]string{},
 		approved: map[string]bool{}, open: map[string]bool{}, artifacts: map[string]bool{}, completed: map[string]bool{},
-		claims: map[string]bool{}, hashes: map[int64]string{}}
+		audited: map[string]string{}, claims: map[string]bool{}, hashes: map[int64]string{}}
 	for i := range events {
 		v.event(&events[i])
 		v.hashes[events[i].Seq] = events[i].Hash
@@ -162,6 +166,7 @@ type payload struct {
 	ExecutionID  string          `json:"execution_id"`
 	ExecutionIDs []string        `json:"execution_ids"`
 	Hashes       []string        `json:"artifact_hashes"`
+	ResultStatus string          `json:"result_status"`
 	ArtifactHash string          `json:"artifact_hash"`
 	Content      json.RawMessage `json:"content"`
 	ClaimID      string          `json:"claim_id"`
@@ -237,7 +242,26 @@ func (v *invariants) event(e *debate.Event) {
 		default:
 			v.artifacts[h] = true
 		}
+	case EventToolCall:
+		switch {
+		case m.ExecutionID == "":
+			v.add(e.Seq, RuleToolAudit, "tool call audit without execution_id")
+		case v.audited[m.ExecutionID] != "":
+			v.add(e.Seq, RuleToolAudit, "execution %q has two tool call audits", m.ExecutionID)
+		case m.ResultStatus == "":
+			v.add(e.Seq, RuleToolAudit, "tool call audit of execution %q without result_status", m.ExecutionID)
+		default:
+			v.audited[m.ExecutionID] = m.ResultStatus
+		}
 	case EventExecutionCompleted, EventExecutionFailed:
+		switch st := v.audited[m.ExecutionID]; {
+		case st == "":
+			v.add(e.Seq, RuleToolAudit, "execution %q has no agent.tool_call audit before it", m.ExecutionID)
+		case e.Type == EventExecutionCompleted && st != tools.StatusSuccess:
+			v.add(e.Seq, RuleToolAudit, "execution %q completed, its tool call audit says %s", m.ExecutionID, st)
+		case e.Type == EventExecutionFailed && st == tools.StatusSuccess:
+			v.add(e.Seq, RuleToolAudit, "execution %q failed, its tool call audit says SUCCESS", m.ExecutionID)
+		}
 		if len(m.Hashes) == 0 {
 			v.add(e.Seq, RuleArtifact, "execution %q stores no input or output artifact", m.ExecutionID)
 		}
