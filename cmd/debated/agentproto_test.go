@@ -3,16 +3,13 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/protocols/agentproto"
+	"github.com/debated/debated/internal/testutil/openaitest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -21,49 +18,20 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// agentprotoModelServer is an OpenAI-compatible chat completions server in
-// the test process that answers the agent protocol's structured calls the
-// way a model would: it reads the schema the request names and the DATA
-// block it carries, and composes its answer with the protocol's rules
-// backend (agentproto.Answer) over that DATA.
-func agentprotoModelServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+// agentprotoModelServer is the tenant's model for the agent protocol: an
+// OpenAI-compatible server in the test process (openaitest) that answers
+// each structured call the way a model would, composing its answer with
+// the protocol's rules backend (agentproto.Answer) over the DATA block
+// the request carries, for the schema it names.
+func agentprotoModelServer(t *testing.T) *openaitest.Server {
 	t.Helper()
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		var req struct {
-			Model          string                           `json:"model"`
-			Messages       []struct{ Role, Content string } `json:"messages"`
-			ResponseFormat struct {
-				JSONSchema struct {
-					Name string `json:"name"`
-				} `json:"json_schema"`
-			} `json:"response_format"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		var data string
-		for _, m := range req.Messages {
-			if _, rest, ok := strings.Cut(m.Content, "<<<DATA>>>\n```json\n"); ok {
-				data, _, _ = strings.Cut(rest, "\n```\n<<<END DATA>>>")
-			}
-		}
-		answer, err := agentproto.Answer(req.ResponseFormat.JSONSchema.Name, json.RawMessage(data))
+	return openaitest.New(t, func(r openaitest.Request) openaitest.Answer {
+		answer, err := agentproto.Answer(r.SchemaName, r.Data)
 		if err != nil {
-			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-			return
+			return openaitest.Answer{Status: http.StatusBadRequest, Content: err.Error()}
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": fmt.Sprintf("chatcmpl-ap-%d", calls.Load()), "object": "chat.completion", "created": 1, "model": req.Model,
-			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(answer)}}},
-			"usage":   map[string]any{"prompt_tokens": 300, "completion_tokens": 100, "total_tokens": 400},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &calls
+		return openaitest.Answer{Content: string(answer), PromptTokens: 300, CompletionTokens: 100}
+	})
 }
 
 // agentprotoTask computes a runway from the registry of deal (the sample
@@ -92,7 +60,7 @@ func agentprotoTask() map[string]any {
 // seed's invariants).
 func TestAgentProtoEndToEnd(t *testing.T) {
 	t.Parallel()
-	srv, calls := agentprotoModelServer(t)
+	srv := agentprotoModelServer(t)
 	for _, kind := range []string{"sqlite", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
@@ -109,7 +77,7 @@ func TestAgentProtoEndToEnd(t *testing.T) {
 				}
 			}
 			require.True(t, listed, "ListProtocols lists agent.protocol.v1")
-			setTenantModel(t, s, "b", srv.URL+"/v1")
+			setTenantModel(t, s, "b", srv.URL)
 
 			for _, tc := range []struct {
 				backend string
@@ -119,7 +87,7 @@ func TestAgentProtoEndToEnd(t *testing.T) {
 				if tc.backend == "llm" {
 					ctx = s.b
 				}
-				before := calls.Load()
+				before := srv.Calls()
 				resp, err := s.debate.CreateDebate(ctx, &debatedv1.CreateDebateRequest{DealId: tc.deal, Protocol: agentproto.Name,
 					Options: mustStruct(t, agentprotoTask())})
 				require.NoError(t, err)
@@ -132,10 +100,18 @@ func TestAgentProtoEndToEnd(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, agentproto.ReasonVerified, got.GetDebate().GetStopReason())
 				if tc.backend == "llm" {
-					require.Equal(t, before+3, calls.Load(), "the tenant's model planned, reviewed and claimed")
+					require.Equal(t, before+3, srv.Calls(), "the tenant's model planned, reviewed and claimed")
 				} else {
-					require.Equal(t, before, calls.Load(), "tenant A keeps the rules backend")
+					require.Equal(t, before, srv.Calls(), "tenant A keeps the rules backend")
 				}
+				other := s.a
+				if tc.backend == "rules" {
+					other = s.b
+				}
+				_, err = s.debate.GetDebate(other, &debatedv1.GetDebateRequest{DebateId: id})
+				require.Equal(t, codes.NotFound, status.Code(err), "another tenant cannot read the session: %v", err)
+				_, err = s.debate.GetDeliverables(other, &debatedv1.GetDeliverablesRequest{DebateId: id})
+				require.Equal(t, codes.NotFound, status.Code(err), "another tenant cannot read its deliverables: %v", err)
 
 				v, err := s.debate.VerifyDebate(ctx, &debatedv1.VerifyDebateRequest{DebateId: id})
 				require.NoError(t, err)
