@@ -2,14 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,55 +16,36 @@ import (
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/protocols/legal"
+	"github.com/debated/debated/internal/testutil/openaitest"
 )
 
-// legalModelServer is an OpenAI-compatible chat completions server in the
-// test process that answers like a model: it composes each answer with the
-// legal rules backend over the DATA block of the request. It holds the
-// answers to revision requests until release is closed, so a test can
-// prove its watch is live.
-func legalModelServer(t *testing.T, release <-chan struct{}) (*httptest.Server, *atomic.Int64) {
+// legalModelServer is the test double of the model API (openaitest): it
+// answers like a model, composing each answer with the legal rules backend
+// over the DATA block of the request. It holds the answers to revision
+// requests until release is closed (or the test ends), so a test can prove
+// its watch is live.
+func legalModelServer(t *testing.T, release <-chan struct{}) *openaitest.Server {
 	t.Helper()
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		var req struct {
-			Model    string                           `json:"model"`
-			Messages []struct{ Role, Content string } `json:"messages"`
-		}
-		if r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&req) != nil || len(req.Messages) < 2 {
-			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-			return
-		}
-		_, rest, ok := strings.Cut(req.Messages[1].Content, "<<<DATA>>>\n```json\n")
-		data, _, ok2 := strings.Cut(rest, "\n```\n<<<END DATA>>>")
-		if !ok || !ok2 {
-			http.Error(w, `{"error":{"message":"no DATA block"}}`, http.StatusBadRequest)
-			return
-		}
-		answer, err := legal.ComposeByRules(json.RawMessage(data))
+	stop := make(chan struct{})
+	srv := openaitest.New(t, func(r openaitest.Request) openaitest.Answer {
+		answer, err := legal.ComposeByRules(r.Data)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+			return openaitest.Answer{Status: http.StatusBadRequest, Content: err.Error()}
 		}
 		var kind struct{ Kind string }
-		_ = json.Unmarshal(json.RawMessage(data), &kind)
+		_ = json.Unmarshal(r.Data, &kind)
 		if kind.Kind == legal.KindRevision {
 			select {
 			case <-release:
-			case <-r.Context().Done():
-				return
+			case <-stop:
 			}
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": fmt.Sprintf("chatcmpl-legal-%d", calls.Load()), "object": "chat.completion", "created": 1, "model": req.Model,
-			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(answer)}}},
-			"usage":   map[string]any{"prompt_tokens": 800, "completion_tokens": 300, "total_tokens": 1100},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &calls
+		return openaitest.Answer{Content: string(answer), PromptTokens: 800, CompletionTokens: 300}
+	})
+	// Cleanups run last registered first: this one before the server's
+	// Close, which waits for held requests, so a failing test ends.
+	t.Cleanup(func() { close(stop) })
+	return srv
 }
 
 // legalCase reads a fixture case of the legal package as options.
@@ -102,15 +80,14 @@ func TestLegalEndToEnd(t *testing.T) {
 			t.Run(kind+"/"+backend, func(t *testing.T) {
 				t.Parallel()
 				var env map[string]string
-				var calls *atomic.Int64
+				var srv *openaitest.Server
 				release := make(chan struct{})
 				var once sync.Once
 				if backend == "llm" {
-					var srv *httptest.Server
-					srv, calls = legalModelServer(t, release)
-					env = map[string]string{"DEBATED_LLM_BASE_URL": srv.URL + "/v1", "DEBATED_LLM_MODEL": "test-jurist"}
+					srv = legalModelServer(t, release)
+					env = map[string]string{"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_MODEL": "test-jurist"}
 				} else {
-					close(release)
+					once.Do(func() { close(release) })
 				}
 				s := startStack(t, kind, env)
 				protos, err := s.debate.ListProtocols(s.a, &debatedv1.ListProtocolsRequest{})
@@ -146,7 +123,7 @@ func TestLegalEndToEnd(t *testing.T) {
 				require.Equal(t, "debate.stopped", last.GetEvent().GetEventType())
 				if backend == "llm" {
 					require.True(t, live, "the stream delivered events while the debate was running")
-					require.Positive(t, calls.Load(), "the agents asked the model")
+					require.Positive(t, srv.Calls(), "the agents asked the model")
 				}
 				ts := strings.Join(types(msgs), " ")
 				require.Equal(t, 2, strings.Count(ts, legal.EventDecision), "two rounds")

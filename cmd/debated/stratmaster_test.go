@@ -2,12 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +13,7 @@ import (
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/protocols/stratmaster"
+	"github.com/debated/debated/internal/testutil/openaitest"
 )
 
 // stratmasterConstitution fails its first pass (some hypotheses rest on one
@@ -37,54 +34,22 @@ review_metrics:
 
 const stratmasterQuestion = "Do the ARR, gross margin, burn and runway support the Series B?"
 
-// stratmasterModelServer is an OpenAI-compatible chat completions server in
-// the test process that answers like a model: it reads the schema the
-// request asks for and the DATA block it carries, and composes its answer
-// with the protocol's rules backend over that DATA. With garbage it answers
-// prose that is not JSON.
-func stratmasterModelServer(t *testing.T, garbage bool) (*httptest.Server, *atomic.Int64) {
+// stratmasterModelServer is the test double of the model API
+// (openaitest): it answers like a model, composing its answer with the
+// protocol's rules backend over the request's DATA block, for the schema
+// the request asks for. With garbage it answers prose that is not JSON.
+func stratmasterModelServer(t *testing.T, garbage bool) *openaitest.Server {
 	t.Helper()
-	schema := regexp.MustCompile(`one JSON object of the (\w+) schema`)
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := calls.Add(1)
-		var req struct {
-			Messages []struct{ Role, Content string } `json:"messages"`
+	return openaitest.New(t, func(r openaitest.Request) openaitest.Answer {
+		if garbage {
+			return openaitest.Answer{Content: "Here is my analysis, in prose.", PromptTokens: 300, CompletionTokens: 60}
 		}
-		if r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&req) != nil {
-			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-			return
+		out, err := stratmaster.Rules(r.SchemaName, r.Data)
+		if err != nil {
+			return openaitest.Answer{Status: http.StatusBadRequest, Content: err.Error()}
 		}
-		var name, data string
-		for _, m := range req.Messages {
-			if m.Role != "user" {
-				continue
-			}
-			if s := schema.FindStringSubmatch(m.Content); s != nil && name == "" {
-				name = s[1]
-			}
-			if _, rest, ok := strings.Cut(m.Content, "<<<DATA>>>\n```json\n"); ok && data == "" {
-				data, _, _ = strings.Cut(rest, "\n```\n<<<END DATA>>>")
-			}
-		}
-		content := "Here is my analysis, in prose."
-		if !garbage {
-			out, err := stratmaster.Rules(name, json.RawMessage(data))
-			if err != nil {
-				http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-				return
-			}
-			content = string(out)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "created": 1, "model": "m",
-			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}},
-			"usage":   map[string]any{"prompt_tokens": 300, "completion_tokens": 60, "total_tokens": 360},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &calls
+		return openaitest.Answer{Content: string(out), PromptTokens: 300, CompletionTokens: 60}
+	})
 }
 
 func stratmasterRequest(t *testing.T, opts map[string]any) *debatedv1.CreateDebateRequest {
@@ -113,11 +78,10 @@ func TestStratmasterEndToEnd(t *testing.T) {
 			t.Run(kind+"/"+backend, func(t *testing.T) {
 				t.Parallel()
 				var env map[string]string
-				var calls *atomic.Int64
+				var srv *openaitest.Server
 				if backend == "llm" {
-					var srv *httptest.Server
-					srv, calls = stratmasterModelServer(t, false)
-					env = map[string]string{"DEBATED_LLM_BASE_URL": srv.URL + "/v1", "DEBATED_LLM_MODEL": "test-strategist"}
+					srv = stratmasterModelServer(t, false)
+					env = map[string]string{"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_MODEL": "test-strategist"}
 				}
 				s := startStack(t, kind, env)
 				protos, err := s.debate.ListProtocols(s.a, &debatedv1.ListProtocolsRequest{})
@@ -150,7 +114,7 @@ func TestStratmasterEndToEnd(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, stratmaster.ReasonSatisfied, got.GetDebate().GetStopReason())
 				if backend == "llm" {
-					require.Positive(t, calls.Load(), "the roles asked the model")
+					require.Positive(t, srv.Calls(), "the roles asked the model")
 				}
 
 				v, err := s.debate.VerifyDebate(s.a, &debatedv1.VerifyDebateRequest{DebateId: id})
@@ -236,8 +200,8 @@ func TestStratmasterNeedsReview(t *testing.T) {
 	})
 	t.Run("attempts", func(t *testing.T) {
 		t.Parallel()
-		srv, calls := stratmasterModelServer(t, true)
-		s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_BASE_URL": srv.URL + "/v1", "DEBATED_LLM_MODEL": "m"})
+		srv := stratmasterModelServer(t, true)
+		s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_MODEL": "m"})
 		resp, err := s.debate.CreateDebate(s.a, stratmasterRequest(t, map[string]any{
 			"question": stratmasterQuestion, "constitution": stratmasterConstitution}))
 		require.NoError(t, err)
@@ -248,7 +212,7 @@ func TestStratmasterNeedsReview(t *testing.T) {
 		ts := strings.Join(types(msgs), " ")
 		require.Equal(t, 2, strings.Count(ts, "node.retry"), "attempts 1 and 2 are retried, the 3rd gives up")
 		require.Equal(t, 1, strings.Count(ts, stratmaster.EventOutputRejected))
-		require.Positive(t, calls.Load())
+		require.Positive(t, srv.Calls())
 		got, err := s.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{DebateId: id})
 		require.NoError(t, err)
 		require.Equal(t, stratmaster.ReasonAttemptsExhausted, got.GetDebate().GetStopReason())
