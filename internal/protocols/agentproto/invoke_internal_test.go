@@ -113,9 +113,9 @@ func TestInvokerChecks(t *testing.T) {
 		{"id":"c","tool":"claim_lookup","input":{"claim_key":"C9"}}]},
 		"tools":["arithmetic","claim_lookup","unit_convert"],"max_retries":1}`))
 	require.NoError(t, err)
-	env := toolEnv{dealID: "d1", registry: oneDeal{&debate.DealBundle{Deal: debate.Deal{ID: "d1"}}}}
+	reg, ctx := sampleRegistry(t)
+	env := toolEnv{dealID: "d1", registry: reg}
 	inv := newInvoker(&orchestrator.NodeInput{DebateID: "d-1", Round: 1}, o, nil, env, testClock)
-	ctx := context.Background()
 	add := json.RawMessage(`{"op":"add","operands":[1,2]}`)
 	for i, tc := range []struct {
 		role, tool, input  string
@@ -149,7 +149,7 @@ func TestInvokerChecks(t *testing.T) {
 	require.Equal(t, 2, inv.usage.Count(RoleExecutor, ToolArithmetic))
 
 	// The registry unreachable: an ERROR, the node's failure, not counted.
-	inv = newInvoker(&orchestrator.NodeInput{DebateID: "d-1", Round: 1}, o, nil, toolEnv{dealID: "d1", registry: failing{}}, testClock)
+	inv = newInvoker(&orchestrator.NodeInput{DebateID: "d-1", Round: 1}, o, nil, toolEnv{dealID: "d1", registry: closedRegistry(t)}, testClock)
 	c, err := inv.call(ctx, RoleExecutor, ToolClaimLookup, json.RawMessage(`{"claim_key":"C1"}`))
 	require.Error(t, err)
 	require.Equal(t, tools.StatusError, c.res.Status)
