@@ -78,4 +78,3 @@ func TestTools(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, errors.Is(err, errToolFailed), "an unreachable registry fails the node, not the tool")
 }
-
