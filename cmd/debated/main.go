@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,7 +37,17 @@ import (
 	"github.com/debated/debated/internal/store/sqlite"
 )
 
+// DefaultGCPercent is the garbage collector's target when GOGC is not set:
+// the service allocates much short-lived JSON per step and keeps little, so
+// letting the heap grow to three times the live data before collecting
+// halves the collector's CPU for a few megabytes more memory. GOGC and
+// GOMEMLIMIT still rule when set.
+const DefaultGCPercent = 200
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(DefaultGCPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, nil); err != nil {

@@ -3,6 +3,8 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"testing"
@@ -104,6 +106,11 @@ const nodeStepsPerDebate = 5*8 + 1
 // and reports node steps per second, commits per second and the commit
 // latency percentiles.
 func BenchmarkDebatePostgres(b *testing.B) {
+	// The collector's target of the service (cmd/debated's DefaultGCPercent)
+	// unless GOGC says otherwise.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(200))
+	}
 	for _, conc := range []int{1, 16} {
 		b.Run(fmt.Sprintf("concurrent=%d", conc), func(b *testing.B) {
 			e := setup(b, false)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +52,11 @@ func (s timedCommits) StepCommit(ctx context.Context, c debate.StepCommit) error
 // time spent loading the registry and transcript, in the roles, in tool
 // calls, in the gates and in the step commits.
 func BenchmarkIDISDebatePostgres(b *testing.B) {
+	// The collector's target of the service (cmd/debated's DefaultGCPercent)
+	// unless GOGC says otherwise.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(200))
+	}
 	for _, conc := range []int{1, 16} {
 		b.Run(fmt.Sprintf("concurrent=%d", conc), func(b *testing.B) {
 			ctx := context.Background()
