@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -35,7 +36,9 @@ func Transform(data []byte) ([]byte, error) {
 	if data == nil {
 		return nil, errors.New("canon: no JSON data")
 	}
-	p := parser{in: data, out: make([]byte, 0, len(data))}
+	p := parsers.Get().(*parser)
+	defer p.release()
+	p.in, p.i, p.out = data, 0, make([]byte, 0, len(data))
 	if err := p.value(0); err != nil {
 		if errors.Is(err, errTooDeep) {
 			return jcs.Transform(data)
@@ -49,11 +52,32 @@ func Transform(data []byte) ([]byte, error) {
 	return p.out, nil
 }
 
+// parsers keeps parsers' scratch space between calls: Transform is on the
+// path of every sealed event.
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// maxKeptScratch bounds the scratch a pooled parser keeps.
+const maxKeptScratch = 1 << 20
+
 type parser struct {
 	in  []byte
 	i   int
 	out []byte
-	key []byte // scratch: the decoded key being read
+	// The scratch of objects being read, used as stacks: members of the
+	// open objects, their decoded keys, and the copy of an object's
+	// members being reordered.
+	members []member
+	keys    []byte
+	region  []byte
+}
+
+func (p *parser) release() {
+	p.in, p.out = nil, nil
+	if cap(p.keys)+cap(p.region) > maxKeptScratch || cap(p.members) > maxKeptScratch/32 {
+		return // let a parser that met a huge document go
+	}
+	p.members, p.keys, p.region = p.members[:0], p.keys[:0], p.region[:0]
+	parsers.Put(p)
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
@@ -125,11 +149,13 @@ func (p *parser) array(depth int) error {
 }
 
 // member is one object member as written to out: out[start:end] is
-// "key":value.
+// "key":value, and keys[ks:ke] its decoded key.
 type member struct {
-	key        string
+	ks, ke     int
 	start, end int
 }
+
+func (p *parser) key(m member) []byte { return p.keys[m.ks:m.ke] }
 
 func (p *parser) object(depth int) error {
 	if depth > MaxFastDepth {
@@ -137,8 +163,8 @@ func (p *parser) object(depth int) error {
 	}
 	p.i++ // {
 	p.out = append(p.out, '{')
-	base := len(p.out)
-	var members []member
+	base, mbase, kbase := len(p.out), len(p.members), len(p.keys)
+	defer func() { p.members, p.keys = p.members[:mbase], p.keys[:kbase] }()
 	sorted := true
 	for {
 		p.skipSpace()
@@ -146,7 +172,7 @@ func (p *parser) object(depth int) error {
 			p.i++
 			break
 		}
-		if len(members) > 0 {
+		if len(p.members) > mbase {
 			if err := p.expect(','); err != nil {
 				return err
 			}
@@ -155,12 +181,11 @@ func (p *parser) object(depth int) error {
 		if err := p.expect('"'); err != nil {
 			return err
 		}
-		start := len(p.out)
-		p.key = p.key[:0]
+		start, ks := len(p.out), len(p.keys)
 		if err := p.str(true); err != nil {
 			return err
 		}
-		key := string(p.key)
+		m := member{ks: ks, ke: len(p.keys), start: start}
 		if err := p.expect(':'); err != nil {
 			return err
 		}
@@ -168,42 +193,44 @@ func (p *parser) object(depth int) error {
 		if err := p.value(depth); err != nil {
 			return err
 		}
-		if n := len(members); n > 0 {
-			switch c := compareUTF16(members[n-1].key, key); {
+		m.end = len(p.out)
+		if n := len(p.members); n > mbase {
+			switch c := compareUTF16(p.key(p.members[n-1]), p.key(m)); {
 			case c == 0:
-				return p.errorf("duplicate key %q", key)
+				return p.errorf("duplicate key %q", p.key(m))
 			case c > 0:
 				sorted = false
 			}
 		}
-		members = append(members, member{key: key, start: start, end: len(p.out)})
+		p.members = append(p.members, m)
 	}
 	if !sorted {
-		slices.SortFunc(members, func(a, b member) int { return compareUTF16(a.key, b.key) })
-		for i := 1; i < len(members); i++ {
-			if compareUTF16(members[i-1].key, members[i].key) == 0 {
-				return p.errorf("duplicate key %q", members[i].key)
+		ms := p.members[mbase:]
+		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(p.key(a), p.key(b)) })
+		for i := 1; i < len(ms); i++ {
+			if compareUTF16(p.key(ms[i-1]), p.key(ms[i])) == 0 {
+				return p.errorf("duplicate key %q", p.key(ms[i]))
 			}
 		}
-		region := slices.Clone(p.out[base:])
+		p.region = append(p.region[:0], p.out[base:]...)
 		p.out = p.out[:base]
-		for i, m := range members {
+		for i, m := range ms {
 			if i > 0 {
 				p.out = append(p.out, ',')
 			}
-			p.out = append(p.out, region[m.start-base:m.end-base]...)
+			p.out = append(p.out, p.region[m.start-base:m.end-base]...)
 		}
 	}
 	p.out = append(p.out, '}')
 	return nil
 }
 
-// compareUTF16 orders strings by their UTF-16 code units, as RFC 8785
-// sorts object keys.
-func compareUTF16(a, b string) int {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
+// compareUTF16 orders UTF-8 strings by their UTF-16 code units, as RFC
+// 8785 sorts object keys.
+func compareUTF16(a, b []byte) int {
+	for len(a) > 0 && len(b) > 0 {
+		ra, na := utf8.DecodeRune(a)
+		rb, nb := utf8.DecodeRune(b)
 		if ra != rb {
 			ua, ub := firstUnit(ra), firstUnit(rb)
 			if ua != ub {
@@ -225,7 +252,7 @@ func firstUnit(r rune) rune {
 }
 
 // str reads a string whose opening quote is consumed and writes its
-// canonical form; with key it also appends the decoded text to p.key.
+// canonical form; with key it also appends the decoded text to p.keys.
 func (p *parser) str(key bool) error {
 	p.out = append(p.out, '"')
 	for {
@@ -240,7 +267,7 @@ func (p *parser) str(key bool) error {
 		}
 		p.out = append(p.out, p.in[p.i:j]...)
 		if key {
-			p.key = append(p.key, p.in[p.i:j]...)
+			p.keys = append(p.keys, p.in[p.i:j]...)
 		}
 		p.i = j
 		if p.i >= len(p.in) {
@@ -261,7 +288,7 @@ func (p *parser) str(key bool) error {
 			}
 			p.out = append(p.out, p.in[p.i:p.i+n]...)
 			if key {
-				p.key = append(p.key, p.in[p.i:p.i+n]...)
+				p.keys = append(p.keys, p.in[p.i:p.i+n]...)
 			}
 			p.i += n
 		default: // backslash
@@ -271,7 +298,7 @@ func (p *parser) str(key bool) error {
 			}
 			p.out = appendRune(p.out, r)
 			if key {
-				p.key = utf8.AppendRune(p.key, r)
+				p.keys = utf8.AppendRune(p.keys, r)
 			}
 		}
 	}
