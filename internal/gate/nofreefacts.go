@@ -304,7 +304,8 @@ func isWordRune(r rune) bool {
 }
 
 func tokenize(text string) []token {
-	var toks []token
+	// About one token per word and gap: one allocation for most texts.
+	toks := make([]token, 0, len(text)/4+1)
 	sent := true
 	lastEnd := -1
 	for i := 0; i < len(text); {
