@@ -66,17 +66,9 @@ func TestAgentProtoEndToEnd(t *testing.T) {
 			t.Parallel()
 			// A key to seal tenant B's model settings with (PostgreSQL has none by default).
 			s := startStack(t, kind, map[string]string{"DEBATED_ENCRYPTION_KEY": base64.StdEncoding.EncodeToString([]byte("agentproto-e2e-sealing-key-32-b!"))})
-			protos, err := s.debate.ListProtocols(s.a, &debatedv1.ListProtocolsRequest{})
-			require.NoError(t, err)
-			var listed bool
-			for _, p := range protos.GetProtocols() {
-				if p.GetName() == agentproto.Name {
-					listed = true
-					require.ElementsMatch(t, []string{"planner", "executor", "critic", "auditor"}, p.GetRoles())
-					require.ElementsMatch(t, agentproto.SafeTools(), p.GetTools()["executor"].GetTools())
-				}
-			}
-			require.True(t, listed, "ListProtocols lists agent.protocol.v1")
+			listed := s.protocol(t, agentproto.Name)
+			require.ElementsMatch(t, []string{"planner", "executor", "critic", "auditor"}, listed.GetRoles())
+			require.ElementsMatch(t, agentproto.SafeTools(), listed.GetTools()["executor"].GetTools())
 			setTenantModel(t, s, "b", srv.URL)
 
 			for _, tc := range []struct {

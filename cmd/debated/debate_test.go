@@ -80,6 +80,21 @@ func (s *stack) create(t *testing.T, ctx context.Context, deal string, opts map[
 	return resp.GetDebate()
 }
 
+// protocol returns the protocol ListProtocols lists under name, failing the
+// test when it is not listed.
+func (s *stack) protocol(t *testing.T, name string) *debatedv1.Protocol {
+	t.Helper()
+	protos, err := s.debate.ListProtocols(s.a, &debatedv1.ListProtocolsRequest{})
+	require.NoError(t, err)
+	for _, p := range protos.GetProtocols() {
+		if p.GetName() == name {
+			return p
+		}
+	}
+	require.FailNow(t, "ListProtocols does not list "+name)
+	return nil
+}
+
 // watch reads the debate's stream from after until it ends (or until stopAt
 // returns true for an event) and returns what it read.
 func (s *stack) watch(t *testing.T, ctx context.Context, id string, after int64, stopAt func(*debatedv1.WatchDebateResponse) bool) []*debatedv1.WatchDebateResponse {

@@ -90,15 +90,7 @@ func TestLegalEndToEnd(t *testing.T) {
 					once.Do(func() { close(release) })
 				}
 				s := startStack(t, kind, env)
-				protos, err := s.debate.ListProtocols(s.a, &debatedv1.ListProtocolsRequest{})
-				require.NoError(t, err)
-				var listed *debatedv1.Protocol
-				for _, p := range protos.GetProtocols() {
-					if p.GetName() == legal.Name {
-						listed = p
-					}
-				}
-				require.NotNil(t, listed, "ListProtocols lists %s", legal.Name)
+				listed := s.protocol(t, legal.Name)
 				require.Equal(t, []string{legal.RoleNLA, legal.RoleALA, legal.RoleSupervisor}, listed.GetRoles())
 				require.Equal(t, legal.NodeAnswers, listed.GetStart())
 

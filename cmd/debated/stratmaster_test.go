@@ -84,15 +84,7 @@ func TestStratmasterEndToEnd(t *testing.T) {
 					env = map[string]string{"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_MODEL": "test-strategist"}
 				}
 				s := startStack(t, kind, env)
-				protos, err := s.debate.ListProtocols(s.a, &debatedv1.ListProtocolsRequest{})
-				require.NoError(t, err)
-				var listed *debatedv1.Protocol
-				for _, p := range protos.GetProtocols() {
-					if p.GetName() == stratmaster.Name {
-						listed = p
-					}
-				}
-				require.NotNil(t, listed, "ListProtocols lists %s", stratmaster.Name)
+				listed := s.protocol(t, stratmaster.Name)
 				require.ElementsMatch(t, []string{"lookup_claim", "search_evidence"}, listed.GetTools()[stratmaster.RoleResearcher].GetTools())
 
 				resp, err := s.debate.CreateDebate(s.a, stratmasterRequest(t, map[string]any{
