@@ -3,10 +3,8 @@ package idis_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/debate"
@@ -18,15 +16,16 @@ import (
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/enginetest"
 	"github.com/debated/debated/internal/testutil/gdbs"
 	"github.com/debated/debated/internal/tools"
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
 
 // bench is an embedded store with a tenant and an engine running the IDIS
 // protocol over the given roles.
 type bench struct {
+	*enginetest.Env
 	st     *sqlite.Store
 	ctx    context.Context
 	tenant string
@@ -35,40 +34,18 @@ type bench struct {
 
 func setup(t testing.TB, roleSet map[string]roles.Role) *bench {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	ctx, tenant := storetest.NewTenant(t, st)
-	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("idis-test-signing-secret-32-bytes!!")}, "v1")
-	require.NoError(t, err)
-	reg, err := orchestrator.NewRegistry(idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: roleSet}))
-	require.NoError(t, err)
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
-	require.NoError(t, err)
-	r, err := runner.New(runner.Config{Store: st, Engine: eng, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	return &bench{st: st, ctx: ctx, tenant: tenant, run: r}
+	e := enginetest.New(t, func(st *sqlite.Store, _ *ledger.Keyring) []*orchestrator.Protocol {
+		return []*orchestrator.Protocol{idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: roleSet})}
+	}, enginetest.Options{})
+	return &bench{Env: e, st: e.Store, ctx: e.Ctx, tenant: e.Tenant, run: e.Runner}
 }
 
-func (b *bench) importDeal(t testing.TB, bundle *debate.DealBundle) {
-	t.Helper()
-	_, err := b.st.DealImport(b.ctx, bundle, bundle.Deal.ID+"-hash", time.Now())
-	require.NoError(t, err)
-}
+func (b *bench) importDeal(t testing.TB, bundle *debate.DealBundle) { b.ImportDeal(t, bundle) }
 
 // debate runs one debate to its end and returns its events.
 func (b *bench) debate(t testing.TB, dealID string, opts string) (debate.Debate, []debate.Event) {
 	t.Helper()
-	id := uuid.NewString()
-	_, _, err := b.st.DebateCreate(b.ctx, debate.Debate{ID: id, TenantID: b.tenant, DealID: dealID, Protocol: idis.Name,
-		Options: json.RawMessage(opts), Status: debate.DebateQueued, CreatedAt: time.Now(), UpdatedAt: time.Now()})
-	require.NoError(t, err)
-	require.NoError(t, b.run.Run(context.Background(), b.tenant, id))
-	d, err := b.st.DebateGet(b.ctx, id)
-	require.NoError(t, err)
-	evs, err := b.st.EventList(b.ctx, id, 0, 5000)
-	require.NoError(t, err)
-	return d, evs
+	return b.Run(t, dealID, idis.Name, json.RawMessage(opts))
 }
 
 func count(evs []debate.Event, typ string) int {
@@ -259,32 +236,22 @@ func TestGDBSMuhasabahPassRate(t *testing.T) {
 // or D, with their source.
 func TestQueryEnrichmentReadsTenantRecords(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	ctx, tenant := storetest.NewTenant(t, st)
+	e := enginetest.New(t, func(st *sqlite.Store, _ *ledger.Keyring) []*orchestrator.Protocol {
+		enrich := func(ctx context.Context, dealID string) ([]tools.Enrichment, error) {
+			recs, err := st.EnrichmentList(ctx, dealID)
+			var out []tools.Enrichment
+			for _, r := range recs {
+				out = append(out, tools.Enrichment{RecordID: r.ID, EntityType: r.EntityType, EntityName: r.EntityName, DataPoint: r.DataPoint,
+					Value: r.Value, Source: r.Source, AsOf: r.AsOf, SourceGrade: r.SourceGrade})
+			}
+			return out, err
+		}
+		return []*orchestrator.Protocol{idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New(), Enrichment: enrich})}
+	}, enginetest.Options{})
 	bundle := storetest.SampleBundle("deal-enrich")
 	bundle.Enrichment = storetest.SampleEnrichment("deal-enrich")
-	_, err = st.DealImport(ctx, bundle, "h", time.Now())
-	require.NoError(t, err)
-	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("idis-test-signing-secret-32-bytes!!")}, "v1")
-	require.NoError(t, err)
-	enrich := func(ctx context.Context, dealID string) ([]tools.Enrichment, error) {
-		recs, err := st.EnrichmentList(ctx, dealID)
-		var out []tools.Enrichment
-		for _, r := range recs {
-			out = append(out, tools.Enrichment{RecordID: r.ID, EntityType: r.EntityType, EntityName: r.EntityName, DataPoint: r.DataPoint,
-				Value: r.Value, Source: r.Source, AsOf: r.AsOf, SourceGrade: r.SourceGrade})
-		}
-		return out, err
-	}
-	reg, err := orchestrator.NewRegistry(idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New(), Enrichment: enrich}))
-	require.NoError(t, err)
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
-	require.NoError(t, err)
-	r, err := runner.New(runner.Config{Store: st, Engine: eng, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	b := &bench{st: st, ctx: ctx, tenant: tenant, run: r}
+	e.ImportDeal(t, bundle)
+	b := &bench{Env: e, st: e.Store, ctx: e.Ctx, tenant: e.Tenant, run: e.Runner}
 	_, evs := b.debate(t, "deal-enrich", `{"max_rounds":1}`)
 	var found bool
 	for _, e := range evs {

@@ -1,18 +1,15 @@
 package idis_test
 
 import (
-	"context"
-	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/roles/rules"
-	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/enginetest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -34,19 +31,10 @@ func TestNodeSpans(t *testing.T) {
 	t.Parallel()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	ctx, tenant := storetest.NewTenant(t, st)
-	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("idis-test-signing-secret-32-bytes!!")}, "v1")
-	require.NoError(t, err)
-	reg, err := orchestrator.NewRegistry(idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New(), Tracer: tp.Tracer("idis")}))
-	require.NoError(t, err)
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
-	require.NoError(t, err)
-	r, err := runner.New(runner.Config{Store: st, Engine: eng, Logger: slog.New(slog.DiscardHandler), Tracer: tp.Tracer("runner")})
-	require.NoError(t, err)
-	b := &bench{st: st, ctx: ctx, tenant: tenant, run: r}
+	e := enginetest.New(t, func(st *sqlite.Store, _ *ledger.Keyring) []*orchestrator.Protocol {
+		return []*orchestrator.Protocol{idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New(), Tracer: tp.Tracer("idis")})}
+	}, enginetest.Options{Tracer: tp.Tracer("runner")})
+	b := &bench{Env: e, st: e.Store, ctx: e.Ctx, tenant: e.Tenant, run: e.Runner}
 	b.importDeal(t, storetest.SampleBundle("deal-trace"))
 	d, _ := b.debate(t, "deal-trace", `{"max_rounds":1}`)
 
@@ -59,7 +47,7 @@ func TestNodeSpans(t *testing.T) {
 			run = s
 		case a["agent.node"].AsString() != "":
 			nodes[s.SpanContext().SpanID().String()] = s
-			require.Equal(t, tenant, a["tenant_id"].AsString())
+			require.Equal(t, b.tenant, a["tenant_id"].AsString())
 			require.Equal(t, d.ID, a["debate_id"].AsString())
 			require.True(t, a["round"].Type() == attribute.INT64, "round attribute")
 		}
