@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/enginetest"
 	"github.com/debated/debated/internal/testutil/openaitest"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -37,30 +37,19 @@ type bench struct {
 // model, its responses cached in the store.
 func setup(t *testing.T, registry agentproto.Registry, m *model) *bench {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	ctx, tenant := storetest.NewTenant(t, st)
-	b := storetest.SampleBundle("deal-ap")
-	_, err = st.DealImport(ctx, b, "deal-ap-hash", time.Now())
-	require.NoError(t, err)
-	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("agentproto-test-signing-secret-32b!")}, "v1")
-	require.NoError(t, err)
-	if registry == nil {
-		registry = st
-	}
-	cfg := agentproto.Config{Registry: registry, Ledger: st, Keys: keys}
-	if m != nil {
-		b := m.backend(t, storeCache{st})
-		cfg.ModelFor = func(context.Context) (llm.Caller, error) { return b, nil }
-	}
-	reg, err := orchestrator.NewRegistry(agentproto.Protocol(cfg))
-	require.NoError(t, err)
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
-	require.NoError(t, err)
-	r, err := runner.New(runner.Config{Store: st, Engine: eng, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	return &bench{st: st, ctx: ctx, tenant: tenant, keys: keys, run: r}
+	e := enginetest.New(t, func(st *sqlite.Store, keys *ledger.Keyring) []*orchestrator.Protocol {
+		if registry == nil {
+			registry = st
+		}
+		cfg := agentproto.Config{Registry: registry, Ledger: st, Keys: keys}
+		if m != nil {
+			b := m.backend(t, storeCache{st})
+			cfg.ModelFor = func(context.Context) (llm.Caller, error) { return b, nil }
+		}
+		return []*orchestrator.Protocol{agentproto.Protocol(cfg)}
+	}, enginetest.Options{})
+	e.ImportDeal(t, storetest.SampleBundle("deal-ap"))
+	return &bench{st: e.Store, ctx: e.Ctx, tenant: e.Tenant, keys: e.Keys, run: e.Runner}
 }
 
 // create validates opts and creates a queued session.

@@ -1,23 +1,19 @@
 package legal
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
-	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/enginetest"
 )
 
 // caseID is the deal the test debates are filed under.
@@ -25,32 +21,16 @@ const caseID = "case-1"
 
 // bench is an embedded store with a tenant and an engine running the
 // legal protocol over cfg.
-type bench struct {
-	st     *sqlite.Store
-	ctx    context.Context
-	tenant string
-	run    *runner.Runner
-	keys   *ledger.Keyring
-}
+type bench struct{ *enginetest.Env }
 
 func setup(t testing.TB, cfg Config) *bench {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	ctx, tenant := storetest.NewTenant(t, st)
-	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("legal-test-signing-secret-32-byte!!")}, "v1")
-	require.NoError(t, err)
-	reg, err := orchestrator.NewRegistry(Protocol(cfg))
-	require.NoError(t, err)
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
-	require.NoError(t, err)
-	r, err := runner.New(runner.Config{Store: st, Engine: eng, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
+	e := enginetest.New(t, func(*sqlite.Store, *ledger.Keyring) []*orchestrator.Protocol {
+		return []*orchestrator.Protocol{Protocol(cfg)}
+	}, enginetest.Options{})
 	// The store keys debates by deal: the case needs a deal row.
-	_, err = st.DealImport(ctx, storetest.SampleBundle(caseID), caseID+"-hash", time.Now())
-	require.NoError(t, err)
-	return &bench{st: st, ctx: ctx, tenant: tenant, run: r, keys: keys}
+	e.ImportDeal(t, storetest.SampleBundle(caseID))
+	return &bench{e}
 }
 
 // fixture reads a testdata case as options, with maxRounds set.
@@ -119,15 +99,7 @@ func (b *bench) debate(t testing.TB, opts json.RawMessage) *result {
 	p := Protocol(Config{})
 	canon, err := p.ValidateOptions(opts)
 	require.NoError(t, err)
-	id := uuid.NewString()
-	_, _, err = b.st.DebateCreate(b.ctx, debate.Debate{ID: id, TenantID: b.tenant, DealID: caseID, Protocol: Name,
-		Options: canon, Status: debate.DebateQueued, CreatedAt: time.Now(), UpdatedAt: time.Now()})
-	require.NoError(t, err)
-	require.NoError(t, b.run.Run(context.Background(), b.tenant, id))
-	d, err := b.st.DebateGet(b.ctx, id)
-	require.NoError(t, err)
-	evs, err := b.st.EventList(b.ctx, id, 0, 5000)
-	require.NoError(t, err)
+	d, evs := b.Run(t, caseID, Name, canon)
 	res := &result{d: d, events: evs}
 	for _, e := range evs {
 		if e.Type == EventDeliverables {

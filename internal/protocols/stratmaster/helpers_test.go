@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
@@ -17,9 +15,8 @@ import (
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/stratmaster"
 	"github.com/debated/debated/internal/roles/llm"
-	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
-	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/enginetest"
 	"github.com/debated/debated/internal/testutil/openaitest"
 )
 
@@ -29,56 +26,28 @@ var auditClock = time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
 
 // bench is an embedded store with a tenant and an engine running the
 // StratMaster protocol, on the rules backend or on a model.
-type bench struct {
-	st     *sqlite.Store
-	ctx    context.Context
-	tenant string
-	run    *runner.Runner
-}
+type bench struct{ *enginetest.Env }
 
 func setup(t testing.TB, model llm.Caller) *bench {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
-	ctx, tenant := storetest.NewTenant(t, st)
-	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("stratmaster-test-signing-secret-32b")}, "v1")
-	require.NoError(t, err)
-	cfg := stratmaster.Config{Registry: st, Now: func() time.Time { return auditClock }}
-	if model != nil {
-		cfg.ModelFor = func(context.Context) (llm.Caller, error) { return model, nil }
-	}
-	reg, err := orchestrator.NewRegistry(stratmaster.Protocol(cfg))
-	require.NoError(t, err)
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys),
-		BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
-	require.NoError(t, err)
-	r, err := runner.New(runner.Config{Store: st, Engine: eng, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	return &bench{st: st, ctx: ctx, tenant: tenant, run: r}
+	e := enginetest.New(t, func(st *sqlite.Store, _ *ledger.Keyring) []*orchestrator.Protocol {
+		cfg := stratmaster.Config{Registry: st, Now: func() time.Time { return auditClock }}
+		if model != nil {
+			cfg.ModelFor = func(context.Context) (llm.Caller, error) { return model, nil }
+		}
+		return []*orchestrator.Protocol{stratmaster.Protocol(cfg)}
+	}, enginetest.Options{BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
+	return &bench{e}
 }
 
-func (b *bench) importDeal(t testing.TB, bundle *debate.DealBundle) {
-	t.Helper()
-	_, err := b.st.DealImport(b.ctx, bundle, bundle.Deal.ID+"-hash", time.Now())
-	require.NoError(t, err)
-}
+func (b *bench) importDeal(t testing.TB, bundle *debate.DealBundle) { b.ImportDeal(t, bundle) }
 
 // task runs one task to its end and returns the debate and its events.
 func (b *bench) task(t testing.TB, dealID string, opts map[string]any) (debate.Debate, []debate.Event) {
 	t.Helper()
 	raw, err := json.Marshal(opts)
 	require.NoError(t, err)
-	id := uuid.NewString()
-	_, _, err = b.st.DebateCreate(b.ctx, debate.Debate{ID: id, TenantID: b.tenant, DealID: dealID, Protocol: stratmaster.Name,
-		Options: raw, Status: debate.DebateQueued, CreatedAt: time.Now(), UpdatedAt: time.Now()})
-	require.NoError(t, err)
-	require.NoError(t, b.run.Run(context.Background(), b.tenant, id))
-	d, err := b.st.DebateGet(b.ctx, id)
-	require.NoError(t, err)
-	evs, err := b.st.EventList(b.ctx, id, 0, 5000)
-	require.NoError(t, err)
-	return d, evs
+	return b.Run(t, dealID, stratmaster.Name, raw)
 }
 
 func ofType(evs []debate.Event, typ string) []debate.Event {
