@@ -80,6 +80,17 @@ var bigrams = map[string]string{
 	"quarter over":   "growth",
 }
 
+// bigramFirst holds the first words of bigrams: only those make the
+// classifier build a two-word key.
+var bigramFirst = func() map[string]bool {
+	m := make(map[string]bool, len(bigrams))
+	for k := range bigrams {
+		first, _, _ := strings.Cut(k, " ")
+		m[first] = true
+	}
+	return m
+}()
+
 // currencyCodes before or after a number make it money.
 var currencyCodes = set(`usd eur gbp jpy chf cad aud sgd inr aed sar cny dollars euros`)
 

@@ -495,9 +495,11 @@ func classify(toks []token, i int, src string, s *scan) {
 		return
 	}
 	if next := word(toks, i+1, src); next != "" {
-		if kind, ok := bigrams[lw+" "+lower(next)]; ok {
-			s.fact(kind, span(toks, i, i+2, src))
-			return
+		if bigramFirst[lw] {
+			if kind, ok := bigrams[lw+" "+lower(next)]; ok {
+				s.fact(kind, span(toks, i, i+2, src))
+				return
+			}
 		}
 		if lw == "series" && toks[i+1].kind == tWord && utf8.RuneCountInString(next) == 1 && unicode.IsUpper([]rune(next)[0]) {
 			s.fact("funding", span(toks, i, i+2, src))
