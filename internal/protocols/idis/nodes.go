@@ -3,6 +3,7 @@ package idis
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/debated/debated/internal/debate"
@@ -14,9 +15,13 @@ import (
 // afterRebuttal goes to evidence retrieval only when an agent asked for
 // evidence this round.
 func (p *proto) afterRebuttal(st json.RawMessage) (string, error) {
-	s, err := loadState(st)
-	if err != nil {
-		return "", err
+	// Only the one field: an edge runs every step, the whole state is not
+	// needed.
+	var s struct {
+		PendingQueries []string `json:"pending_queries"`
+	}
+	if err := json.Unmarshal(st, &s); err != nil {
+		return "", fmt.Errorf("idis: state: %w", err)
 	}
 	if len(s.PendingQueries) > 0 {
 		return NodeEvidence, nil
@@ -124,9 +129,11 @@ func (p *proto) stop(ctx context.Context, in *orchestrator.NodeInput) (*orchestr
 }
 
 func (p *proto) afterStop(st json.RawMessage) (string, error) {
-	s, err := loadState(st)
-	if err != nil {
-		return "", err
+	var s struct {
+		StopReason string `json:"stop_reason"`
+	}
+	if err := json.Unmarshal(st, &s); err != nil {
+		return "", fmt.Errorf("idis: state: %w", err)
 	}
 	if s.StopReason != "" {
 		return NodeValidate, nil
