@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/orchestrator"
 )
 
 // Transcripts is a replica's cache of IDIS transcripts: the accepted agent
@@ -52,12 +53,20 @@ func (c *Transcripts) get(key string, create bool) *transcript {
 // Publish feeds the cache with events the runner committed for a debate,
 // in order. Events that do not continue what the cache has seen (a gap: the
 // debate ran elsewhere, or the cache was emptied) are ignored; the next
-// turn reads them from the store.
+// turn reads them from the store. Only IDIS debates get an entry (from
+// their first commit), and a debate's entry goes when it ends.
 func (c *Transcripts) Publish(tenantID, debateID string, events []debate.Event) {
 	if len(events) == 0 {
 		return
 	}
-	t := c.get(tenantID+"\x00"+debateID, events[0].Seq == 1)
+	key := tenantID + "\x00" + debateID
+	if slices.ContainsFunc(events, func(e debate.Event) bool { return slices.Contains(orchestrator.TerminalEventTypes(), e.Type) }) {
+		c.mu.Lock()
+		delete(c.byID, key)
+		c.mu.Unlock()
+		return
+	}
+	t := c.get(key, startsIDIS(events[0]))
 	if t == nil {
 		return
 	}
@@ -78,6 +87,18 @@ func (c *Transcripts) Publish(tenantID, debateID string, events []debate.Event) 
 	}
 	t.outputs = append(t.outputs, add...)
 	t.seen = events[len(events)-1].Seq
+}
+
+// startsIDIS reports whether e is the debate.started event of an IDIS
+// debate.
+func startsIDIS(e debate.Event) bool {
+	if e.Seq != 1 || e.Type != orchestrator.EventDebateStarted {
+		return false
+	}
+	var p struct {
+		Protocol string `json:"protocol"`
+	}
+	return json.Unmarshal(e.Payload, &p) == nil && p.Protocol == Name
 }
 
 // read returns the debate's accepted outputs through head (the step's
