@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +55,25 @@ type Config struct {
 	// Now is the clock of audit timestamps and created_at fields; nil means
 	// time.Now. Times are recorded in UTC.
 	Now func() time.Time
+	// Tools, when set, are the tools the Invoker runs instead of the IDIS
+	// tools (another protocol's): every call is checked, counted and
+	// audited the same way, and a name not in Tools is an unknown tool.
+	Tools map[string]Func
 }
+
+// Func is a tool a protocol brings (Config.Tools): it receives the call's
+// arguments and returns its output. An error wrapping ErrNotFound is a
+// lookup of something the registry does not hold (INVALID, RuleNotFound),
+// one wrapping ErrArguments a call the agent got wrong (INVALID,
+// RuleArguments); any other error, or a panic, is the server's failure
+// (ERROR).
+type Func func(ctx context.Context, args json.RawMessage) (any, error)
+
+// The errors a Func reports a caller's mistake with.
+var (
+	ErrArguments = errors.New("invalid arguments")
+	ErrNotFound  = errors.New("not found")
+)
 
 // Result is what a call returned to the agent.
 type Result struct {
@@ -122,6 +141,7 @@ type Invoker struct {
 	round    int
 	newID    func() string
 	now      func() time.Time
+	custom   map[string]Func // Config.Tools
 
 	mu      sync.Mutex
 	usage   Usage
@@ -165,9 +185,19 @@ func NewInvoker(cfg Config) *Invoker {
 		round:    cfg.Round,
 		newID:    cfg.NewID,
 		now:      now,
+		custom:   maps.Clone(cfg.Tools),
 		usage:    usage,
 		seq:      map[string]int{},
 	}
+}
+
+// known reports whether the Invoker runs tool, and names the tools it runs.
+func (inv *Invoker) known(tool string) (bool, []string) {
+	if inv.custom == nil {
+		return Known(tool), Names
+	}
+	_, ok := inv.custom[tool]
+	return ok, slices.Sorted(maps.Keys(inv.custom))
 }
 
 // call is one call in flight.
@@ -193,6 +223,12 @@ func (inv *Invoker) Call(ctx context.Context, role string, c debate.ToolCall) (R
 	return res, audit
 }
 
+// Invoke is Call that also returns the cause of an ERROR result (wrapping
+// ErrToolFailed), for callers that fail their step on it.
+func (inv *Invoker) Invoke(ctx context.Context, role string, c debate.ToolCall) (Result, Audit, error) {
+	return inv.call(ctx, role, c)
+}
+
 func (inv *Invoker) call(ctx context.Context, role string, tc debate.ToolCall) (Result, Audit, error) {
 	args, wellFormed := canonicalArgs(tc.Args)
 
@@ -201,9 +237,10 @@ func (inv *Invoker) call(ctx context.Context, role string, tc debate.ToolCall) (
 	c := call{role: role, tool: tc.Tool, seq: inv.seq[role], at: inv.now().UTC()}
 	var res Result
 	admitted := false
+	known, names := inv.known(tc.Tool)
 	switch {
-	case !Known(tc.Tool):
-		res = refusal(StatusInvalid, RuleUnknownTool, "tool", "unknown tool; the tools are "+strings.Join(Names, ", "))
+	case !known:
+		res = refusal(StatusInvalid, RuleUnknownTool, "tool", "unknown tool; the tools are "+strings.Join(names, ", "))
 	case !inv.matrix.Allows(role, tc.Tool):
 		res = refusal(StatusDenied, RulePermission, "", "the "+role+" role may not call "+tc.Tool)
 	case inv.usage.Count(role, tc.Tool) >= inv.limits.MaxCalls(tc.Tool):
@@ -277,6 +314,9 @@ func (inv *Invoker) run(ctx context.Context, c call, raw json.RawMessage, wellFo
 	if err := ctx.Err(); err != nil {
 		return errorResult(), fmt.Errorf("%w: %s: %w", ErrToolFailed, c.tool, err)
 	}
+	if f := inv.custom[c.tool]; f != nil {
+		return inv.runCustom(ctx, c, f, raw, wellFormed)
+	}
 	a, bad := parseArgs(raw, wellFormed, fieldsOf[c.tool])
 	if bad != nil {
 		return bad.result(), nil
@@ -304,6 +344,27 @@ func (inv *Invoker) run(ctx context.Context, c call, raw json.RawMessage, wellFo
 		return errorResult(), fmt.Errorf("%w: %s: %w", ErrToolFailed, c.tool, err)
 	case bad != nil:
 		return bad.result(), nil
+	}
+	output, err := encodeCanonical(out)
+	if err != nil {
+		return errorResult(), fmt.Errorf("%w: %s: encoding the output: %w", ErrToolFailed, c.tool, err)
+	}
+	return Result{Status: StatusSuccess, Output: output}, nil
+}
+
+// runCustom runs a protocol's tool (Config.Tools).
+func (inv *Invoker) runCustom(ctx context.Context, c call, f Func, raw json.RawMessage, wellFormed bool) (Result, error) {
+	if !wellFormed {
+		return refusal(StatusInvalid, RuleArguments, "", "the arguments must be a JSON object"), nil
+	}
+	out, err := f(ctx, raw)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return refusal(StatusInvalid, RuleNotFound, "", err.Error()), nil
+	case errors.Is(err, ErrArguments):
+		return refusal(StatusInvalid, RuleArguments, "", err.Error()), nil
+	case err != nil:
+		return errorResult(), fmt.Errorf("%w: %s: %w", ErrToolFailed, c.tool, err)
 	}
 	output, err := encodeCanonical(out)
 	if err != nil {
