@@ -38,7 +38,7 @@ func TestProtocolTools(t *testing.T) {
 		Matrix:   tools.Matrix{"executor": {"double"}},
 		Limits:   tools.Limits{MaxCallsPerRound: map[string]int{"double": 5}, DefaultMaxCalls: 1},
 		Tools:    map[string]tools.Func{"double": double},
-		DebateID: "d-1", Round: 1, Now: func() time.Time { return at },
+		DebateID: "d-1", Round: 1, Now: func() time.Time { return at }, Why: "not registered here",
 	})
 	ctx := context.Background()
 	for i, tc := range []struct {
@@ -63,6 +63,9 @@ func TestProtocolTools(t *testing.T) {
 		require.Equal(t, tc.cause, err != nil, "call %d: %v", i, err)
 		if tc.cause {
 			require.ErrorIs(t, err, tools.ErrToolFailed)
+		}
+		if tc.rule == tools.RulePermission {
+			require.Contains(t, res.Error, "may not call double: not registered here")
 		}
 		if tc.want != "" {
 			require.JSONEq(t, tc.want, string(res.Output), "call %d", i)

@@ -59,6 +59,10 @@ type Config struct {
 	// tools (another protocol's): every call is checked, counted and
 	// audited the same way, and a name not in Tools is an unknown tool.
 	Tools map[string]Func
+	// Why, if set, ends the message of a permission refusal: what decides
+	// the matrix, for the agent (e.g. "it is not registered for this
+	// session").
+	Why string
 }
 
 // Func is a tool a protocol brings (Config.Tools): it receives the call's
@@ -142,6 +146,7 @@ type Invoker struct {
 	newID    func() string
 	now      func() time.Time
 	custom   map[string]Func // Config.Tools
+	why      string          // Config.Why
 
 	mu      sync.Mutex
 	usage   Usage
@@ -186,6 +191,7 @@ func NewInvoker(cfg Config) *Invoker {
 		newID:    cfg.NewID,
 		now:      now,
 		custom:   maps.Clone(cfg.Tools),
+		why:      cfg.Why,
 		usage:    usage,
 		seq:      map[string]int{},
 	}
@@ -242,7 +248,11 @@ func (inv *Invoker) call(ctx context.Context, role string, tc debate.ToolCall) (
 	case !known:
 		res = refusal(StatusInvalid, RuleUnknownTool, "tool", "unknown tool; the tools are "+strings.Join(names, ", "))
 	case !inv.matrix.Allows(role, tc.Tool):
-		res = refusal(StatusDenied, RulePermission, "", "the "+role+" role may not call "+tc.Tool)
+		msg := "the " + role + " role may not call " + tc.Tool
+		if inv.why != "" {
+			msg += ": " + inv.why
+		}
+		res = refusal(StatusDenied, RulePermission, "", msg)
 	case inv.usage.Count(role, tc.Tool) >= inv.limits.MaxCalls(tc.Tool):
 		res = refusal(StatusDenied, RuleQuota, "", fmt.Sprintf("at most %d %s calls per round", inv.limits.MaxCalls(tc.Tool), tc.Tool))
 	default:
