@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"runtime"
 	"sync"
 )
@@ -46,10 +47,10 @@ func (s *Sealer) SealAll(prev *Event, es []Event) ([]Event, error) {
 		}
 		return []Event{e}, nil
 	}
-	payloads := make([]Event, len(es)) // only Payload is used
+	payloads := make([]json.RawMessage, len(es))
 	errs := make([]error, len(es))
 	parallel(len(es), func(i int) {
-		payloads[i].Payload, errs[i] = preparePayload(es[i].Payload)
+		payloads[i], errs[i] = preparePayload(es[i].Payload)
 	})
 	out := make([]Event, len(es))
 	sums := make([][32]byte, len(es))
@@ -60,7 +61,7 @@ func (s *Sealer) SealAll(prev *Event, es []Event) ([]Event, error) {
 		}
 		signers[i] = s.signer(es[i].TenantID, es[i].Actor)
 		var err error
-		if out[i], sums[i], err = chain(prev, es[i], signers[i], payloads[i].Payload); err != nil {
+		if out[i], sums[i], err = chain(prev, es[i], signers[i], payloads[i]); err != nil {
 			return nil, err
 		}
 		prev = &out[i]

@@ -35,6 +35,23 @@ type transcript struct {
 	outputs []debate.AgentOutput
 }
 
+// add takes events that continue what t has seen: their agent outputs are
+// appended and seen moves to the last one. On an error (an output that does
+// not decode), t holds what came before that output.
+func (t *transcript) add(events []debate.Event) error {
+	for _, e := range events {
+		if e.Type == EventAgentOutput {
+			var o debate.AgentOutput
+			if err := json.Unmarshal(e.Payload, &o); err != nil {
+				return fmt.Errorf("idis: transcript seq %d: %w", e.Seq, err)
+			}
+			t.outputs = append(t.outputs, o)
+		}
+		t.seen = e.Seq
+	}
+	return nil
+}
+
 // get returns the debate's entry; create makes it when it is missing.
 func (c *Transcripts) get(key string, create bool) *transcript {
 	c.mu.Lock()
@@ -75,18 +92,10 @@ func (c *Transcripts) Publish(tenantID, debateID string, events []debate.Event) 
 	if events[0].Seq != t.seen+1 {
 		return
 	}
-	var add []debate.AgentOutput
-	for _, e := range events {
-		if e.Type == EventAgentOutput {
-			var o debate.AgentOutput
-			if err := json.Unmarshal(e.Payload, &o); err != nil {
-				return // leave it to the next turn's read, which reports it
-			}
-			add = append(add, o)
-		}
+	n := len(t.outputs)
+	if err := t.add(events); err != nil {
+		t.outputs, t.seen = t.outputs[:n], events[0].Seq-1 // left to the next turn's read, which reports it
 	}
-	t.outputs = append(t.outputs, add...)
-	t.seen = events[len(events)-1].Seq
 }
 
 // startsIDIS reports whether e is the debate.started event of an IDIS
@@ -123,15 +132,8 @@ func (c *Transcripts) read(ctx context.Context, ledger Ledger, tenant, debateID 
 		if err != nil {
 			return nil, fmt.Errorf("idis: read transcript: %w", err)
 		}
-		for _, e := range evs {
-			if e.Type == EventAgentOutput {
-				var o debate.AgentOutput
-				if err := json.Unmarshal(e.Payload, &o); err != nil {
-					return nil, fmt.Errorf("idis: transcript seq %d: %w", e.Seq, err)
-				}
-				t.outputs = append(t.outputs, o)
-			}
-			t.seen = e.Seq
+		if err := t.add(evs); err != nil {
+			return nil, err
 		}
 		if len(evs) < 5000 {
 			// Every event through the head has been looked at, whatever

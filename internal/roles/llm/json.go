@@ -102,10 +102,7 @@ func (b *Backend) JSON(ctx context.Context, c JSONCall) (JSONResult, error) {
 			Name: c.SchemaName, Schema: c.Schema, Strict: false,
 		},
 	}}
-	st := &callState{tenantID: c.TenantID, debateID: c.DebateID}
-	if c.CacheKey != "" {
-		st.cachePrefix = c.CacheKey
-	}
+	st := &callState{tenantID: c.TenantID, debateID: c.DebateID, cachePrefix: c.CacheKey}
 	msgs := []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: c.System},
 		{Role: openai.ChatMessageRoleUser, Content: sb.String()},

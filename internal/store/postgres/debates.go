@@ -52,12 +52,6 @@ func (s *Store) jobInserter() JobInserter {
 	return nil
 }
 
-// Errors of the fence function debate_fence (migrations/postgres/0003).
-const (
-	sqlstateDebateNotFound = "DB404"
-	sqlstateDebateMoved    = "DB409"
-)
-
 // notifyChannel is the channel StepCommit notifies and Listen listens on.
 const notifyChannel = "debated_events"
 
@@ -474,12 +468,8 @@ func stepError(op string, err error) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch {
-		case pgErr.Code == sqlstateDebateMoved,
-			pgErr.Code == sqlstateUniqueViolation && pgErr.ConstraintName == "debate_events_pkey":
+		if pgErr.Code == sqlstateUniqueViolation && pgErr.ConstraintName == "debate_events_pkey" {
 			return fmt.Errorf("postgres: %s: %w (%s)", op, debate.ErrConflict, pgErr.Message)
-		case pgErr.Code == sqlstateDebateNotFound:
-			return fmt.Errorf("postgres: %s: %w", op, debate.ErrNotFound)
 		}
 	}
 	return wrap(op, err)

@@ -18,6 +18,12 @@ import (
 
 var debateTables = []string{"debates", "debate_events", "debate_checkpoints", "human_gates"}
 
+// sqlstateDebateNotFound is the error of the fence function debate_fence
+// (migrations/postgres/0003) for a debate the caller's tenant does not
+// have; the store's step commits fence in their own statement now, the
+// function stays for direct use.
+const sqlstateDebateNotFound = "DB404"
+
 // CountDebateRows gives the conformance suite a count of a tenant's rows in
 // the debate tables, read through row-level security as the tenant.
 func (c counted) CountDebateRows(ctx context.Context, tenantID string) (map[string]int, error) {
