@@ -5,14 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/openaitest"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -39,40 +38,23 @@ func (okTools) Call(context.Context, debate.ToolCall) (roles.ToolResult, error) 
 }
 
 // modelServer is an OpenAI-compatible chat completions server in the test
-// process. It answers each turn the way a model would, with an AgentOutput
-// as JSON content, composed by the rules backend for the role and round the
-// request names; it never calls tools.
-func modelServer(t *testing.T, b *debate.DealBundle) (*httptest.Server, *atomic.Int64) {
+// process (openaitest). It answers each turn the way a model would, with an
+// AgentOutput as JSON content, composed by the rules backend for the role
+// and round the request names; it never calls tools.
+func modelServer(t *testing.T, b *debate.DealBundle) *openaitest.Server {
 	return slowModelServer(t, b, nil)
 }
 
 // slowModelServer is modelServer taking delay[role] before answering a role.
-func slowModelServer(t *testing.T, b *debate.DealBundle, delay map[string]time.Duration) (*httptest.Server, *atomic.Int64) {
+func slowModelServer(t *testing.T, b *debate.DealBundle, delay map[string]time.Duration) *openaitest.Server {
 	t.Helper()
 	g := sanad.Grade(b)
 	set := rules.New()
 	task := regexp.MustCompile(`Task: play (\w+) in round (\d+)`)
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		if r.URL.Path != "/v1/chat/completions" {
-			http.NotFound(w, r)
-			return
-		}
-		var req struct {
-			Model          string                           `json:"model"`
-			Messages       []struct{ Role, Content string } `json:"messages"`
-			ResponseFormat struct {
-				Type string `json:"type"`
-			} `json:"response_format"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	return openaitest.New(t, func(r openaitest.Request) openaitest.Answer {
 		var role string
 		round := 1
-		for _, m := range req.Messages {
+		for _, m := range r.Messages {
 			if s := task.FindStringSubmatch(m.Content); s != nil {
 				role = s[1]
 				round, _ = strconv.Atoi(s[2])
@@ -82,26 +64,17 @@ func slowModelServer(t *testing.T, b *debate.DealBundle, delay map[string]time.D
 			time.Sleep(d) // the model thinking
 		}
 		r0, ok := set[role]
-		if !ok || req.ResponseFormat.Type != "json_schema" {
-			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-			return
+		if !ok || r.SchemaName == "" {
+			return openaitest.Answer{Status: http.StatusBadRequest, Content: "bad request"}
 		}
-		out, err := r0.Turn(r.Context(), &roles.Input{Round: round, MaxRounds: 5, Deal: b, Grading: g, Tools: okTools{}})
+		out, err := r0.Turn(context.Background(), &roles.Input{Round: round, MaxRounds: 5, Deal: b, Grading: g, Tools: okTools{}})
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
+			return openaitest.Answer{Status: http.StatusInternalServerError, Content: err.Error()}
 		}
 		out.ToolCalls = nil
 		content, _ := json.Marshal(out)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": fmt.Sprintf("chatcmpl-%d", calls.Load()), "object": "chat.completion", "created": 1, "model": req.Model,
-			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(content)}}},
-			"usage":   map[string]any{"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &calls
+		return openaitest.Answer{Content: string(content), PromptTokens: 1000, CompletionTokens: 200}
+	})
 }
 
 // TestIDISWithModelBackedRoles runs a whole IDIS debate through the gRPC API
@@ -109,10 +82,10 @@ func slowModelServer(t *testing.T, b *debate.DealBundle, delay map[string]time.D
 // output is gated, every tool call checked and audited, the ledger verifies.
 func TestIDISWithModelBackedRoles(t *testing.T) {
 	t.Parallel()
-	srv, calls := modelServer(t, storetest.SampleBundle("deal-a"))
+	srv := modelServer(t, storetest.SampleBundle("deal-a"))
 	metricsAddr := freeAddr(t)
 	s := startStack(t, "sqlite", map[string]string{
-		"DEBATED_LLM_BASE_URL": srv.URL + "/v1", "DEBATED_LLM_MODEL": "test-reasoner", "DEBATED_LLM_API_KEY": "sk-test-secret",
+		"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_MODEL": "test-reasoner", "DEBATED_LLM_API_KEY": "sk-test-secret",
 		"DEBATED_METRICS_ADDR": metricsAddr,
 	})
 	resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "idis.vc.v1",
@@ -122,7 +95,7 @@ func TestIDISWithModelBackedRoles(t *testing.T) {
 	msgs := s.watch(t, s.a, id, 0, nil)
 	requireChain(t, msgs, 1)
 	require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, msgs[len(msgs)-1].GetStatus())
-	require.Positive(t, calls.Load(), "the roles asked the model")
+	require.Positive(t, srv.Calls(), "the roles asked the model")
 	outputs := 0
 	for _, m := range msgs {
 		if m.GetEvent().GetEventType() == "agent.output" {
@@ -141,10 +114,10 @@ func TestIDISWithModelBackedRoles(t *testing.T) {
 func TestObserversCallTheModelConcurrently(t *testing.T) {
 	t.Parallel()
 	const delay = time.Second
-	srv, _ := slowModelServer(t, storetest.SampleBundle("deal-a"), map[string]time.Duration{
+	srv := slowModelServer(t, storetest.SampleBundle("deal-a"), map[string]time.Duration{
 		debate.RoleContradictionFinder: delay, debate.RoleRiskOfficer: delay,
 	})
-	s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_BASE_URL": srv.URL + "/v1", "DEBATED_LLM_MODEL": "m"})
+	s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_MODEL": "m"})
 	resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "idis.vc.v1",
 		Options: mustStruct(t, map[string]any{"max_rounds": 1})})
 	require.NoError(t, err)
@@ -295,8 +268,8 @@ func TestModelResponseSurvivesACrash(t *testing.T) {
 // call.
 func TestTokenBudgetStopsTheDebate(t *testing.T) {
 	t.Parallel()
-	srv, calls := modelServer(t, storetest.SampleBundle("deal-a"))
-	s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_BASE_URL": srv.URL + "/v1", "DEBATED_LLM_MODEL": "m",
+	srv := modelServer(t, storetest.SampleBundle("deal-a"))
+	s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_MODEL": "m",
 		"DEBATED_LLM_TOKEN_BUDGET": "100"})
 	resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "idis.vc.v1"})
 	require.NoError(t, err)
@@ -305,7 +278,7 @@ func TestTokenBudgetStopsTheDebate(t *testing.T) {
 	got, err := s.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{DebateId: resp.GetDebate().GetDebateId()})
 	require.NoError(t, err)
 	require.Equal(t, "TOKEN_BUDGET_EXCEEDED", got.GetDebate().GetStopReason())
-	require.Zero(t, calls.Load(), "no call was made over the budget")
+	require.Zero(t, srv.Calls(), "no call was made over the budget")
 	v, err := s.debate.VerifyDebate(s.a, &debatedv1.VerifyDebateRequest{DebateId: resp.GetDebate().GetDebateId()})
 	require.NoError(t, err)
 	require.True(t, v.GetOk(), "%v", v.GetProblems())
@@ -316,39 +289,12 @@ func TestTokenBudgetStopsTheDebate(t *testing.T) {
 // deployment's rules backend; the key is never returned.
 func TestTenantModelOverride(t *testing.T) {
 	t.Parallel()
-	b := storetest.SampleBundle("deal-a")
-	g := sanad.Grade(b)
-	set := rules.New()
-	task := regexp.MustCompile(`Task: play (\w+) in round (\d+)`)
-	var authz atomic.Value
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		authz.Store(r.Header.Get("Authorization"))
-		var req struct {
-			Messages []struct{ Role, Content string } `json:"messages"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		role, round := "", 1
-		for _, m := range req.Messages {
-			if s := task.FindStringSubmatch(m.Content); s != nil {
-				role = s[1]
-				round, _ = strconv.Atoi(s[2])
-			}
-		}
-		out, err := set[role].Turn(r.Context(), &roles.Input{Round: round, MaxRounds: 5, Deal: b, Grading: g, Tools: okTools{}})
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		out.ToolCalls = nil
-		content, _ := json.Marshal(out)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "byo",
-			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(content)}}},
-			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-	}))
-	defer srv.Close()
+	srv := modelServer(t, storetest.SampleBundle("deal-a"))
+	calls := func() int { return srv.Calls() }
+	authz := func() string {
+		reqs := srv.Requests()
+		return reqs[len(reqs)-1].Authorization
+	}
 	s := startStack(t, "sqlite", nil)
 	actx := metadataAdmin()
 	admin := debatedv1.NewAdminServiceClient(s.conn)
@@ -363,7 +309,7 @@ func TestTenantModelOverride(t *testing.T) {
 	require.NotEmpty(t, tenantA)
 	_, err = admin.SetTenantModel(actx, &debatedv1.SetTenantModelRequest{TenantId: tenantA, BaseUrl: "not a url", Model: "m"})
 	require.Equal(t, codes.InvalidArgument, status.Code(err))
-	set1, err := admin.SetTenantModel(actx, &debatedv1.SetTenantModelRequest{TenantId: tenantA, BaseUrl: srv.URL + "/v1", Model: "byo", ApiKey: "sk-tenant-a"})
+	set1, err := admin.SetTenantModel(actx, &debatedv1.SetTenantModelRequest{TenantId: tenantA, BaseUrl: srv.URL, Model: "byo", ApiKey: "sk-tenant-a"})
 	require.NoError(t, err)
 	require.True(t, set1.GetModel().GetHasApiKey())
 	got, err := admin.GetTenantModel(actx, &debatedv1.GetTenantModelRequest{TenantId: tenantA})
@@ -379,11 +325,11 @@ func TestTenantModelOverride(t *testing.T) {
 		require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, msgs[len(msgs)-1].GetStatus())
 	}
 	run(s.a, "deal-a")
-	require.Positive(t, calls.Load(), "tenant A's debate used its own model")
-	require.Equal(t, "Bearer sk-tenant-a", authz.Load())
-	before := calls.Load()
+	require.Positive(t, calls(), "tenant A's debate used its own model")
+	require.Equal(t, "Bearer sk-tenant-a", authz())
+	before := calls()
 	run(s.b, "deal-b")
-	require.Equal(t, before, calls.Load(), "tenant B keeps the deployment's rules backend")
+	require.Equal(t, before, calls(), "tenant B keeps the deployment's rules backend")
 
 	_, err = admin.SetTenantModel(actx, &debatedv1.SetTenantModelRequest{TenantId: tenantA})
 	require.NoError(t, err, "an empty base URL clears the override")
