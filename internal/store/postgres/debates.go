@@ -262,21 +262,24 @@ func (s *Store) DebateList(ctx context.Context, filter debate.DebateFilter, page
 }
 
 // StepCommit applies c atomically: it locks the debate row and checks its
-// ledger head is (c.ExpectSeq, c.ExpectHash) (the fence, function
-// debate_fence), appends the events in one multi-row insert, stores the
-// checkpoint, opens or resolves a gate, moves the debate (status, stop
-// reason, error, round, next node, attempt, head = the last event's seq and
-// hash, unchanged without events, updated_at = c.At) and, when it wrote
-// events, notifies channel debated_events with "<tenant_id>/<debate_id>"
-// (rows.NotifyPayload; PostgreSQL delivers it at commit, to Listen on every
-// replica).
+// ledger head is (c.ExpectSeq, c.ExpectHash) (the fence), appends the
+// events in one multi-row insert, stores the checkpoint, opens or resolves
+// a gate, moves the debate (status, stop reason, error, round, next node,
+// attempt, head = the last event's seq and hash, unchanged without events,
+// updated_at = c.At) and, after the commit when it wrote events, notifies
+// channel debated_events with "<tenant_id>/<debate_id>"
+// (rows.NotifyPayload, to Listen on every replica; see notifier).
 //
-// The common step, which neither resolves a gate nor schedules a job, is
-// one pipelined batch: one round trip, one implicit transaction that the
-// first failing statement aborts whole. A step that resolves a gate, or
-// asks to Enqueue while a JobInserter is set, runs in an explicit
-// transaction (three round trips and the JobInserter's) so that Go can check
-// the gate and the job is inserted with the step.
+// The common step, which neither opens or resolves a gate nor schedules a
+// job, goes through the group committer (group.go): alone, it is one
+// pipelined batch, one round trip, one implicit transaction that the first
+// failing statement aborts whole; when steps of other debates of the
+// tenant are waiting to commit at the same time, they share one
+// transaction, each fenced by its own head. A step that opens a gate is a
+// batch of its own; one that resolves a gate, or asks to Enqueue while a
+// JobInserter is set, runs in an explicit transaction (three round trips
+// and the JobInserter's) so that Go can check the gate and the job is
+// inserted with the step.
 //
 // Returns debate.ErrNoTenant without a tenant in ctx; a
 // *debate.ValidationError, writing nothing, if c is malformed (see
@@ -297,23 +300,24 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) (err error)
 	if err != nil {
 		return err
 	}
-	op := fmt.Sprintf("debate %q step commit", st.DebateID)
-	b := &pgx.Batch{}
-	queueStep(b, tenant, st)
-
 	jobs := s.jobInserter()
 	if !st.Enqueue {
 		jobs = nil
 	}
+	if s.group != nil && groupable(st, jobs) {
+		return s.group.commit(ctx, tenant, st)
+	}
+	if jobs == nil && st.ResolveGate == nil {
+		return s.commitOne(ctx, tenant, st)
+	}
+	op := fmt.Sprintf("debate %q step commit", st.DebateID)
+	b := &pgx.Batch{}
+	queueStep(b, tenant, st)
 	defer func() {
 		if err == nil && st.Events.Len() > 0 {
 			s.notify.notify(tenant, st.DebateID)
 		}
 	}()
-	if jobs == nil && st.ResolveGate == nil {
-		err = s.headError(ctx, op, tenant, st.DebateID, stepError(op, s.pool.SendBatch(ctx, b).Close()))
-		return err
-	}
 	defer func() { err = s.headError(ctx, op, tenant, st.DebateID, err) }()
 	err = inTx(ctx, s, op, func(tx pgx.Tx) error {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {

@@ -15,6 +15,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,11 @@ type Config struct {
 	// MaxConns caps the pool. Zero keeps pgxpool's default: the larger of
 	// 4 and the number of CPUs.
 	MaxConns int32
+	// CommitGroups is how many group transactions of step commits may be in
+	// flight at once (see group.go): steps of one tenant's debates that
+	// wait to commit together share a transaction. Zero means 2; a
+	// negative value commits every step in a transaction of its own.
+	CommitGroups int
 }
 
 // Store is the PostgreSQL store. It is safe for concurrent use.
@@ -46,6 +52,7 @@ type Store struct {
 	pool   *pgxpool.Pool
 	hooks  debateHooks // see SetJobInserter (debates.go)
 	notify *notifier
+	group  *committer // nil: no group commit
 }
 
 // Compile-time checks that Store is what the domain asks of a store.
@@ -100,7 +107,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: role %q bypasses row-level security; the service must run as %s", role, AppRole)
 	}
-	return &Store{pool: pool, notify: newNotifier(pool)}, nil
+	s := &Store{pool: pool, notify: newNotifier(pool)}
+	if cfg.CommitGroups >= 0 {
+		s.group = newCommitter(s, cmp.Or(cfg.CommitGroups, 2))
+	}
+	return s, nil
 }
 
 // Close closes the pool, waiting for the connections in use to be

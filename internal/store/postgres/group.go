@@ -1,0 +1,311 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/debated/debated/internal/store/internal/rows"
+)
+
+// Group commit. Each step commit is a transaction of its own on the
+// server: a snapshot, a statement, a commit record and a wait for the WAL
+// flush, and their cost, not the rows, is most of what the server spends
+// on a step. When steps of several debates of one tenant are waiting to
+// commit at the same moment, the committer writes them in one transaction
+// with one statement: every step is still atomic (its events, checkpoint
+// and head move together, or nothing of it is written), durable before
+// StepCommit returns, and fenced by its own expected head; only the
+// transaction is shared. A step that lost its fence in a group answers as
+// it would alone; a group whose statement fails is committed again step by
+// step, so one bad step cannot fail the others.
+//
+// There is no timer: a group is whatever queued while the previous
+// transactions were in flight, as in the server's own group commit of WAL
+// flushes. At most Config.CommitGroups group transactions are in flight; a
+// step that finds a free slot and nothing queued commits at once, in the
+// caller's goroutine, so a single debate pays nothing for grouping.
+
+// maxGroup caps the steps of one group transaction.
+const maxGroup = 64
+
+// pendingStep is a step waiting in the committer's queue.
+type pendingStep struct {
+	tenant string
+	st     *rows.Step
+	done   chan error // buffered: the result is never blocked on
+}
+
+// committer queues grouped step commits per tenant.
+type committer struct {
+	s        *Store
+	slots    int // group transactions allowed in flight
+	mu       sync.Mutex
+	inflight int
+	tenants  []string // tenants with queued steps, oldest first
+	queues   map[string][]*pendingStep
+}
+
+func newCommitter(s *Store, slots int) *committer {
+	return &committer{s: s, slots: slots, queues: map[string][]*pendingStep{}}
+}
+
+// groupable reports whether st can share a transaction: a plain step, with
+// no job to schedule and no gate to open or resolve (those check or write
+// more than the group statement does).
+func groupable(st *rows.Step, jobs JobInserter) bool {
+	return st.ResolveGate == nil && st.OpenGate == nil && (!st.Enqueue || jobs == nil)
+}
+
+// commit queues st and returns its result once its group has committed.
+func (c *committer) commit(ctx context.Context, tenant string, st *rows.Step) error {
+	p := &pendingStep{tenant: tenant, st: st, done: make(chan error, 1)}
+	c.mu.Lock()
+	if len(c.queues[tenant]) == 0 {
+		c.tenants = append(c.tenants, tenant)
+	}
+	c.queues[tenant] = append(c.queues[tenant], p)
+	lead := c.inflight < c.slots
+	if lead {
+		c.inflight++
+	}
+	c.mu.Unlock()
+	if lead {
+		c.lead(p)
+	}
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
+		// The group may still commit the step: the caller must treat the
+		// outcome as unknown and read the head again.
+		return fmt.Errorf("postgres: debate %q step commit: outcome unknown: %w", st.DebateID, ctx.Err())
+	}
+}
+
+// lead commits groups until own's has committed, then hands the queue to
+// a new leader (keeping the slot) if anything is left, so that a caller is
+// never held up by other debates' commits after its own.
+func (c *committer) lead(own *pendingStep) {
+	for {
+		c.mu.Lock()
+		group := c.take()
+		if len(group) == 0 {
+			c.inflight--
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		c.s.commitGroup(group)
+		if own == nil || len(own.done) == 0 {
+			continue
+		}
+		c.mu.Lock()
+		if len(c.tenants) == 0 {
+			c.inflight--
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		go c.lead(nil)
+		return
+	}
+}
+
+// take removes the next group from the queue: up to maxGroup steps of the
+// tenant that has waited longest, at most one per debate (a second step of
+// one debate, from a worker that lost the debate, waits for the next
+// group). Called with c.mu held.
+func (c *committer) take() []*pendingStep {
+	if len(c.tenants) == 0 {
+		return nil
+	}
+	tenant := c.tenants[0]
+	queue := c.queues[tenant]
+	group := make([]*pendingStep, 0, min(len(queue), maxGroup))
+	var rest []*pendingStep
+	for _, p := range queue {
+		if len(group) == maxGroup || slices.ContainsFunc(group, func(q *pendingStep) bool { return q.st.DebateID == p.st.DebateID }) {
+			rest = append(rest, p)
+			continue
+		}
+		group = append(group, p)
+	}
+	c.tenants = c.tenants[1:]
+	if len(rest) == 0 {
+		delete(c.queues, tenant)
+	} else {
+		c.queues[tenant] = rest
+		c.tenants = append(c.tenants, tenant)
+	}
+	return group
+}
+
+// groupTimeout bounds one group transaction; its callers wait with their
+// own contexts.
+const groupTimeout = 30 * time.Second
+
+// commitGroup commits the steps of one tenant and sends each its result.
+func (s *Store) commitGroup(group []*pendingStep) {
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	tenant := group[0].tenant
+	if len(group) == 1 {
+		group[0].done <- s.commitOne(ctx, tenant, group[0].st)
+		return
+	}
+	steps := make([]*rows.Step, len(group))
+	for i, p := range group {
+		steps[i] = p.st
+	}
+	moved, err := s.stepGroup(ctx, tenant, steps)
+	if err != nil {
+		// Something in the group failed the statement (a seq already in a
+		// ledger, say): each step alone gets its own answer.
+		for _, p := range group {
+			p.done <- s.commitOne(ctx, tenant, p.st)
+		}
+		return
+	}
+	for _, p := range group {
+		if !moved[p.st.DebateID] {
+			op := fmt.Sprintf("debate %q step commit", p.st.DebateID)
+			p.done <- s.headError(ctx, op, tenant, p.st.DebateID, errNotAtHead)
+			continue
+		}
+		if p.st.Events.Len() > 0 {
+			s.notify.notify(tenant, p.st.DebateID)
+		}
+		p.done <- nil
+	}
+}
+
+// commitOne commits a plain step in a transaction of its own (the batch
+// runs as one implicit transaction).
+func (s *Store) commitOne(ctx context.Context, tenant string, st *rows.Step) error {
+	op := fmt.Sprintf("debate %q step commit", st.DebateID)
+	b := &pgx.Batch{}
+	queueStep(b, tenant, st)
+	err := s.headError(ctx, op, tenant, st.DebateID, stepError(op, s.pool.SendBatch(ctx, b).Close()))
+	if err == nil && st.Events.Len() > 0 {
+		s.notify.notify(tenant, st.DebateID)
+	}
+	return err
+}
+
+// stepGroupSQL writes the steps of several debates of the tenant $1 in
+// one statement, each fenced as queueStep fences one: the first CTE moves
+// the head of every debate still at its step's expected head (locking the
+// rows in debate id order, the order of the arrays, so that two groups
+// never wait for each other in a cycle), and the events and checkpoints of
+// only those debates are inserted. It returns the ids of the debates it
+// moved.
+const stepGroupSQL = `WITH h AS (
+	SELECT * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::integer[],
+		$9::text[], $10::integer[], $11::bigint[], $12::text[], $13::timestamptz[])
+		AS h (debate_id, expect_seq, expect_hash, status, stop_reason, error, round, next_node, attempt, last_seq, head_hash, updated_at)
+), debate AS (
+	UPDATE debates d SET status = h.status, stop_reason = h.stop_reason, error = h.error, round = h.round,
+		next_node = h.next_node, attempt = h.attempt, last_seq = h.last_seq, head_hash = h.head_hash, updated_at = h.updated_at
+	FROM h
+	WHERE d.tenant_id = $1 AND d.debate_id = h.debate_id AND d.last_seq = h.expect_seq AND d.head_hash = h.expect_hash
+	RETURNING d.debate_id
+), events AS (
+	INSERT INTO debate_events (tenant_id, debate_id, seq, type, actor, node, round, payload, time, prev_hash, hash, key_id, signature)
+	SELECT $1, u.debate_id, u.seq, u.type, u.actor, u.node, u.round, u.payload::json, u.time, u.prev_hash, u.hash, u.key_id, u.signature
+	FROM unnest($14::text[], $15::bigint[], $16::text[], $17::text[], $18::text[], $19::integer[], $20::text[],
+		$21::timestamptz[], $22::text[], $23::text[], $24::text[], $25::text[])
+		AS u (debate_id, seq, type, actor, node, round, payload, time, prev_hash, hash, key_id, signature)
+	WHERE u.debate_id IN (SELECT debate_id FROM debate)
+), checkpoint AS (
+	INSERT INTO debate_checkpoints (tenant_id, debate_id, step, seq, node, next_node, round, state, input_hash, output_hash, created_at)
+	SELECT $1, c.debate_id, c.step, c.seq, c.node, c.next_node, c.round, c.state::json, c.input_hash, c.output_hash, c.created_at
+	FROM unnest($26::text[], $27::bigint[], $28::bigint[], $29::text[], $30::text[], $31::integer[], $32::text[],
+		$33::text[], $34::text[], $35::timestamptz[])
+		AS c (debate_id, step, seq, node, next_node, round, state, input_hash, output_hash, created_at)
+	WHERE c.debate_id IN (SELECT debate_id FROM debate)
+)
+SELECT debate_id FROM debate`
+
+// stepGroup writes steps (of distinct debates) in one transaction and
+// returns the debates whose heads it moved; the others wrote nothing.
+func (s *Store) stepGroup(ctx context.Context, tenant string, steps []*rows.Step) (map[string]bool, error) {
+	steps = slices.Clone(steps)
+	slices.SortFunc(steps, func(a, b *rows.Step) int { return cmp.Compare(a.DebateID, b.DebateID) })
+	n := len(steps)
+	var (
+		ids, expectHashes, statuses, stopReasons, errs, nextNodes, heads = make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		expectSeqs, lastSeqs = make([]int64, n), make([]int64, n)
+		roundsH, attempts    = make([]int32, n), make([]int32, n)
+		at                   = make([]time.Time, n)
+		ev                   rows.EventColumns
+		evIDs                []string
+		cpIDs                []string
+		cpSteps, cpSeqs      []int64 // cpSteps: Checkpoint.Step (an int)
+		cpNodes, cpNext      []string
+		cpRounds             []int32
+		cpStates             []*string
+		cpIn, cpOut          []string
+		cpAt                 []time.Time
+	)
+	for i, st := range steps {
+		ids[i], expectSeqs[i], expectHashes[i] = st.DebateID, st.ExpectSeq, st.ExpectHash
+		statuses[i], stopReasons[i], errs[i] = string(st.Status), st.StopReason, st.Error
+		roundsH[i], nextNodes[i], attempts[i] = st.Round, st.NextNode, st.Attempt
+		lastSeqs[i], heads[i], at[i] = st.LastSeq, st.HeadHash, st.At
+		e := &st.Events
+		for range e.Len() {
+			evIDs = append(evIDs, st.DebateID)
+		}
+		ev.Seqs = append(ev.Seqs, e.Seqs...)
+		ev.Types = append(ev.Types, e.Types...)
+		ev.Actors = append(ev.Actors, e.Actors...)
+		ev.Nodes = append(ev.Nodes, e.Nodes...)
+		ev.Rounds = append(ev.Rounds, e.Rounds...)
+		ev.Payloads = append(ev.Payloads, e.Payloads...)
+		ev.Times = append(ev.Times, e.Times...)
+		ev.PrevHashes = append(ev.PrevHashes, e.PrevHashes...)
+		ev.Hashes = append(ev.Hashes, e.Hashes...)
+		ev.KeyIDs = append(ev.KeyIDs, e.KeyIDs...)
+		ev.Signatures = append(ev.Signatures, e.Signatures...)
+		if cp := st.Checkpoint; cp != nil {
+			cpIDs = append(cpIDs, st.DebateID)
+			cpSteps, cpSeqs = append(cpSteps, int64(cp.Step)), append(cpSeqs, cp.Seq)
+			cpNodes, cpNext = append(cpNodes, cp.Node), append(cpNext, cp.NextNode)
+			cpRounds = append(cpRounds, int32(cp.Round)) //nolint:gosec // rounds are small and checked by NewStep
+			var state *string
+			if cp.State != nil {
+				s := string(cp.State)
+				state = &s
+			}
+			cpStates = append(cpStates, state)
+			cpIn, cpOut = append(cpIn, cp.InputHash), append(cpOut, cp.OutputHash)
+			cpAt = append(cpAt, cp.CreatedAt)
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(setTenantSQL, tenant)
+	moved := make(map[string]bool, n)
+	b.Queue(stepGroupSQL, tenant,
+		ids, expectSeqs, expectHashes, statuses, stopReasons, errs, roundsH, nextNodes, attempts, lastSeqs, heads, at,
+		evIDs, ev.Seqs, ev.Types, ev.Actors, ev.Nodes, ev.Rounds, ev.Payloads, ev.Times, ev.PrevHashes, ev.Hashes, ev.KeyIDs, ev.Signatures,
+		cpIDs, cpSteps, cpSeqs, cpNodes, cpNext, cpRounds, cpStates, cpIn, cpOut, cpAt,
+	).Query(func(rs pgx.Rows) error {
+		var id string
+		_, err := pgx.ForEachRow(rs, []any{&id}, func() error {
+			moved[id] = true
+			return nil
+		})
+		return err
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, wrap(fmt.Sprintf("step commit of %d debates", n), err)
+	}
+	return moved, nil
+}

@@ -1,0 +1,265 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/store/storetest"
+)
+
+// groupFixture is a store with one group slot, a tenant and debates of one
+// deal, and a connection of the owner to hold row locks with and to look
+// at the rows' transactions.
+type groupFixture struct {
+	s      *Store
+	ctx    context.Context
+	tenant string
+	owner  *pgx.Conn
+}
+
+func newGroupFixture(t *testing.T) *groupFixture {
+	t.Helper()
+	setup(t)
+	s, err := New(context.Background(), Config{URL: testDB.url, CommitGroups: 1})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	owner, err := pgx.Connect(context.Background(), testDB.url)
+	require.NoError(t, err)
+	t.Cleanup(func() { owner.Close(context.Background()) })
+	return &groupFixture{s: s, owner: owner}
+}
+
+// debates creates n debates in the fixture's tenant (made on first use)
+// and returns their ledgers.
+func (f *groupFixture) debates(t *testing.T, n int) []*storetest.Ledger {
+	t.Helper()
+	var ls []*storetest.Ledger
+	for range n {
+		if f.ctx == nil {
+			ctx, tenant, d := storetest.NewDebate(t, f.s)
+			f.ctx, f.tenant = ctx, tenant
+			ls = append(ls, storetest.NewLedger(tenant, d, stepAt))
+			continue
+		}
+		first, err := f.s.DebateGet(f.ctx, ls[0].DebateID)
+		require.NoError(t, err)
+		d, created, err := f.s.DebateCreate(f.ctx, storetest.SampleDebate(first.DealID, stepAt))
+		require.NoError(t, err)
+		require.True(t, created)
+		ls = append(ls, storetest.NewLedger(f.tenant, d, stepAt))
+	}
+	return ls
+}
+
+// block locks the debate's row in a transaction of the owner until the
+// returned function commits it.
+func (f *groupFixture) block(t *testing.T, debateID string) func() {
+	t.Helper()
+	tx, err := f.owner.Begin(context.Background())
+	require.NoError(t, err)
+	_, err = tx.Exec(context.Background(), `SELECT 1 FROM debates WHERE debate_id = $1 FOR UPDATE`, debateID)
+	require.NoError(t, err)
+	return func() { require.NoError(t, tx.Commit(context.Background())) }
+}
+
+// commitAsync commits c in the background; its result arrives on the
+// channel.
+func (f *groupFixture) commitAsync(c debate.StepCommit) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- f.s.StepCommit(f.ctx, c) }()
+	return done
+}
+
+// waitQueued waits until n steps wait in the committer's queue behind the
+// group in flight.
+func (f *groupFixture) waitQueued(t *testing.T, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		f.s.group.mu.Lock()
+		defer f.s.group.mu.Unlock()
+		queued := 0
+		for _, q := range f.s.group.queues {
+			queued += len(q)
+		}
+		return queued == n && f.s.group.inflight == 1
+	}, 10*time.Second, time.Millisecond)
+}
+
+// txOf is the transaction that wrote each debate's events (xmin is the
+// inserting transaction's id): one transaction per debate, or none.
+func (f *groupFixture) txOf(t *testing.T, debateIDs ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, id := range debateIDs {
+		var xmins []string
+		rs, err := f.owner.Query(context.Background(), `SELECT DISTINCT xmin::text FROM debate_events WHERE debate_id = $1`, id)
+		require.NoError(t, err)
+		xmins, err = pgx.CollectRows(rs, pgx.RowTo[string])
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(xmins), 1, "debate %s's step was written by one transaction", id)
+		if len(xmins) == 1 {
+			out[id] = xmins[0]
+		}
+	}
+	return out
+}
+
+// TestStepCommitGroup: steps of several debates that wait while another
+// commit is in flight share the next transaction, each still fenced by its
+// own head: a stale step in the group is refused with ErrConflict and
+// writes nothing while the others commit.
+func TestStepCommitGroup(t *testing.T) {
+	t.Parallel()
+	f := newGroupFixture(t)
+	ls := f.debates(t, 4)
+	a, b, c, d := ls[0], ls[1], ls[2], ls[3]
+
+	release := f.block(t, a.DebateID)
+	stepA := a.Next(2)
+	doneA := f.commitAsync(stepA) // takes the only slot and waits for the row lock
+	f.waitQueued(t, 0)
+	stepB, stepD := b.Next(3), d.Next(1)
+	staleC := *c
+	staleC.Seq, staleC.Hash = 7, "0000000000000000000000000000000000000000000000000000000000000000"
+	stepC := staleC.Next(2)
+	doneB, doneC, doneD := f.commitAsync(stepB), f.commitAsync(stepC), f.commitAsync(stepD)
+	f.waitQueued(t, 3)
+	release()
+
+	require.NoError(t, <-doneA)
+	require.NoError(t, <-doneB)
+	require.ErrorIs(t, <-doneC, debate.ErrConflict)
+	require.NoError(t, <-doneD)
+
+	tx := f.txOf(t, a.DebateID, b.DebateID, c.DebateID, d.DebateID)
+	require.Equal(t, tx[b.DebateID], tx[d.DebateID], "the queued steps shared one transaction")
+	require.NotEqual(t, tx[a.DebateID], tx[b.DebateID])
+	require.NotContains(t, tx, c.DebateID, "the stale step wrote no event")
+
+	for _, step := range []struct {
+		l *storetest.Ledger
+		c debate.StepCommit
+	}{{a, stepA}, {b, stepB}, {d, stepD}} {
+		got, err := f.s.EventList(f.ctx, step.l.DebateID, 0, 100)
+		require.NoError(t, err)
+		require.Len(t, got, len(step.c.Events))
+		for i, e := range got {
+			require.Equal(t, step.c.Events[i].Hash, e.Hash)
+			require.JSONEq(t, string(step.c.Events[i].Payload), string(e.Payload))
+		}
+		dd, err := f.s.DebateGet(f.ctx, step.l.DebateID)
+		require.NoError(t, err)
+		require.Equal(t, step.c.Events[len(step.c.Events)-1].Seq, dd.LastSeq)
+		require.Equal(t, step.c.Events[len(step.c.Events)-1].Hash, dd.HeadHash)
+		require.Equal(t, step.c.NextNode, dd.NextNode)
+		cp, err := f.s.CheckpointLatest(f.ctx, step.l.DebateID)
+		require.NoError(t, err)
+		require.Equal(t, step.c.Checkpoint.Step, cp.Step)
+		require.JSONEq(t, string(step.c.Checkpoint.State), string(cp.State))
+		step.l.Commit(step.c)
+	}
+	dc, err := f.s.DebateGet(f.ctx, c.DebateID)
+	require.NoError(t, err)
+	require.Zero(t, dc.LastSeq)
+	_, err = f.s.CheckpointLatest(f.ctx, c.DebateID)
+	require.ErrorIs(t, err, debate.ErrNotFound)
+
+	// The steps after a grouped step carry on from the head it wrote.
+	require.NoError(t, f.s.StepCommit(f.ctx, b.Next(1)))
+}
+
+// TestStepCommitGroupFailure: when one step of a group fails the
+// statement (its checkpoint's step exists), every step of the group is
+// committed again on its own: the others commit and the bad one gets its
+// own error, having written nothing.
+func TestStepCommitGroupFailure(t *testing.T) {
+	t.Parallel()
+	f := newGroupFixture(t)
+	ls := f.debates(t, 3)
+	a, b, e := ls[0], ls[1], ls[2]
+	first := e.Next(1)
+	require.NoError(t, f.s.StepCommit(f.ctx, first))
+	e.Commit(first)
+
+	release := f.block(t, a.DebateID)
+	doneA := f.commitAsync(a.Next(1))
+	f.waitQueued(t, 0)
+	stepB := b.Next(2)
+	bad := e.Next(2)
+	bad.Checkpoint.Step = first.Checkpoint.Step // already stored
+	doneB, doneBad := f.commitAsync(stepB), f.commitAsync(bad)
+	f.waitQueued(t, 2)
+	release()
+
+	require.NoError(t, <-doneA)
+	require.NoError(t, <-doneB)
+	require.ErrorIs(t, <-doneBad, debate.ErrAlreadyExists)
+	got, err := f.s.EventList(f.ctx, e.DebateID, 0, 100)
+	require.NoError(t, err)
+	require.Len(t, got, 1, "the failed step wrote no event")
+	got, err = f.s.EventList(f.ctx, b.DebateID, 0, 100)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+}
+
+// TestStepCommitGroupsConcurrent: debates of several tenants stepping at
+// once through the default store (grouped per tenant, since row-level
+// security binds a transaction to one tenant) all end with complete,
+// contiguous ledgers and their last checkpoints.
+func TestStepCommitGroupsConcurrent(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	const tenants, perTenant, steps = 3, 6, 8
+	type run struct {
+		ctx context.Context
+		l   *storetest.Ledger
+	}
+	var runs []run
+	for range tenants {
+		ctx, tenant, d := storetest.NewDebate(t, s)
+		runs = append(runs, run{ctx, storetest.NewLedger(tenant, d, stepAt)})
+		for range perTenant - 1 {
+			dd, _, err := s.DebateCreate(ctx, storetest.SampleDebate(d.DealID, stepAt))
+			require.NoError(t, err)
+			runs = append(runs, run{ctx, storetest.NewLedger(tenant, dd, stepAt)})
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(runs))
+	for i, r := range runs {
+		wg.Go(func() {
+			for n := range steps {
+				c := r.l.Next(1 + n%3)
+				if err := s.StepCommit(r.ctx, c); err != nil {
+					errs[i] = fmt.Errorf("step %d: %w", n+1, err)
+					return
+				}
+				r.l.Commit(c)
+			}
+		})
+	}
+	wg.Wait()
+	for i, r := range runs {
+		require.NoError(t, errs[i])
+		evs, err := s.EventList(r.ctx, r.l.DebateID, 0, 1000)
+		require.NoError(t, err)
+		require.Len(t, evs, int(r.l.Seq))
+		for j, e := range evs {
+			require.Equal(t, int64(j+1), e.Seq)
+		}
+		d, err := s.DebateGet(r.ctx, r.l.DebateID)
+		require.NoError(t, err)
+		require.Equal(t, r.l.Seq, d.LastSeq)
+		require.Equal(t, r.l.Hash, d.HeadHash)
+		cp, err := s.CheckpointLatest(r.ctx, r.l.DebateID)
+		require.NoError(t, err)
+		require.Equal(t, steps, cp.Step)
+	}
+}
