@@ -206,6 +206,10 @@ func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger, 
 			return nil, nil, err
 		}
 		s.SetJobInserter(rv)
+		m.Counter("debated_step_commit_transactions_total", "Transactions that committed node steps (a group commit is one).",
+			func() float64 { return float64(s.GroupCommitStats().Transactions) })
+		m.Counter("debated_step_commits_grouped_total", "Node steps committed through the group committer.",
+			func() float64 { return float64(s.GroupCommitStats().Steps) })
 		m.Gauge("debated_queue_depth", "Debate jobs waiting or running (all replicas).", func() float64 {
 			qctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()

@@ -145,6 +145,9 @@ func BenchmarkDebatePostgres(b *testing.B) {
 			debates := float64(len(ids))
 			b.ReportMetric(debates*nodeStepsPerDebate/elapsed.Seconds(), "node-steps/s")
 			b.ReportMetric(float64(len(e.store.lat))/elapsed.Seconds(), "commits/s")
+			if g := e.store.GroupCommitStats(); g.Transactions > 0 {
+				b.ReportMetric(float64(g.Steps)/float64(g.Transactions), "steps/commit-tx")
+			}
 			b.ReportMetric(float64(percentile(e.store.lat, 0.50).Microseconds()), "commit-p50-µs")
 			b.ReportMetric(float64(percentile(e.store.lat, 0.99).Microseconds()), "commit-p99-µs")
 			b.ReportMetric(0, "ns/op")

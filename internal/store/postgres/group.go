@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,8 +44,12 @@ type pendingStep struct {
 
 // committer queues grouped step commits per tenant.
 type committer struct {
-	s        *Store
-	slots    int // group transactions allowed in flight
+	s     *Store
+	slots int // group transactions allowed in flight
+	// transactions and steps count what the committer has sent (see
+	// GroupCommitStats).
+	transactions, steps atomic.Int64
+
 	mu       sync.Mutex
 	inflight int
 	tenants  []string // tenants with queued steps, oldest first
@@ -53,6 +58,23 @@ type committer struct {
 
 func newCommitter(s *Store, slots int) *committer {
 	return &committer{s: s, slots: slots, queues: map[string][]*pendingStep{}}
+}
+
+// GroupCommitStats are the totals of the group committer.
+type GroupCommitStats struct {
+	// Transactions is how many transactions it sent (each held one step
+	// or a group), Steps how many steps they held: Steps/Transactions is
+	// the mean group size.
+	Transactions, Steps int64
+}
+
+// GroupCommitStats returns the group committer's totals (zero when
+// Config.CommitGroups turned it off).
+func (s *Store) GroupCommitStats() GroupCommitStats {
+	if s.group == nil {
+		return GroupCommitStats{}
+	}
+	return GroupCommitStats{Transactions: s.group.transactions.Load(), Steps: s.group.steps.Load()}
 }
 
 // groupable reports whether st can share a transaction: a plain step, with
@@ -155,6 +177,8 @@ func (s *Store) commitGroup(group []*pendingStep) {
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	defer cancel()
 	tenant := group[0].tenant
+	s.group.transactions.Add(1)
+	s.group.steps.Add(int64(len(group)))
 	if len(group) == 1 {
 		group[0].done <- s.commitOne(ctx, tenant, group[0].st)
 		return
@@ -167,6 +191,7 @@ func (s *Store) commitGroup(group []*pendingStep) {
 	if err != nil {
 		// Something in the group failed the statement (a seq already in a
 		// ledger, say): each step alone gets its own answer.
+		s.group.transactions.Add(int64(len(group)))
 		for _, p := range group {
 			p.done <- s.commitOne(ctx, tenant, p.st)
 		}
@@ -205,6 +230,14 @@ func (s *Store) commitOne(ctx context.Context, tenant string, st *rows.Step) err
 // never wait for each other in a cycle), and the events and checkpoints of
 // only those debates are inserted. It returns the ids of the debates it
 // moved.
+//
+// The planner may join the arrays to all the tenant's debates (scanned by
+// the row-level security policy's tenant condition) rather than look each
+// one up by its primary key: it does while it believes the tenant has a
+// few thousand debates or fewer, and then the scan is cheap next to the
+// commit. A PL/pgSQL loop of single-row updates, which forces the
+// lookups, measured slower; planner settings did not stop the scan while
+// the statistics were stale (docs/decisions.md).
 const stepGroupSQL = `WITH h AS (
 	SELECT * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::integer[],
 		$9::text[], $10::integer[], $11::bigint[], $12::text[], $13::timestamptz[])
