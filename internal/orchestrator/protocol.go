@@ -56,6 +56,14 @@ type Protocol struct {
 	// Tools maps a role to the tools it may call (listed by ListProtocols;
 	// enforced by the tools layer).
 	Tools map[string][]string
+	// Pipelined lets the runner compute a debate's next step while the
+	// previous step's commit is in flight (Engine.StepAhead), so a step
+	// costs the longer of its work and its commit instead of their sum. A
+	// step computed ahead commits only after the previous one (it is fenced
+	// by that step's head) and is thrown away if that commit fails. Set it
+	// only if no node reads the debate's ledger, or every node that does
+	// reads it through NodeInput.HeadSeq and adds NodeInput.Pending.
+	Pipelined bool
 }
 
 // Node is one node of a protocol graph: a task node (Run) or a parallel
@@ -128,6 +136,11 @@ type NodeInput struct {
 	// until this step commits. A node that keeps what it read of the ledger
 	// knows from it whether it has read everything.
 	HeadSeq int64
+	// Pending, for a step computed ahead (Protocol.Pipelined), are the
+	// previous step's events, which come right after HeadSeq and may still
+	// be committing: the node must treat them as part of the ledger (this
+	// step commits only if they do). Empty otherwise.
+	Pending []debate.Event
 	// State is the protocol state in canonical JSON.
 	State json.RawMessage
 	// Options are the debate's canonical options.

@@ -34,6 +34,10 @@ import (
 // not the resolved gate of the previous step, or a gate was resolved since
 // cp and is not given. Any other error (the sealer's) is an internal one.
 func (e *Engine) Step(ctx context.Context, d debate.Debate, cp *debate.Checkpoint, gate *debate.HumanGate) (*debate.StepCommit, error) {
+	return e.step(ctx, d, cp, gate, nil)
+}
+
+func (e *Engine) step(ctx context.Context, d debate.Debate, cp *debate.Checkpoint, gate *debate.HumanGate, pending []debate.Event) (*debate.StepCommit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -44,11 +48,37 @@ func (e *Engine) Step(ctx context.Context, d debate.Debate, cp *debate.Checkpoin
 	if err := checkStep(&d, cp, gate); err != nil {
 		return nil, fmt.Errorf("orchestrator: %w: debate %s: %w", debate.ErrFailedPrecondition, d.ID, err)
 	}
-	s := &step{e: e, p: p, d: &d, cp: cp, gate: gate, round: max(d.Round, 1), num: 1, t0: e.now()}
+	s := &step{e: e, p: p, d: &d, cp: cp, gate: gate, round: max(d.Round, 1), num: 1, t0: e.now(), pending: pending}
 	if cp != nil {
 		s.num = cp.Step + 1
 	}
 	return s.run(ctx)
+}
+
+// Pipelined reports whether the runner may compute the debates of protocol
+// name a step ahead (Protocol.Pipelined; false for an unknown protocol).
+func (e *Engine) Pipelined(name string) bool {
+	p, err := e.protocols.lookup(name)
+	return err == nil && p.Pipelined
+}
+
+// StepAhead is Step for the step after one whose commit is still in flight:
+// d and cp are as that commit leaves them (the runner applies it before it
+// lands), and pending are its events, which the nodes receive in
+// NodeInput.Pending with HeadSeq the head before them. The step's commit is
+// fenced by the pending step's head, so it can only land after it; if the
+// pending commit fails, throw the step away. Returns an error wrapping
+// debate.ErrFailedPrecondition if the protocol is not Pipelined or pending
+// does not end at d's head, and otherwise what Step returns.
+func (e *Engine) StepAhead(ctx context.Context, d debate.Debate, cp *debate.Checkpoint, pending []debate.Event) (*debate.StepCommit, error) {
+	if !e.Pipelined(d.Protocol) {
+		return nil, fmt.Errorf("orchestrator: %w: debate %s: protocol %q is not pipelined", debate.ErrFailedPrecondition, d.ID, d.Protocol)
+	}
+	if n := len(pending); n > 0 && (pending[n-1].Seq != d.LastSeq || pending[n-1].Hash != d.HeadHash) {
+		return nil, fmt.Errorf("orchestrator: %w: debate %s: pending events end at seq %d, the debate's head is %d",
+			debate.ErrFailedPrecondition, d.ID, pending[n-1].Seq, d.LastSeq)
+	}
+	return e.step(ctx, d, cp, nil, pending)
 }
 
 func checkStep(d *debate.Debate, cp *debate.Checkpoint, gate *debate.HumanGate) error {
@@ -86,14 +116,17 @@ func checkStep(d *debate.Debate, cp *debate.Checkpoint, gate *debate.HumanGate) 
 
 // step is one execution of Engine.Step.
 type step struct {
-	e      *Engine
-	p      *compiled
-	d      *debate.Debate
-	cp     *debate.Checkpoint
-	gate   *debate.HumanGate
-	round  int
-	num    int // this step's number: cp.Step+1
-	t0, t1 time.Time
+	e     *Engine
+	p     *compiled
+	d     *debate.Debate
+	cp    *debate.Checkpoint
+	gate  *debate.HumanGate
+	round int
+	num   int // this step's number: cp.Step+1
+	// pending are the previous step's events when this step is computed
+	// while they commit (StepAhead): d is already past them.
+	pending []debate.Event
+	t0, t1  time.Time
 }
 
 func (s *step) run(ctx context.Context) (*debate.StepCommit, error) {
@@ -195,6 +228,9 @@ func (s *step) input(state []byte) NodeInput {
 	in := NodeInput{
 		DebateID: s.d.ID, TenantID: s.d.TenantID, DealID: s.d.DealID,
 		Round: s.round, HeadSeq: s.d.LastSeq, State: state, Options: s.options(),
+	}
+	if len(s.pending) > 0 {
+		in.HeadSeq, in.Pending = s.pending[0].Seq-1, s.pending
 	}
 	if s.gate != nil {
 		g := *s.gate

@@ -99,6 +99,13 @@ func TenantContext(ctx context.Context, tenantID string) context.Context {
 // ctx ends (ctx's error: the debate is handed back and resumes from its last
 // commit). A step that loses the commit race to another worker is dropped
 // and the runner continues from the new head.
+//
+// For a Pipelined protocol (see orchestrator.Protocol) the runner computes
+// each step while the previous one commits, and commits it once that
+// commit has landed (a step's commit is fenced by the head the previous
+// one writes, so it can never land first); when the previous commit fails,
+// the step computed ahead is thrown away. Its events are published only
+// after its own commit, as always.
 func (r *Runner) Run(ctx context.Context, tenantID, debateID string) (err error) {
 	ctx = TenantContext(ctx, tenantID)
 	ctx, span := r.cfg.Tracer.Start(ctx, "debate.run", trace.WithAttributes(
@@ -112,64 +119,125 @@ func (r *Runner) Run(ctx context.Context, tenantID, debateID string) (err error)
 	}()
 	var d debate.Debate
 	var cp *debate.Checkpoint
-	fresh := false // d and cp are exactly what the store holds
+	fresh := false     // d and cp are exactly what the store holds
+	var ahead *planned // the step computed while the previous one committed
 	for {
 		if err := ctx.Err(); err != nil {
+			ahead.drop()
 			return err
 		}
 		if !fresh {
+			ahead.drop()
+			ahead = nil
 			var err error
 			if d, cp, err = r.load(ctx, debateID); err != nil {
 				return err
 			}
 		}
 		if !d.Status.Runnable() {
+			ahead.drop()
 			return nil
 		}
-		gate, err := r.resolvedGate(ctx, d, cp)
-		if err != nil {
-			return err
-		}
-		start := time.Now()
-		node := cmp.Or(d.NextNode, "start")
-		sctx, span := r.cfg.Tracer.Start(ctx, "node "+node, trace.WithAttributes(
-			attribute.String("agent.node", node), attribute.String("tenant_id", tenantID),
-			attribute.String("debate_id", debateID), attribute.Int("round", d.Round), attribute.String("protocol", d.Protocol)))
-		commit, err := r.cfg.Engine.Step(sctx, d, cp, gate)
-		if err != nil {
-			span.End()
-			if ctx.Err() != nil {
-				return ctx.Err()
+		step := ahead
+		ahead = nil
+		if step == nil {
+			gate, err := r.resolvedGate(ctx, d, cp)
+			if err != nil {
+				return err
 			}
-			return fmt.Errorf("runner: step of %s: %w", debateID, err)
+			if step, err = r.plan(ctx, d, func(sctx context.Context) (*debate.StepCommit, error) {
+				return r.cfg.Engine.Step(sctx, d, cp, gate)
+			}); err != nil {
+				return err
+			}
 		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(sctx), r.cfg.CommitTimeout)
-		err = r.cfg.Store.StepCommit(cctx, *commit)
-		cancel()
-		span.SetAttributes(attribute.Int("events", len(commit.Events)), attribute.String("status", string(commit.Status)))
+		commit := step.commit
+		done := make(chan error, 1)
+		go func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(step.ctx), r.cfg.CommitTimeout)
+			defer cancel()
+			done <- r.cfg.Store.StepCommit(cctx, *commit)
+		}()
+		// The commit is what the store will hold: carry on from it without
+		// reading it back.
+		next, nextCP := d, cp
+		apply(&next, &nextCP, commit)
+		if p, ok := r.cfg.Engine.(Pipeliner); ok && next.Status.Runnable() && commit.OpenGate == nil && p.Pipelined(next.Protocol) {
+			// A failure here (ctx cancelled, say) leaves the step to be
+			// computed again once the commit has landed.
+			ahead, _ = r.plan(ctx, next, func(sctx context.Context) (*debate.StepCommit, error) {
+				return p.StepAhead(sctx, next, nextCP, commit.Events)
+			})
+		}
+		err := <-done
+		step.span.SetAttributes(attribute.Int("events", len(commit.Events)), attribute.String("status", string(commit.Status)))
 		if err != nil && !errors.Is(err, debate.ErrConflict) {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, "commit failed")
+			step.span.RecordError(err)
+			step.span.SetStatus(codes.Error, "commit failed")
 		}
-		span.End()
+		step.span.End()
 		if errors.Is(err, debate.ErrConflict) {
 			r.log.InfoContext(ctx, "step lost the commit race; reloading", slog.String("debate_id", debateID), slog.Int64("seq", d.LastSeq))
 			fresh = false
 			continue
 		}
 		if err != nil {
+			ahead.drop()
 			return fmt.Errorf("runner: commit of %s: %w", debateID, err)
 		}
 		if r.cfg.OnStep != nil {
-			r.cfg.OnStep(d, commit, time.Since(start))
+			r.cfg.OnStep(d, commit, time.Since(step.start))
 		}
-		// The commit is what the store now holds: carry on from it without
-		// reading it back.
-		apply(&d, &cp, commit)
-		fresh = true
+		d, cp, fresh = next, nextCP, true
 		if r.cfg.Publisher != nil {
 			r.cfg.Publisher.Publish(tenantID, debateID, commit.Events)
 		}
+	}
+}
+
+// Pipeliner is an Engine that can compute a debate's next step while the
+// previous one commits (orchestrator.Engine is one).
+type Pipeliner interface {
+	// Pipelined reports whether debates of the protocol may be computed
+	// ahead.
+	Pipelined(protocol string) bool
+	// StepAhead computes the step after one whose commit is in flight: d
+	// and cp as that commit leaves them, pending its events.
+	StepAhead(ctx context.Context, d debate.Debate, cp *debate.Checkpoint, pending []debate.Event) (*debate.StepCommit, error)
+}
+
+// planned is a step computed and not yet committed, with its node span.
+type planned struct {
+	commit *debate.StepCommit
+	ctx    context.Context // the span's
+	span   trace.Span
+	start  time.Time
+}
+
+// plan computes a step of d with compute, in a span named after its node.
+// On an error it ends the span and returns ctx's error if ctx ended.
+func (r *Runner) plan(ctx context.Context, d debate.Debate, compute func(context.Context) (*debate.StepCommit, error)) (*planned, error) {
+	start := time.Now()
+	node := cmp.Or(d.NextNode, "start")
+	sctx, span := r.cfg.Tracer.Start(ctx, "node "+node, trace.WithAttributes(
+		attribute.String("agent.node", node), attribute.String("tenant_id", d.TenantID),
+		attribute.String("debate_id", d.ID), attribute.Int("round", d.Round), attribute.String("protocol", d.Protocol)))
+	commit, err := compute(sctx)
+	if err != nil {
+		span.End()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("runner: step of %s: %w", d.ID, err)
+	}
+	return &planned{commit: commit, ctx: sctx, span: span, start: start}, nil
+}
+
+// drop ends the span of a step that will not be committed.
+func (p *planned) drop() {
+	if p != nil {
+		p.span.SetAttributes(attribute.Bool("dropped", true))
+		p.span.End()
 	}
 }
 

@@ -198,7 +198,7 @@ func (p *proto) read(ctx context.Context, in *orchestrator.NodeInput) (*state, *
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	outs, err := p.transcript(ctx, in.DebateID, in.HeadSeq)
+	outs, err := p.transcript(ctx, in)
 	if err != nil {
 		return nil, nil, nil, err
 	}

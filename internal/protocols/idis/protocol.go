@@ -122,6 +122,9 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		Roles:       slices.Clone(debate.IDISRoles),
 		Start:       NodeOpening,
 		MaxSteps:    5*8 + 10,
+		// The transcript is the only thing a node reads from the ledger,
+		// and it adds NodeInput.Pending.
+		Pipelined: true,
 		Options: func(raw json.RawMessage) (json.RawMessage, error) {
 			o, err := parseOptions(raw)
 			if err != nil {
@@ -225,14 +228,30 @@ func (p *proto) view(ctx context.Context, dealID string, s *state) (*dealView, e
 	return &dealView{bundle: base.bundle, grading: base.grading, facts: f, enrich: base.enrich}, nil
 }
 
-// transcript returns the accepted outputs of the debate, reading from the
-// ledger only the events after those already read.
-func (p *proto) transcript(ctx context.Context, debateID string, head int64) ([]debate.AgentOutput, error) {
+// transcript returns the accepted outputs of the debate as the step sees
+// it: those committed through in.HeadSeq (reading from the ledger only the
+// events after those already read), then those of in.Pending, the
+// previous step's events when this step is computed while they commit.
+func (p *proto) transcript(ctx context.Context, in *orchestrator.NodeInput) ([]debate.AgentOutput, error) {
 	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return p.transcripts.read(ctx, p.cfg.Ledger, tenant, debateID, head)
+	outs, err := p.transcripts.read(ctx, p.cfg.Ledger, tenant, in.DebateID, in.HeadSeq)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range in.Pending {
+		if e.Type != EventAgentOutput {
+			continue
+		}
+		var o debate.AgentOutput
+		if err := json.Unmarshal(e.Payload, &o); err != nil {
+			return nil, fmt.Errorf("idis: pending transcript seq %d: %w", e.Seq, err)
+		}
+		outs = append(outs, o)
+	}
+	return outs, nil
 }
 
 // payloadLedger is a ledger that can read the payloads of one event type
@@ -280,7 +299,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	if err != nil {
 		return nil, turnResult{}, nil, err
 	}
-	tr, err := p.transcript(ctx, in.DebateID, in.HeadSeq)
+	tr, err := p.transcript(ctx, in)
 	if err != nil {
 		return nil, turnResult{}, nil, err
 	}

@@ -33,6 +33,7 @@ type transcript struct {
 	mu      sync.Mutex
 	seen    int64
 	outputs []debate.AgentOutput
+	seqs    []int64 // of outputs
 }
 
 // add takes events that continue what t has seen: their agent outputs are
@@ -46,6 +47,7 @@ func (t *transcript) add(events []debate.Event) error {
 				return fmt.Errorf("idis: transcript seq %d: %w", e.Seq, err)
 			}
 			t.outputs = append(t.outputs, o)
+			t.seqs = append(t.seqs, e.Seq)
 		}
 		t.seen = e.Seq
 	}
@@ -94,7 +96,7 @@ func (c *Transcripts) Publish(tenantID, debateID string, events []debate.Event) 
 	}
 	n := len(t.outputs)
 	if err := t.add(events); err != nil {
-		t.outputs, t.seen = t.outputs[:n], events[0].Seq-1 // left to the next turn's read, which reports it
+		t.outputs, t.seqs, t.seen = t.outputs[:n], t.seqs[:n], events[0].Seq-1 // left to the next turn's read, which reports it
 	}
 }
 
@@ -111,35 +113,51 @@ func startsIDIS(e debate.Event) bool {
 }
 
 // read returns the debate's accepted outputs through head (the step's
-// HeadSeq; 0 means unknown), reading from the ledger only the events the
-// cache has not seen.
+// HeadSeq: every event through it is committed; 0: none is), reading from
+// the ledger only the events the cache has not seen. It never returns an
+// output after head, although the ledger may hold some by now: the
+// previous step's, committed while a step computed ahead (see
+// Protocol.Pipelined) ran, which that step gets from NodeInput.Pending.
 func (c *Transcripts) read(ctx context.Context, ledger Ledger, tenant, debateID string, head int64) ([]debate.AgentOutput, error) {
+	if head <= 0 {
+		return nil, nil
+	}
 	t := c.get(tenant+"\x00"+debateID, true)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if head > 0 && t.seen >= head {
-		return slices.Clone(t.outputs), nil
+	if t.seen < head {
+		typed, _ := ledger.(payloadLedger)
+		for {
+			var evs []debate.Event
+			var err error
+			if typed != nil {
+				evs, err = typed.EventPayloads(ctx, debateID, t.seen, EventAgentOutput, 5000)
+			} else {
+				evs, err = ledger.EventList(ctx, debateID, t.seen, 5000)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("idis: read transcript: %w", err)
+			}
+			full := len(evs) == 5000
+			if i := slices.IndexFunc(evs, func(e debate.Event) bool { return e.Seq > head }); i >= 0 {
+				evs, full = evs[:i], false
+			}
+			if err := t.add(evs); err != nil {
+				return nil, err
+			}
+			if !full {
+				// Every event through the head has been looked at, whatever
+				// its type.
+				t.seen = max(t.seen, head)
+				break
+			}
+		}
 	}
-	typed, _ := ledger.(payloadLedger)
-	for {
-		var evs []debate.Event
-		var err error
-		if typed != nil {
-			evs, err = typed.EventPayloads(ctx, debateID, t.seen, EventAgentOutput, 5000)
-		} else {
-			evs, err = ledger.EventList(ctx, debateID, t.seen, 5000)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("idis: read transcript: %w", err)
-		}
-		if err := t.add(evs); err != nil {
-			return nil, err
-		}
-		if len(evs) < 5000 {
-			// Every event through the head has been looked at, whatever
-			// its type.
-			t.seen = max(t.seen, head)
-			return slices.Clone(t.outputs), nil
-		}
+	// The cache may be ahead of head (another worker's commits of the
+	// debate, published here): its outputs after head are not this step's.
+	n := len(t.outputs)
+	for n > 0 && t.seqs[n-1] > head {
+		n--
 	}
+	return slices.Clone(t.outputs[:n]), nil
 }

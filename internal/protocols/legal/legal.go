@@ -87,6 +87,9 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		Roles:       []string{RoleNLA, RoleALA, RoleSupervisor},
 		Start:       NodeAnswers,
 		MaxSteps:    20,
+		// Nodes read the state and the deal, never the ledger: a step may be
+		// computed while the previous one commits.
+		Pipelined: true,
 		Options: func(raw json.RawMessage) (json.RawMessage, error) {
 			o, err := ParseOptions(raw)
 			if err != nil {

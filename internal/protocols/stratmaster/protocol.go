@@ -129,6 +129,9 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		Roles:       append([]string(nil), Roles...),
 		Start:       NodeResearch,
 		MaxSteps:    6*(maxRevisionsLimit+1) + 5,
+		// Nodes read the state and the deal, never the ledger: a step may be
+		// computed while the previous one commits.
+		Pipelined: true,
 		Options: func(raw json.RawMessage) (json.RawMessage, error) {
 			o, _, err := parseOptions(raw)
 			if err != nil {

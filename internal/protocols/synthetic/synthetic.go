@@ -155,6 +155,9 @@ func Protocol() *orchestrator.Protocol {
 		Roles:       []string{"advocate", "challenger", "critic_left", "critic_right", "arbiter"},
 		Start:       "open",
 		MaxSteps:    50*8 + 10,
+		// No node reads the ledger: the runner may compute a step while the
+		// previous one commits.
+		Pipelined: true,
 		Options: func(raw json.RawMessage) (json.RawMessage, error) {
 			o, err := parseOptions(raw)
 			if err != nil {
