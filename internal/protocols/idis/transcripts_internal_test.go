@@ -1,13 +1,19 @@
 package idis
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/store/sqlite"
+	"github.com/debated/debated/internal/store/storetest"
 )
 
 func ev(seq int64, typ string, payload string) debate.Event {
@@ -35,4 +41,54 @@ func TestTranscriptsPublish(t *testing.T) {
 
 	c.Publish("t", "d", []debate.Event{ev(3, "node.completed", `{}`), ev(4, orchestrator.EventDebateStopped, `{}`)})
 	require.Nil(t, c.get("t\x00d", false), "an ended debate is forgotten")
+}
+
+// TestTranscriptsReadStopsAtHead: a step sees the outputs committed
+// through its HeadSeq only, although the store (a step computed ahead
+// runs while the previous step commits) or the cache (fed by another
+// worker's commits) may hold later ones; it gets those from
+// NodeInput.Pending instead.
+func TestTranscriptsReadStopsAtHead(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	ctx, tenant, d := storetest.NewDebate(t, st)
+	l := storetest.NewLedger(tenant, d, time.Now())
+	l.Payload = func(seq int64) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"agent_id":"a%d","role":"advocate","round_number":1,"content":"x"}`, seq))
+	}
+	var heads []int64
+	for range 3 {
+		c := l.Next(2) // two agent.output events
+		require.NoError(t, st.StepCommit(ctx, c))
+		l.Commit(c)
+		heads = append(heads, l.Seq)
+	}
+	ids := func(outs []debate.AgentOutput) []string {
+		var out []string
+		for _, o := range outs {
+			out = append(out, o.AgentID)
+		}
+		return out
+	}
+
+	c := NewTranscripts()
+	outs, err := c.read(ctx, st, tenant, d.ID, 0)
+	require.NoError(t, err)
+	require.Empty(t, outs, "nothing is committed before the first step")
+	outs, err = c.read(ctx, st, tenant, d.ID, heads[0])
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1", "a2"}, ids(outs), "the store holds more; the step sees through its head")
+	outs, err = c.read(ctx, st, tenant, d.ID, heads[1])
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1", "a2", "a3", "a4"}, ids(outs))
+
+	// A cache that has seen further answers an earlier head from what it
+	// holds, without the later outputs.
+	outs, err = c.read(ctx, st, tenant, d.ID, heads[2])
+	require.NoError(t, err)
+	require.Len(t, outs, 6)
+	outs, err = c.read(ctx, st, tenant, d.ID, heads[0])
+	require.NoError(t, err)
+	require.Equal(t, []string{"a1", "a2"}, ids(outs))
 }
