@@ -72,6 +72,15 @@ func (v *Violations) Add(field, format string, args ...any) {
 // Len reports how many violations were recorded.
 func (v *Violations) Len() int { return len(v.list) }
 
+// Prefix puts prefix before the field of every violation recorded since
+// Len was from: checks can name fields relative to an element and pay for
+// the element's path only when it has a violation.
+func (v *Violations) Prefix(from int, prefix string) {
+	for i := max(from, 0); i < len(v.list); i++ {
+		v.list[i].Field = prefix + v.list[i].Field
+	}
+}
+
 // Err returns a *ValidationError with the recorded violations, or nil when
 // there are none.
 func (v *Violations) Err() error {

@@ -26,11 +26,14 @@ import (
 // it would alone; a group whose statement fails is committed again step by
 // step, so one bad step cannot fail the others.
 //
-// There is no timer: a group is whatever queued while the previous
-// transactions were in flight, as in the server's own group commit of WAL
-// flushes. At most Config.CommitGroups group transactions are in flight; a
-// step that finds a free slot and nothing queued commits at once, in the
-// caller's goroutine, so a single debate pays nothing for grouping.
+// There is no timer: a group is whatever queued while the tenant's
+// previous transaction was in flight, as in the server's own group commit
+// of WAL flushes. A tenant has at most one transaction in flight (the
+// larger its groups, the less the server spends per step), and the
+// replica at most Config.CommitGroups; when they are all taken, tenants
+// take turns, group by group, oldest waiting first. A step that finds its
+// tenant idle and a slot free commits at once, in the caller's goroutine,
+// so a single debate pays nothing for grouping.
 
 // maxGroup caps the steps of one group transaction.
 const maxGroup = 64
@@ -45,19 +48,20 @@ type pendingStep struct {
 // committer queues grouped step commits per tenant.
 type committer struct {
 	s     *Store
-	slots int // group transactions allowed in flight
+	slots int // group transactions allowed in flight, at most one per tenant
 	// transactions and steps count what the committer has sent (see
 	// GroupCommitStats).
 	transactions, steps atomic.Int64
 
 	mu       sync.Mutex
 	inflight int
-	tenants  []string // tenants with queued steps, oldest first
+	busy     map[string]bool // tenants with a group in flight
+	tenants  []string        // tenants with queued steps, oldest first
 	queues   map[string][]*pendingStep
 }
 
 func newCommitter(s *Store, slots int) *committer {
-	return &committer{s: s, slots: slots, queues: map[string][]*pendingStep{}}
+	return &committer{s: s, slots: slots, busy: map[string]bool{}, queues: map[string][]*pendingStep{}}
 }
 
 // GroupCommitStats are the totals of the group committer.
@@ -92,13 +96,14 @@ func (c *committer) commit(ctx context.Context, tenant string, st *rows.Step) er
 		c.tenants = append(c.tenants, tenant)
 	}
 	c.queues[tenant] = append(c.queues[tenant], p)
-	lead := c.inflight < c.slots
+	lead := !c.busy[tenant] && c.inflight < c.slots
 	if lead {
+		c.busy[tenant] = true
 		c.inflight++
 	}
 	c.mu.Unlock()
 	if lead {
-		c.lead(p)
+		c.lead(tenant, p)
 	}
 	select {
 	case err := <-p.done:
@@ -110,45 +115,69 @@ func (c *committer) commit(ctx context.Context, tenant string, st *rows.Step) er
 	}
 }
 
-// lead commits groups until own's has committed, then hands the queue to
-// a new leader (keeping the slot) if anything is left, so that a caller is
-// never held up by other debates' commits after its own.
-func (c *committer) lead(own *pendingStep) {
+// lead holds a slot for tenant: it commits the tenant's groups one after
+// the other while steps keep queueing, then passes the slot to a tenant
+// whose steps wait for one, or frees it. A caller that leads (own) hands
+// the work on to a new goroutine as soon as its own step has committed,
+// so it is never held up by other debates' commits after its own.
+func (c *committer) lead(tenant string, own *pendingStep) {
 	for {
 		c.mu.Lock()
-		group := c.take()
+		group := c.take(tenant)
 		if len(group) == 0 {
-			c.inflight--
+			delete(c.busy, tenant)
+			next := c.waiting()
+			if next == "" {
+				c.inflight--
+				c.mu.Unlock()
+				return
+			}
+			c.busy[next] = true
 			c.mu.Unlock()
+			go c.lead(next, nil)
 			return
 		}
 		c.mu.Unlock()
 		c.s.commitGroup(group)
-		if own == nil || len(own.done) == 0 {
-			continue
-		}
 		c.mu.Lock()
-		if len(c.tenants) == 0 {
-			c.inflight--
+		if next := c.waiting(); next != "" && len(c.queues[tenant]) > 0 {
+			// Other tenants wait for a slot: the one that waited longest
+			// gets this one, and this tenant's steps queue behind it.
+			delete(c.busy, tenant)
+			c.busy[next] = true
+			c.tenants = append(slices.DeleteFunc(c.tenants, func(t string) bool { return t == tenant }), tenant)
 			c.mu.Unlock()
+			go c.lead(next, nil)
 			return
 		}
 		c.mu.Unlock()
-		go c.lead(nil)
-		return
+		if own != nil && len(own.done) > 0 {
+			go c.lead(tenant, nil)
+			return
+		}
 	}
 }
 
-// take removes the next group from the queue: up to maxGroup steps of the
-// tenant that has waited longest, at most one per debate (a second step of
-// one debate, from a worker that lost the debate, waits for the next
-// group). Called with c.mu held.
-func (c *committer) take() []*pendingStep {
-	if len(c.tenants) == 0 {
+// waiting returns the tenant that has waited longest for a slot ("" if
+// none). Called with c.mu held.
+func (c *committer) waiting() string {
+	for _, t := range c.tenants {
+		if !c.busy[t] {
+			return t
+		}
+	}
+	return ""
+}
+
+// take removes the tenant's next group from the queue: up to maxGroup of
+// its steps, at most one per debate (a second step of one debate, from a
+// worker that lost the debate, waits for the next group). Called with
+// c.mu held.
+func (c *committer) take(tenant string) []*pendingStep {
+	queue := c.queues[tenant]
+	if len(queue) == 0 {
 		return nil
 	}
-	tenant := c.tenants[0]
-	queue := c.queues[tenant]
 	group := make([]*pendingStep, 0, min(len(queue), maxGroup))
 	var rest []*pendingStep
 	for _, p := range queue {
@@ -158,12 +187,11 @@ func (c *committer) take() []*pendingStep {
 		}
 		group = append(group, p)
 	}
-	c.tenants = c.tenants[1:]
 	if len(rest) == 0 {
 		delete(c.queues, tenant)
+		c.tenants = slices.DeleteFunc(c.tenants, func(t string) bool { return t == tenant })
 	} else {
 		c.queues[tenant] = rest
-		c.tenants = append(c.tenants, tenant)
 	}
 	return group
 }

@@ -215,7 +215,28 @@ func TestStepCommitGroupFailure(t *testing.T) {
 // contiguous ledgers and their last checkpoints.
 func TestStepCommitGroupsConcurrent(t *testing.T) {
 	t.Parallel()
-	s := setup(t)
+	stepConcurrently(t, setup(t))
+}
+
+// TestStepCommitGroupsTakeTurns: with one slot for the whole store,
+// tenants take turns group by group, and every debate of every tenant
+// finishes.
+func TestStepCommitGroupsTakeTurns(t *testing.T) {
+	t.Parallel()
+	setup(t)
+	s, err := New(context.Background(), Config{URL: testDB.url, CommitGroups: 1})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	stepConcurrently(t, s)
+	g := s.GroupCommitStats()
+	require.Equal(t, int64(3*6*8), g.Steps)
+	require.Less(t, g.Transactions, g.Steps, "steps shared transactions")
+}
+
+// stepConcurrently runs 6 debates of each of 3 tenants, 8 steps each, all
+// at once, and checks their ledgers.
+func stepConcurrently(t *testing.T, s *Store) {
+	t.Helper()
 	const tenants, perTenant, steps = 3, 6, 8
 	type run struct {
 		ctx context.Context

@@ -40,10 +40,11 @@ type Config struct {
 	// MaxConns caps the pool. Zero keeps pgxpool's default: the larger of
 	// 4 and the number of CPUs.
 	MaxConns int32
-	// CommitGroups is how many group transactions of step commits may be in
-	// flight at once (see group.go): steps of one tenant's debates that
-	// wait to commit together share a transaction. Zero means 2; a
-	// negative value commits every step in a transaction of its own.
+	// CommitGroups is how many transactions of step commits may be in
+	// flight at once, at most one per tenant (see group.go): steps of one
+	// tenant's debates that wait to commit together share a transaction.
+	// Zero means 8; a negative value commits every step in a transaction
+	// of its own.
 	CommitGroups int
 }
 
@@ -109,7 +110,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{pool: pool, notify: newNotifier(pool)}
 	if cfg.CommitGroups >= 0 {
-		s.group = newCommitter(s, cmp.Or(cfg.CommitGroups, 2))
+		s.group = newCommitter(s, cmp.Or(cfg.CommitGroups, 8))
 	}
 	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -192,46 +193,51 @@ func NewStep(tenant string, c debate.StepCommit) (*Step, error) {
 	ev.Types, ev.Actors, ev.Nodes, ev.Payloads = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	ev.PrevHashes, ev.Hashes, ev.KeyIDs, ev.Signatures = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	for i, e := range c.Events {
-		f := func(name string) string { return fmt.Sprintf("events[%d].%s", i, name) }
+		// Fields are named relative to the event; the path is added only
+		// to an event with violations (most steps have none).
+		mark := v.Len()
 		if want := c.ExpectSeq + int64(i) + 1; e.Seq != want {
-			v.Add(f("seq"), "is %d, want %d: the seqs of a step follow the expected head without gaps", e.Seq, want)
+			v.Add("seq", "is %d, want %d: the seqs of a step follow the expected head without gaps", e.Seq, want)
 		}
 		if e.TenantID != tenant {
-			v.Add(f("tenant_id"), "is %q, not the tenant of the request", e.TenantID)
+			v.Add("tenant_id", "is %q, not the tenant of the request", e.TenantID)
 		}
 		if e.DebateID != c.DebateID {
-			v.Add(f("debate_id"), "is %q, not the debate of the step %q", e.DebateID, c.DebateID)
+			v.Add("debate_id", "is %q, not the debate of the step %q", e.DebateID, c.DebateID)
 		}
 		if e.Type == "" {
-			v.Add(f("type"), "is required")
+			v.Add("type", "is required")
 		}
-		checkText(&v, f("type"), e.Type, debate.MaxShortTextLen)
-		checkText(&v, f("actor"), e.Actor, debate.MaxShortTextLen)
-		checkText(&v, f("node"), e.Node, debate.MaxShortTextLen)
-		checkInt32(&v, f("round"), e.Round)
+		checkText(&v, "type", e.Type, debate.MaxShortTextLen)
+		checkText(&v, "actor", e.Actor, debate.MaxShortTextLen)
+		checkText(&v, "node", e.Node, debate.MaxShortTextLen)
+		checkInt32(&v, "round", e.Round)
 		payload := e.Payload
 		if len(payload) == 0 {
 			payload = json.RawMessage(`{}`)
 		} else {
-			checkJSON(&v, f("payload"), payload)
+			checkJSON(&v, "payload", payload)
 		}
 		switch {
 		case e.Time.IsZero():
-			v.Add(f("time"), "is required")
+			v.Add("time", "is required")
 		case !Time(e.Time).Equal(e.Time):
-			v.Add(f("time"), "has a fraction below the microsecond, which the store cannot keep (seal events with package ledger)")
+			v.Add("time", "has a fraction below the microsecond, which the store cannot keep (seal events with package ledger)")
 		default:
-			checkTime(&v, f("time"), e.Time)
+			checkTime(&v, "time", e.Time)
 		}
-		checkText(&v, f("prev_hash"), e.PrevHash, debate.MaxShortTextLen)
-		checkText(&v, f("hash"), e.Hash, debate.MaxShortTextLen)
-		checkText(&v, f("key_id"), e.KeyID, debate.MaxShortTextLen)
-		checkText(&v, f("signature"), e.Signature, debate.MaxShortTextLen)
+		checkText(&v, "prev_hash", e.PrevHash, debate.MaxShortTextLen)
+		checkText(&v, "hash", e.Hash, debate.MaxShortTextLen)
+		checkText(&v, "key_id", e.KeyID, debate.MaxShortTextLen)
+		checkText(&v, "signature", e.Signature, debate.MaxShortTextLen)
 		switch {
 		case i > 0 && e.PrevHash != c.Events[i-1].Hash:
-			v.Add(f("prev_hash"), "is not the hash of events[%d]: the events do not chain", i-1)
+			v.Add("prev_hash", "is not the hash of events[%d]: the events do not chain", i-1)
 		case i == 0 && c.ExpectSeq > 0 && e.PrevHash != c.ExpectHash:
-			v.Add(f("prev_hash"), "is not the expected head hash: the events do not extend the ledger")
+			v.Add("prev_hash", "is not the expected head hash: the events do not extend the ledger")
+		}
+		if v.Len() > mark {
+			v.Prefix(mark, "events["+strconv.Itoa(i)+"].")
 		}
 		ev.Seqs = append(ev.Seqs, e.Seq)
 		ev.Types = append(ev.Types, e.Type)
