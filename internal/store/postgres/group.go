@@ -261,11 +261,10 @@ func (s *Store) commitOne(ctx context.Context, tenant string, st *rows.Step) err
 //
 // The planner may join the arrays to all the tenant's debates (scanned by
 // the row-level security policy's tenant condition) rather than look each
-// one up by its primary key: it does while it believes the tenant has a
-// few thousand debates or fewer, and then the scan is cheap next to the
-// commit. A PL/pgSQL loop of single-row updates, which forces the
-// lookups, measured slower; planner settings did not stop the scan while
-// the statistics were stale (docs/decisions.md).
+// one up by its primary key: groupSettingsSQL makes lookups the cheaper
+// plan once the statistics know the tenant's debates. A PL/pgSQL loop of
+// single-row updates, or an UPDATE per step, which force the lookups,
+// measured slower (docs/decisions.md).
 const stepGroupSQL = `WITH h AS (
 	SELECT * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::integer[],
 		$9::text[], $10::integer[], $11::bigint[], $12::text[], $13::timestamptz[])
@@ -292,6 +291,17 @@ const stepGroupSQL = `WITH h AS (
 	WHERE c.debate_id IN (SELECT debate_id FROM debate)
 )
 SELECT debate_id FROM debate`
+
+// groupSettingsSQL binds a group's transaction to the tenant $1, as
+// setTenantSQL does, and prices a random page read as on a cached or
+// solid-state database (1.1, PostgreSQL's default assumes a spinning disk:
+// 4). With the default the planner prefers scanning all the tenant's
+// debates to looking a group's debates up by primary key until the tenant
+// has thousands of them; with 1.1 it looks them up once the statistics
+// show more debates than the group has. The setting ends with the
+// transaction, and stepGroupSQL runs nowhere else, so its cached plans
+// are all made under it.
+const groupSettingsSQL = `SELECT set_config('debated.tenant_id', $1, true), set_config('random_page_cost', '1.1', true)`
 
 // stepGroup writes steps (of distinct debates) in one transaction and
 // returns the debates whose heads it moved; the others wrote nothing.
@@ -351,7 +361,7 @@ func (s *Store) stepGroup(ctx context.Context, tenant string, steps []*rows.Step
 		}
 	}
 	b := &pgx.Batch{}
-	b.Queue(setTenantSQL, tenant)
+	b.Queue(groupSettingsSQL, tenant)
 	moved := make(map[string]bool, n)
 	b.Queue(stepGroupSQL, tenant,
 		ids, expectSeqs, expectHashes, statuses, stopReasons, errs, roundsH, nextNodes, attempts, lastSeqs, heads, at,

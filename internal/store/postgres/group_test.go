@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -283,4 +284,64 @@ func stepConcurrently(t *testing.T, s *Store) {
 		require.NoError(t, err)
 		require.Equal(t, steps, cp.Step)
 	}
+}
+
+// TestStepCommitGroupPlan: once the statistics know a tenant's debates,
+// a group moves its debates' heads by primary-key lookups, not by a scan
+// of every debate the tenant has (groupSettingsSQL).
+func TestStepCommitGroupPlan(t *testing.T) {
+	t.Parallel()
+	url := newDatabase(t)
+	require.NoError(t, Migrate(context.Background(), url))
+	s, err := New(context.Background(), Config{URL: url})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	ctx, tenant, d := storetest.NewDebate(t, s)
+	for range 400 {
+		_, _, err := s.DebateCreate(ctx, storetest.SampleDebate(d.DealID, stepAt))
+		require.NoError(t, err)
+	}
+	owner, err := pgx.Connect(context.Background(), url)
+	require.NoError(t, err)
+	defer owner.Close(context.Background())
+	_, err = owner.Exec(context.Background(), `ANALYZE debates`)
+	require.NoError(t, err)
+
+	tx, err := s.pool.Begin(context.Background())
+	require.NoError(t, err)
+	defer tx.Rollback(context.Background()) //nolint:errcheck
+	_, err = tx.Exec(context.Background(), groupSettingsSQL, tenant)
+	require.NoError(t, err)
+	_, err = tx.Exec(context.Background(), `SET LOCAL plan_cache_mode = force_generic_plan`)
+	require.NoError(t, err)
+	_, err = tx.Exec(context.Background(), `PREPARE grp AS `+stepGroupSQL)
+	require.NoError(t, err)
+	rs, err := tx.Query(context.Background(), `EXPLAIN EXECUTE grp(`+placeholders(35)+`)`, append([]any{pgx.QueryExecModeSimpleProtocol}, groupArgs(tenant)...)...)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rs, pgx.RowTo[string])
+	require.NoError(t, err)
+	plan := strings.Join(lines, "\n")
+	require.Contains(t, plan, "Index Scan using debates_pkey on debates", plan)
+	require.Regexp(t, `Index Cond: \(\(tenant_id = .*\) AND \(debate_id = `, plan)
+	require.NotContains(t, plan, "debates_deal_idx", plan)
+	require.NotContains(t, plan, "Seq Scan on debates", plan)
+}
+
+func placeholders(n int) string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = fmt.Sprintf("$%d", i+1)
+	}
+	return strings.Join(ps, ", ")
+}
+
+// groupArgs are stepGroupSQL's arguments for a group of two steps of one
+// event and one checkpoint each (the values do not matter to the plan).
+func groupArgs(tenant string) []any {
+	ids, at := []string{"a", "b"}, []time.Time{stepAt, stepAt}
+	two := func(s string) []string { return []string{s, s} }
+	return []any{tenant,
+		ids, []int64{1, 1}, two("h"), two("running"), two(""), two(""), []int32{1, 1}, two("n"), []int32{0, 0}, []int64{2, 2}, two("h2"), at,
+		ids, []int64{2, 2}, two("t"), two("a"), two("n"), []int32{1, 1}, two("{}"), at, two("h"), two("h2"), two("k"), two("s"),
+		ids, []int64{1, 1}, []int64{2, 2}, two("n"), two("m"), []int32{1, 1}, two("{}"), two("i"), two("o"), at}
 }
