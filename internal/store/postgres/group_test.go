@@ -345,3 +345,33 @@ func groupArgs(tenant string) []any {
 		ids, []int64{2, 2}, two("t"), two("a"), two("n"), []int32{1, 1}, two("{}"), at, two("h"), two("h2"), two("k"), two("s"),
 		ids, []int64{1, 1}, []int64{2, 2}, two("n"), two("m"), []int32{1, 1}, two("{}"), two("i"), two("o"), at}
 }
+
+// TestStepCommitGroupCallerGone: a caller whose context ends while its
+// step waits in the queue gets an error saying the outcome is unknown; the
+// step still commits with its group, and the head shows it.
+func TestStepCommitGroupCallerGone(t *testing.T) {
+	t.Parallel()
+	f := newGroupFixture(t)
+	ls := f.debates(t, 2)
+	a, b := ls[0], ls[1]
+
+	release := f.block(t, a.DebateID)
+	doneA := f.commitAsync(a.Next(1))
+	f.waitQueued(t, 0)
+	ctx, cancel := context.WithCancel(f.ctx)
+	stepB := b.Next(2)
+	doneB := make(chan error, 1)
+	go func() { doneB <- f.s.StepCommit(ctx, stepB) }()
+	f.waitQueued(t, 1)
+	cancel()
+	err := <-doneB
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "outcome unknown")
+	release()
+	require.NoError(t, <-doneA)
+
+	require.Eventually(t, func() bool {
+		d, err := f.s.DebateGet(f.ctx, b.DebateID)
+		return err == nil && d.LastSeq == stepB.Events[1].Seq
+	}, 10*time.Second, 5*time.Millisecond, "the step committed with the next group")
+}
