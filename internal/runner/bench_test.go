@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -109,7 +110,7 @@ func BenchmarkDebatePostgres(b *testing.B) {
 	// The collector's target of the service (cmd/debated's DefaultGCPercent)
 	// unless GOGC says otherwise.
 	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(200))
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	for _, conc := range []int{1, 16} {
 		b.Run(fmt.Sprintf("concurrent=%d", conc), func(b *testing.B) {
@@ -152,6 +153,9 @@ func BenchmarkDebatePostgres(b *testing.B) {
 			b.ReportMetric(float64(percentile(e.store.lat, 0.50).Microseconds()), "commit-p50-µs")
 			b.ReportMetric(float64(percentile(e.store.lat, 0.99).Microseconds()), "commit-p99-µs")
 			b.ReportMetric(0, "ns/op")
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapSys)/(1<<20), "heap-sys-MiB")
 			b.ReportMetric(float64(walSince(b, e, wal0))/debates, "wal-bytes/debate")
 			reportStorage(b, e, len(ids))
 		})

@@ -55,7 +55,7 @@ func BenchmarkIDISDebatePostgres(b *testing.B) {
 	// The collector's target of the service (cmd/debated's DefaultGCPercent)
 	// unless GOGC says otherwise.
 	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(200))
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	for _, conc := range []int{1, 16} {
 		b.Run(fmt.Sprintf("concurrent=%d", conc), func(b *testing.B) {
