@@ -125,16 +125,7 @@ func (c *committer) lead(tenant string, own *pendingStep) {
 		c.mu.Lock()
 		group := c.take(tenant)
 		if len(group) == 0 {
-			delete(c.busy, tenant)
-			next := c.waiting()
-			if next == "" {
-				c.inflight--
-				c.mu.Unlock()
-				return
-			}
-			c.busy[next] = true
-			c.mu.Unlock()
-			go c.lead(next, nil)
+			c.free(tenant)
 			return
 		}
 		c.mu.Unlock()
@@ -150,12 +141,32 @@ func (c *committer) lead(tenant string, own *pendingStep) {
 			go c.lead(next, nil)
 			return
 		}
-		c.mu.Unlock()
 		if own != nil && len(own.done) > 0 {
+			if len(c.queues[tenant]) == 0 {
+				c.free(tenant) // one debate at a time starts no goroutine per step
+				return
+			}
+			c.mu.Unlock()
 			go c.lead(tenant, nil)
 			return
 		}
+		c.mu.Unlock()
 	}
+}
+
+// free ends tenant's turn: its slot goes to the tenant that has waited
+// longest for one, or is released. Called with c.mu held; unlocks it.
+func (c *committer) free(tenant string) {
+	delete(c.busy, tenant)
+	next := c.waiting()
+	if next == "" {
+		c.inflight--
+		c.mu.Unlock()
+		return
+	}
+	c.busy[next] = true
+	c.mu.Unlock()
+	go c.lead(next, nil)
 }
 
 // waiting returns the tenant that has waited longest for a slot ("" if
