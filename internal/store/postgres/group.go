@@ -40,9 +40,10 @@ const maxGroup = 64
 
 // pendingStep is a step waiting in the committer's queue.
 type pendingStep struct {
-	tenant string
-	st     *rows.Step
-	done   chan error // buffered: the result is never blocked on
+	tenant   string
+	st       *rows.Step
+	deadline time.Time  // the caller's, if its context has one
+	done     chan error // buffered: the result is never blocked on
 }
 
 // committer queues grouped step commits per tenant.
@@ -91,6 +92,7 @@ func groupable(st *rows.Step, jobs JobInserter) bool {
 // commit queues st and returns its result once its group has committed.
 func (c *committer) commit(ctx context.Context, tenant string, st *rows.Step) error {
 	p := &pendingStep{tenant: tenant, st: st, done: make(chan error, 1)}
+	p.deadline, _ = ctx.Deadline()
 	c.mu.Lock()
 	if len(c.queues[tenant]) == 0 {
 		c.tenants = append(c.tenants, tenant)
@@ -207,13 +209,21 @@ func (c *committer) take(tenant string) []*pendingStep {
 	return group
 }
 
-// groupTimeout bounds one group transaction; its callers wait with their
-// own contexts.
+// groupTimeout bounds one group transaction whose callers set no deadline.
 const groupTimeout = 30 * time.Second
 
 // commitGroup commits the steps of one tenant and sends each its result.
+// The transaction has the earliest deadline of its callers' contexts (a
+// commit timeout), or groupTimeout; a caller that gives up earlier is
+// answered at once (see commit) while the others wait for the outcome.
 func (s *Store) commitGroup(group []*pendingStep) {
-	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	deadline := time.Now().Add(groupTimeout)
+	for _, p := range group {
+		if !p.deadline.IsZero() && p.deadline.Before(deadline) {
+			deadline = p.deadline
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	tenant := group[0].tenant
 	s.group.transactions.Add(1)
