@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	buf.build/go/protovalidate v1.4.0
+	filippo.io/edwards25519 v1.2.0
 	github.com/google/uuid v1.6.0
 	github.com/gowebpki/jcs v1.0.2
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4

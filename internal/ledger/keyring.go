@@ -104,6 +104,7 @@ func (k *Keyring) Signer(tenantID, actor string) Signer {
 	if err == nil {
 		s.info.Key = priv.Public().(ed25519.PublicKey)
 		s.id = keyID(k.current, s.info.Key)
+		s.exp, s.err = expandKey(priv)
 	}
 	return s
 }
@@ -204,6 +205,7 @@ type keySigner struct {
 	id   string
 	info PublicKeyInfo
 	priv ed25519.PrivateKey
+	exp  *expandedKey // priv expanded, for signBatch
 	err  error
 }
 

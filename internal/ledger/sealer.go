@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"runtime"
 	"sync"
@@ -36,9 +37,10 @@ func (s *Sealer) Seal(prev *Event, e Event) (Event, error) {
 
 // SealAll seals es as consecutive events after prev, each with the key of
 // its tenant and actor: the same events, byte for byte, as sealing them one
-// by one with Seal. The payloads are canonicalised and the events signed
-// concurrently (only the hash chain is sequential), so a step's events cost
-// the latency of the slowest one rather than their sum when cores are free.
+// by one with Seal. The payloads are canonicalised concurrently (only the
+// hash chain is sequential), and the events signed in one batch that
+// shares the costliest part of encoding the signatures (signBatch), or
+// concurrently when a signer is not the keyring's.
 func (s *Sealer) SealAll(prev *Event, es []Event) ([]Event, error) {
 	if len(es) == 1 {
 		e, err := s.Seal(prev, es[0])
@@ -66,6 +68,9 @@ func (s *Sealer) SealAll(prev *Event, es []Event) ([]Event, error) {
 		}
 		prev = &out[i]
 	}
+	if signBatched(out, sums, signers) {
+		return out, nil
+	}
 	parallel(len(es), func(i int) {
 		out[i], errs[i] = sign(out[i], sums[i], signers[i])
 	})
@@ -75,6 +80,26 @@ func (s *Sealer) SealAll(prev *Event, es []Event) ([]Event, error) {
 		}
 	}
 	return out, nil
+}
+
+// signBatched signs out[i]'s hash sums[i] with signers[i] in one batch
+// (signBatch: the same signatures for about three quarters of the CPU) and
+// reports true, when every signer is one of the keyring's; otherwise it
+// signs nothing and reports false.
+func signBatched(out []Event, sums [][32]byte, signers []Signer) bool {
+	keys := make([]*expandedKey, len(out))
+	msgs := make([][]byte, len(out))
+	for i, s := range signers {
+		ks, ok := s.(*keySigner)
+		if !ok || ks.err != nil || ks.exp == nil {
+			return false
+		}
+		keys[i], msgs[i] = ks.exp, sums[i][:]
+	}
+	for i, sig := range signBatch(keys, msgs) {
+		out[i].Signature = base64.StdEncoding.EncodeToString(sig)
+	}
+	return true
 }
 
 // parallel runs fn(0..n-1) on at most GOMAXPROCS goroutines, the caller's
