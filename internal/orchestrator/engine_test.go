@@ -951,3 +951,48 @@ func TestNodeInputHeadSeq(t *testing.T) {
 		require.Equal(t, w, head, k)
 	}
 }
+
+// TestStepAhead: a step computed ahead gets the previous step's events as
+// Pending after HeadSeq, is fenced by that step's head, and is the step
+// Step would compute once the previous one committed; StepAhead refuses a
+// protocol that is not Pipelined and pending events that do not end at the
+// debate's head.
+func TestStepAhead(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, `{"rounds":2}`)
+	var mu sync.Mutex
+	var seen []NodeInput
+	h.hooks.before = func(_ context.Context, _ string, in *NodeInput) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, *in)
+		return nil
+	}
+	first, err := h.step(t.Context())
+	require.NoError(t, err)
+	h.apply(first)
+
+	_, err = h.eng.StepAhead(t.Context(), h.d, h.cp, first.Events)
+	require.ErrorIs(t, err, debate.ErrFailedPrecondition, "the test protocol is not pipelined")
+
+	h.proto.Pipelined = true
+	_, err = h.eng.StepAhead(t.Context(), h.d, h.cp, first.Events[:len(first.Events)-1])
+	require.ErrorIs(t, err, debate.ErrFailedPrecondition, "pending events that stop short of the head")
+
+	seen = nil
+	ahead, err := h.eng.StepAhead(t.Context(), h.d, h.cp, first.Events)
+	require.NoError(t, err)
+	require.NotEmpty(t, seen)
+	in := seen[0]
+	require.Equal(t, first.ExpectSeq, in.HeadSeq, "HeadSeq is the head before the pending step")
+	require.Equal(t, first.Events, in.Pending)
+	require.Equal(t, h.d.LastSeq, ahead.ExpectSeq, "fenced by the pending step's head")
+	require.Equal(t, h.d.HeadHash, ahead.ExpectHash)
+
+	seen = nil
+	now, err := h.step(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, seen[0].Pending)
+	require.Equal(t, h.d.LastSeq, seen[0].HeadSeq)
+	require.Equal(t, now, ahead, "the same step as once the previous one committed")
+}
