@@ -274,11 +274,14 @@ func (s *Store) commitOne(ctx context.Context, tenant string, st *rows.Step) err
 
 // stepGroupSQL writes the steps of several debates of the tenant $1 in
 // one statement, each fenced as queueStep fences one: the first CTE moves
-// the head of every debate still at its step's expected head (locking the
-// rows in debate id order, the order of the arrays, so that two groups
-// never wait for each other in a cycle), and the events and checkpoints of
-// only those debates are inserted. It returns the ids of the debates it
-// moved.
+// the head of every debate still at its step's expected head, and the
+// events and checkpoints of only those debates are inserted. It returns
+// the ids of the debates it moved. Two groups hold a debate in common only
+// when two workers run it (one of them has lost it); with primary-key
+// lookups the rows are locked in the arrays' order, debate id order, so
+// such groups do not wait for each other in a cycle, and if a scan plan
+// locks them in another order the server's deadlock check fails one group
+// and its steps are committed again one by one (commitGroup).
 //
 // The planner may join the arrays to all the tenant's debates (scanned by
 // the row-level security policy's tenant condition) rather than look each
