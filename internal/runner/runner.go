@@ -75,6 +75,8 @@ type Config struct {
 type Runner struct {
 	cfg Config
 	log *slog.Logger
+	// ahead is cfg.Engine when it can compute steps ahead (else nil).
+	ahead Pipeliner
 }
 
 // New returns a runner. Returns an error if the store or engine is missing.
@@ -86,7 +88,8 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Tracer == nil {
 		cfg.Tracer = otel.Tracer("github.com/debated/debated/internal/runner")
 	}
-	return &Runner{cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default())}, nil
+	ahead, _ := cfg.Engine.(Pipeliner)
+	return &Runner{cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default()), ahead: ahead}, nil
 }
 
 // TenantContext returns ctx acting for tenantID, as the runner does for the
@@ -162,11 +165,11 @@ func (r *Runner) Run(ctx context.Context, tenantID, debateID string) (err error)
 		// reading it back.
 		next, nextCP := d, cp
 		apply(&next, &nextCP, commit)
-		if p, ok := r.cfg.Engine.(Pipeliner); ok && next.Status.Runnable() && commit.OpenGate == nil && p.Pipelined(next.Protocol) {
+		if r.ahead != nil && next.Status.Runnable() && commit.OpenGate == nil && r.ahead.Pipelined(next.Protocol) {
 			// A failure here (ctx cancelled, say) leaves the step to be
 			// computed again once the commit has landed.
 			ahead, _ = r.plan(ctx, next, func(sctx context.Context) (*debate.StepCommit, error) {
-				return p.StepAhead(sctx, next, nextCP, commit.Events)
+				return r.ahead.StepAhead(sctx, next, nextCP, commit.Events)
 			})
 		}
 		err := <-done

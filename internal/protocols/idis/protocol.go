@@ -241,17 +241,11 @@ func (p *proto) transcript(ctx context.Context, in *orchestrator.NodeInput) ([]d
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range in.Pending {
-		if e.Type != EventAgentOutput {
-			continue
-		}
-		var o debate.AgentOutput
-		if err := json.Unmarshal(e.Payload, &o); err != nil {
-			return nil, fmt.Errorf("idis: pending transcript seq %d: %w", e.Seq, err)
-		}
-		outs = append(outs, o)
+	var pending transcript
+	if err := pending.add(in.Pending); err != nil {
+		return nil, err
 	}
-	return outs, nil
+	return append(outs, pending.outputs...), nil
 }
 
 // payloadLedger is a ledger that can read the payloads of one event type

@@ -354,21 +354,10 @@ func (s *Store) stepGroup(ctx context.Context, tenant string, steps []*rows.Step
 		statuses[i], stopReasons[i], errs[i] = string(st.Status), st.StopReason, st.Error
 		roundsH[i], nextNodes[i], attempts[i] = st.Round, st.NextNode, st.Attempt
 		lastSeqs[i], heads[i], at[i] = st.LastSeq, st.HeadHash, st.At
-		e := &st.Events
-		for range e.Len() {
+		for range st.Events.Len() {
 			evIDs = append(evIDs, st.DebateID)
 		}
-		ev.Seqs = append(ev.Seqs, e.Seqs...)
-		ev.Types = append(ev.Types, e.Types...)
-		ev.Actors = append(ev.Actors, e.Actors...)
-		ev.Nodes = append(ev.Nodes, e.Nodes...)
-		ev.Rounds = append(ev.Rounds, e.Rounds...)
-		ev.Payloads = append(ev.Payloads, e.Payloads...)
-		ev.Times = append(ev.Times, e.Times...)
-		ev.PrevHashes = append(ev.PrevHashes, e.PrevHashes...)
-		ev.Hashes = append(ev.Hashes, e.Hashes...)
-		ev.KeyIDs = append(ev.KeyIDs, e.KeyIDs...)
-		ev.Signatures = append(ev.Signatures, e.Signatures...)
+		ev.Append(&st.Events)
 		if cp := st.Checkpoint; cp != nil {
 			cpIDs = append(cpIDs, st.DebateID)
 			cpSteps, cpSeqs = append(cpSteps, int64(cp.Step)), append(cpSeqs, cp.Seq)

@@ -115,6 +115,21 @@ type EventColumns struct {
 // Len is the number of events.
 func (e *EventColumns) Len() int { return len(e.Seqs) }
 
+// Append adds the events of o after e's.
+func (e *EventColumns) Append(o *EventColumns) {
+	e.Seqs = append(e.Seqs, o.Seqs...)
+	e.Types = append(e.Types, o.Types...)
+	e.Actors = append(e.Actors, o.Actors...)
+	e.Nodes = append(e.Nodes, o.Nodes...)
+	e.Rounds = append(e.Rounds, o.Rounds...)
+	e.Payloads = append(e.Payloads, o.Payloads...)
+	e.Times = append(e.Times, o.Times...)
+	e.PrevHashes = append(e.PrevHashes, o.PrevHashes...)
+	e.Hashes = append(e.Hashes, o.Hashes...)
+	e.KeyIDs = append(e.KeyIDs, o.KeyIDs...)
+	e.Signatures = append(e.Signatures, o.Signatures...)
+}
+
 // Step is a StepCommit checked and ready to store.
 type Step struct {
 	DebateID   string
