@@ -21,9 +21,14 @@ export TEST_DATABASE_URL
 
 GO_TEST_FLAGS ?= -count=1 -timeout=15m
 
+# Variables whose values `make help` prints in place of their names.
+HELP_VARS := DEBATED_ADMIN_TOKEN DEBATED_LISTEN IMAGE
+
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk -v vars='$(foreach v,$(HELP_VARS),$(v)=$($(v)) )' \
+		'BEGIN {FS = ":.*## "; n = split(vars, kv, " "); for (i = 1; i <= n; i++) { j = index(kv[i], "="); val[substr(kv[i], 1, j - 1)] = substr(kv[i], j + 1) } } \
+		/^[a-zA-Z_-]+:.*## / { d = $$2; for (k in val) gsub("\\$$\\(" k "\\)", val[k], d); printf "  \033[36m%-16s\033[0m %s\n", $$1, d }' $(MAKEFILE_LIST)
 
 $(BIN)/buf-$(BUF_VERSION):
 	@mkdir -p $(BIN)
