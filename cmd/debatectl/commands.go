@@ -177,13 +177,18 @@ func (c *cli) keyRevoke(ctx context.Context, args []string) error {
 }
 
 func (c *cli) importDeal(ctx context.Context, args []string) error {
-	dir, err := oneArg(subflags("import-deal"), args, "DIR")
+	fs := subflags("import-deal")
+	strict := fs.Bool("strict", false, "refuse fields the deal layout does not define instead of warning")
+	dir, err := oneArg(fs, args, "DIR")
 	if err != nil {
 		return err
 	}
-	b, err := dealfile.Load(dir)
+	b, warnings, err := dealfile.LoadOptions(dir, dealfile.Options{Strict: *strict})
 	if err != nil {
 		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(c.errOut, "warning: %s (use --strict to refuse)\n", w)
 	}
 	req, err := apiconv.BundleToProto(b)
 	if err != nil {

@@ -38,7 +38,7 @@ commands:
   key create --tenant ID [--name N] [--scope admin]
                                        create an API key; prints its secret once (admin)
   key revoke KEY_ID                    revoke an API key (admin)
-  import-deal DIR                      import a deal directory (deal.json, claims.json, ...)
+  import-deal DIR [--strict]           import a deal directory (deal.json, claims.json, ...); unknown fields warn, or fail with --strict
   deal get DEAL_ID                     show a deal
   deal list                            list deals
   claims list DEAL_ID [--class C] [--materiality M]
@@ -82,6 +82,7 @@ type cli struct {
 	json       bool
 	timeout    time.Duration
 	out        io.Writer
+	errOut     io.Writer // warnings, whatever the output format
 	conn       *grpc.ClientConn
 }
 
@@ -89,7 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("debatectl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
-	c := &cli{out: stdout}
+	c := &cli{out: stdout, errOut: stderr}
 	addr := getenv("DEBATECTL_ADDR")
 	if addr == "" {
 		addr = "localhost:50051"

@@ -342,3 +342,32 @@ func TestDefectCommands(t *testing.T) {
 		require.Contains(t, out, typ)
 	}
 }
+
+// TestImportDealWarnsOfUnknownFields: fields the layout does not define are
+// printed as warnings with their path (the import goes on), and refused
+// with --strict (nothing is imported).
+func TestImportDealWarnsOfUnknownFields(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	dir := t.TempDir()
+	require.NoError(t, dealfile.Write(dir, storetest.SampleBundle("extra-fields")))
+	claims, err := os.ReadFile(filepath.Join(dir, dealfile.ClaimsFile))
+	require.NoError(t, err)
+	claims = bytes.Replace(claims, []byte(`"claim_id"`), []byte(`"exported_by":"crm","claim_id"`), 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, dealfile.ClaimsFile), claims, 0o600))
+
+	out, err := ctl(t, addr, env, "import-deal", "--strict", dir)
+	require.Error(t, err)
+	require.Contains(t, out, "claims[0].exported_by")
+	out, err = ctl(t, addr, env, "deal", "list")
+	require.NoError(t, err)
+	require.NotContains(t, out, "extra-fields")
+
+	var stdout, stderr bytes.Buffer
+	err = run(context.Background(), []string{"--addr", addr, "import-deal", dir},
+		func(k string) string { return env[k] }, &stdout, &stderr)
+	require.NoError(t, err, stderr.String())
+	require.Contains(t, stdout.String(), "deal extra-fields imported")
+	require.Contains(t, stderr.String(), "warning: claims[0].exported_by: unknown field, ignored")
+}

@@ -12,8 +12,9 @@
 //
 // It checks JSON syntax and types only. Enumerations, ids and limits are
 // checked by (*debate.DealBundle).Validate, and references that do not
-// resolve are data for the grader, never an import error. Unknown fields and
-// every tenant_id are ignored: the tenant is always the caller's. A JSON null
+// resolve are data for the grader, never an import error. Unknown fields
+// (every tenant_id among them: the tenant is always the caller's) are
+// ignored and reported as warnings, or refused with Options.Strict. A JSON null
 // reads as the empty value; times are RFC 3339.
 package dealfile
 
@@ -25,6 +26,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +53,13 @@ var requiredFiles = []string{DealFile, ClaimsFile, EvidenceFile, SpansFile, Sana
 // a *debate.ValidationError naming the file, like every malformed file; other
 // I/O errors are returned wrapped.
 func Load(dir string) (*debate.DealBundle, error) {
+	b, _, err := LoadOptions(dir, Options{})
+	return b, err
+}
+
+// LoadOptions reads the deal directory dir as Load does, and returns the
+// warnings of every unknown member (with opts.Strict: violations instead).
+func LoadOptions(dir string, opts Options) (*debate.DealBundle, []Warning, error) {
 	files := make(map[string][]byte, 8)
 	for _, name := range append(requiredFiles, CalcsFile, EnrichmentFile) {
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -56,11 +67,11 @@ func Load(dir string) (*debate.DealBundle, error) {
 			continue // Parse reports a missing required file
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dealfile: read %s: %w", name, err)
+			return nil, nil, fmt.Errorf("dealfile: read %s: %w", name, err)
 		}
 		files[name] = data
 	}
-	return Parse(files)
+	return ParseOptions(files, opts)
 }
 
 // Parse decodes the files of one deal, keyed by file name (deal.json,
@@ -70,7 +81,15 @@ func Load(dir string) (*debate.DealBundle, error) {
 // offset), or a value of the wrong JSON type (its field path in the gRPC
 // request's naming, e.g. "claims[3].claim_id"). Parse never panics.
 func Parse(files map[string][]byte) (*debate.DealBundle, error) {
-	p := &parser{}
+	b, _, err := ParseOptions(files, Options{})
+	return b, err
+}
+
+// ParseOptions decodes the files as Parse does, and returns a warning for
+// every member of a file that the layout does not define (with opts.Strict,
+// a violation instead).
+func ParseOptions(files map[string][]byte, opts Options) (*debate.DealBundle, []Warning, error) {
+	p := &parser{strict: opts.Strict}
 	for _, name := range requiredFiles {
 		if _, ok := files[name]; !ok {
 			p.v.Add(name, "is missing")
@@ -133,14 +152,16 @@ func Parse(files map[string][]byte) (*debate.DealBundle, error) {
 		}
 	}
 	if err := p.v.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return b, nil
+	return b, p.warnings, nil
 }
 
-// parser accumulates violations while decoding.
+// parser accumulates violations and warnings while decoding.
 type parser struct {
-	v debate.Violations
+	v        debate.Violations
+	strict   bool
+	warnings []Warning
 }
 
 // list returns the elements of the array under key in file name, each
@@ -166,6 +187,16 @@ func (p *parser) list(files map[string][]byte, name, key, path string) []json.Ra
 	if raw, ok := wrapper[key]; ok {
 		p.decode(name, path, raw, &out)
 	}
+	members := make([]string, 0, len(wrapper))
+	for k := range wrapper {
+		if k != key {
+			members = append(members, k)
+		}
+	}
+	slices.Sort(members)
+	for _, k := range members {
+		p.warn(name+": "+k, "unknown member beside "+strconv.Quote(key)+", ignored")
+	}
 	return out
 }
 
@@ -175,6 +206,9 @@ func (p *parser) list(files map[string][]byte, name, key, path string) []json.Ra
 func (p *parser) decode(file, prefix string, data []byte, dst any) bool {
 	err := json.Unmarshal(data, dst)
 	if err == nil {
+		if t := reflect.TypeOf(dst).Elem(); t.Kind() == reflect.Struct {
+			p.unknownMembers(prefix, data, t)
+		}
 		return true
 	}
 	var syn *json.SyntaxError

@@ -210,3 +210,49 @@ func FuzzParse(f *testing.F) {
 		_ = b.Validate() // must not panic either
 	})
 }
+
+func TestUnknownMembersAreWarnedWithTheirPath(t *testing.T) {
+	t.Parallel()
+	files := validFiles()
+	files["sanads.json"] = []byte(`{"exported_at":"2026-01-01","sanads":[{"sanad_id":"sa1","claim_id":"c1","primary_evidence_id":"e1",
+		"transmission_chain":[{"node_id":"n1","node_type":"SOURCE","input_refs":[],"output_ref":"e1","confidence":0.9}]}]}`)
+	files["spans.json"] = []byte(`{"spans":[{"span_id":"s1","document_id":"doc1","span_type":"PAGE_TEXT",
+		"locator":{"page":2,"bbox":[1,2,3,4],"rotation":90},"text_excerpt":"ARR: $1M","Span_ID":"case-insensitive match"}]}`)
+
+	b, warnings, err := dealfile.ParseOptions(files, dealfile.Options{})
+	require.NoError(t, err)
+	require.NotNil(t, b)
+	var got []string
+	for _, w := range warnings {
+		got = append(got, w.Path)
+	}
+	require.Equal(t, []string{
+		"deal.tenant_id", "deal.unknown",
+		"spans[0].locator.rotation",
+		"sanads.json: exported_at",
+		"sanads[0].transmission_chain[0].confidence",
+	}, got)
+
+	_, _, err = dealfile.ParseOptions(files, dealfile.Options{Strict: true})
+	var verr *debate.ValidationError
+	require.ErrorAs(t, err, &verr)
+	fields := map[string]bool{}
+	for _, v := range verr.Violations {
+		fields[v.Field] = true
+	}
+	for _, p := range got {
+		require.True(t, fields[p], "strict import names %s: %v", p, verr)
+	}
+}
+
+func TestClaimTextIsRequired(t *testing.T) {
+	t.Parallel()
+	files := validFiles()
+	files["claims.json"] = []byte(`{"claims":[{"claim_id":"c1","deal_id":"d1","claim_key":"K1","claim_class":"FINANCIAL",
+		"claim_text":"  ","materiality":"HIGH"}]}`)
+	b, err := dealfile.Parse(files)
+	require.NoError(t, err)
+	err = b.Validate()
+	require.ErrorIs(t, err, debate.ErrInvalid)
+	require.ErrorContains(t, err, "claims[0].claim_text")
+}

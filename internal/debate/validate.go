@@ -73,7 +73,7 @@ func (b *DealBundle) Validate() error {
 		checkText(&v, p+".claim_key", c.Key, MaxShortTextLen)
 		unique("claim_key", p+".claim_key", c.Key, i)
 		checkEnum(&v, p+".claim_class", c.Class, ClaimClasses, true)
-		checkText(&v, p+".claim_text", c.Text, MaxTextLen)
+		checkRequiredText(&v, p+".claim_text", c.Text, MaxTextLen)
 		checkText(&v, p+".predicate", c.Predicate, MaxTextLen)
 		checkEnum(&v, p+".materiality", c.Materiality, Materialities, true)
 		checkOptID(&v, p+".primary_span_id", c.PrimarySpanID)
