@@ -46,7 +46,7 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	risks := v.risks()
 	fresh := d.raiseNew(v, v.riskFindings())
 
-	d.say("The risk officer computes %s from the registry", plural(len(risks), "downside figure"))
+	d.say("Round %d: the risk officer computes %s from the registry", v.round, plural(len(risks), "downside figure"))
 	var used []*claimView
 	var usedCalcs []*calcView
 	severe, flagged := 0, 0
@@ -97,6 +97,19 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	for i, f := range fresh {
 		d.say("Challenge %s: %s is challenged (%s %s)", d.challenges[i].ChallengeID, d.ref(f.claim), f.severity, f.typ)
 	}
+	d.followUps(v)
+	var arg argument
+	for _, r := range risks {
+		if r.severe || (r.flagged && arg.Text == "") {
+			arg = d.argue(d.riskText(r), r.claims)
+		}
+	}
+	if arg.Text == "" && len(evidenceRisks) > 0 {
+		arg = d.argue(fmt.Sprintf("%s cannot carry a decision as graded", d.flagged(evidenceRisks[0], nil)), evidenceRisks[:1])
+	}
+	if arg.Text == "" && len(risks) > 0 {
+		arg = d.argue(d.riskText(risks[0]), risks[0].claims)
+	}
 
 	switch {
 	case severe > 0 || critical > 0:
@@ -105,9 +118,13 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	case flagged > 0 || len(evidenceRisks) > 0:
 		d.position = debate.RecommendConditional
 		d.say("Position INVEST_WITH_CONDITIONS: %s to mitigate before closing", plural(flagged+len(evidenceRisks), "risk"))
-	default:
+	case len(risks) > 0:
 		d.position = debate.RecommendInvest
 		d.say("Position INVEST: every computed figure is within its limit")
+	default:
+		// No figure could be computed: no downside was measured, which is
+		// not a reason to invest.
+		d.say("No position: the registry allows no downside figure to be computed, so the risk officer abstains")
 	}
 
 	// Confidence: the figures are as reliable as the claims they come from.
@@ -156,7 +173,7 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 	}
 	d.failureModes = []string{"A risk figure is computed from a claim later restated.", "A downside not expressed in the registry's metrics (regulatory, concentration) dominates."}
-	d.structured = riskState(risks)
+	d.structured = riskState(risks, arg)
 	return d.output(v.role, v.round, tc.made), nil
 }
 
@@ -223,7 +240,7 @@ func (d *draft) riskTest(r risk) {
 
 // riskState is the risk officer's structured content: each figure and
 // whether it is flagged.
-func riskState(rs []risk) any {
+func riskState(rs []risk, arg argument) any {
 	type fig struct {
 		Name      string  `json:"name"`
 		Value     float64 `json:"value"`
@@ -232,8 +249,9 @@ func riskState(rs []risk) any {
 		Severe    bool    `json:"severe"`
 	}
 	out := struct {
-		Figures []fig `json:"figures"`
-	}{Figures: []fig{}}
+		Figures  []fig    `json:"figures"`
+		Argument argument `json:"argument"`
+	}{Figures: []fig{}, Argument: arg}
 	for _, r := range rs {
 		out.Figures = append(out.Figures, fig{r.name, round2(r.value), r.threshold, r.flagged, r.severe})
 	}
