@@ -634,4 +634,3 @@ func utilities(s *state, outs []debate.AgentOutput, v *dealView) map[string]floa
 	_ = v
 	return out
 }
-

@@ -69,10 +69,10 @@ func unitKind(c *claimView) string {
 
 // Kinds of answer the advocate gives a challenge.
 const (
-	answerConcede  = "concede"  // the registry shows the defect: the claim leaves the case
-	answerRebut    = "rebut"    // evidence the challenger did not cite speaks for the claim
-	answerNarrow   = "narrow"   // the claim is kept only as the company states it
-	answerContest  = "contest"  // the registry does not support the challenge
+	answerConcede  = "concede"   // the registry shows the defect: the claim leaves the case
+	answerRebut    = "rebut"     // evidence the challenger did not cite speaks for the claim
+	answerNarrow   = "narrow"    // the claim is kept only as the company states it
+	answerContest  = "contest"   // the registry does not support the challenge
 	answerDismissT = "frivolous" // it fails seed 000 §6.3
 )
 
