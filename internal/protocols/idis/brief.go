@@ -3,6 +3,7 @@ package idis
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
@@ -61,6 +62,9 @@ func newRegistryIndex(v *dealView) *registryIndex {
 	}
 	return g
 }
+
+// calcPrefix is how a text introduces a calc id: "calc " or "calc RUNWAY ".
+var calcPrefix = regexp.MustCompile(`calc (?:[A-Z_]+ )?$`)
 
 func docName(d *debate.Document) string {
 	return strings.TrimSpace(strings.ReplaceAll(string(d.ArtifactType), "_", " ") + " " + d.VersionLabel)
@@ -122,9 +126,12 @@ func (g *registryIndex) human(text string) string {
 		}
 		prefix := text[last:i]
 		_, isClaim := g.claims[text[i:j]]
-		if isClaim {
+		switch {
+		case isClaim:
 			prefix = strings.TrimSuffix(prefix, "claim ")
-		} else {
+		case strings.HasPrefix(name, "the ") && strings.HasSuffix(name, " calc"):
+			prefix = calcPrefix.ReplaceAllString(prefix, "")
+		default:
 			for _, w := range []string{"primary evidence ", "primary span ", "evidence ", "span ", "document ", "corroborator ", "uncited "} {
 				if strings.HasSuffix(prefix, w) {
 					prefix = strings.TrimSuffix(prefix, w) + map[string]string{"uncited ": "uncited evidence"}[w]
@@ -245,7 +252,7 @@ func (d *Deliverables) Markdown() string {
 
 	b.WriteString("\n## Dissent\n\n")
 	if len(d.Dissent) == 0 {
-		b.WriteString("No evidence-backed dissent: every role whose final position differs from the recommendation lacks an upheld challenge and a VERIFIED material claim to rest on, or none differs.\n")
+		b.WriteString("No evidence-backed dissent: " + cmp.Or(d.DissentNote, "no role's final position differs from the recommendation") + ".\n")
 	}
 	for _, x := range d.Dissent {
 		fmt.Fprintf(&b, "- **%s**: %s at %.2f — %s\n", x.Agent, x.Recommendation, x.Confidence, x.Reason)

@@ -36,6 +36,9 @@ type Deliverables struct {
 	// Roles are each role's final stance, from its last turn.
 	Roles   []RoleStance `json:"roles"`
 	Dissent []Dissent    `json:"dissent"`
+	// DissentNote says, when no dissent is preserved, which roles differ
+	// without the evidence to back it.
+	DissentNote string `json:"dissent_note,omitempty"`
 	// CriticalClaims are the material claims with grade D or an open FATAL
 	// defect that an output relied on (the CRITICAL_DEFECT stop names them).
 	CriticalClaims []ClaimRow `json:"critical_claims"`
@@ -254,7 +257,9 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 			for _, id := range append([]string{sn.PrimaryEvidenceID}, sn.CorroboratingEvidenceIDs...) {
 				if id != "" && !slices.Contains(r.EvidenceIDs, id) {
 					r.EvidenceIDs = append(r.EvidenceIDs, id)
-					r.Evidence = append(r.Evidence, g.evidenceName(id))
+					if name := g.evidenceName(id); !slices.Contains(r.Evidence, name) {
+						r.Evidence = append(r.Evidence, name)
+					}
 				}
 			}
 		}
@@ -355,7 +360,7 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 		for _, t := range arb.Muhasabah.FalsifiabilityTests {
 			d.Actions = append(d.Actions, Action{Type: "TEST", Detail: g.human(t.TestDescription + " Needs " + lowerFirst(t.RequiredEvidence)),
 				Source: fmt.Sprintf("falsifiability test of the arbiter, round %d", arb.RoundNumber)})
-			d.WouldChange = append(d.WouldChange, g.human(t.PassFailRule))
+			d.WouldChange = append(d.WouldChange, g.human(strings.TrimSuffix(t.TestDescription, ".")+": "+lowerFirst(t.PassFailRule)))
 		}
 		if h := strings.TrimSpace(arb.Muhasabah.CounterHypothesis); h != "" {
 			d.WouldChange = append(d.WouldChange, g.human(h))
@@ -403,6 +408,7 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 
 	// Dissent: the roles whose final position differs from the
 	// recommendation, with the evidence the arbiter's rule requires.
+	var unbacked []string
 	for _, role := range debate.IDISRoles {
 		o, ok := positioned[role]
 		if !ok || role == debate.RoleArbiter || o.Position.Recommendation == d.Recommendation {
@@ -410,6 +416,7 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 		}
 		upheld, claims := dissentBacking(role, chs, last[role], g)
 		if len(upheld)+len(claims) == 0 {
+			unbacked = append(unbacked, fmt.Sprintf("%s (%s) has no upheld challenge and relies on no VERIFIED material claim", role, o.Position.Recommendation))
 			continue
 		}
 		x := Dissent{Agent: role, Recommendation: o.Position.Recommendation, Confidence: o.Position.Confidence,
@@ -426,6 +433,9 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 			x.Evidence = append(x.Evidence, g.claimFact(id))
 		}
 		d.Dissent = append(d.Dissent, x)
+	}
+	if len(d.Dissent) == 0 && len(unbacked) > 0 {
+		d.DissentNote = strings.Join(unbacked, "; ")
 	}
 	d.Summary = summary(d, g)
 	d.Glossary = glossary(d.Markdown())

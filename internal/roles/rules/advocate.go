@@ -82,6 +82,12 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 		if len(usable) > 0 {
 			d.say("The thesis still rests on %s", someKeys(d, usable))
+			n := min(3, len(usable))
+			var facts []string
+			for _, c := range usable[:n] {
+				facts = append(facts, d.fact(c))
+			}
+			arg = d.argue("After the challenges the thesis still rests on "+joinList(facts), usable[:n])
 		}
 	default:
 		var facts []string

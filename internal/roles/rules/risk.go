@@ -108,7 +108,13 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		arg = d.argue(fmt.Sprintf("%s cannot carry a decision as graded", d.flagged(evidenceRisks[0], nil)), evidenceRisks[:1])
 	}
 	if arg.Text == "" && len(risks) > 0 {
-		arg = d.argue(d.riskText(risks[0]), risks[0].claims)
+		var parts []string
+		var cs []*claimView
+		for _, r := range risks {
+			parts = append(parts, d.riskShort(r))
+			cs = append(cs, r.claims...)
+		}
+		arg = d.argue(fmt.Sprintf("Every downside figure is within its limit: %s", joinList(parts)), cs)
 	}
 
 	switch {
@@ -175,6 +181,32 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	d.failureModes = []string{"A risk figure is computed from a claim later restated.", "A downside not expressed in the registry's metrics (regulatory, concentration) dominates."}
 	d.structured = riskState(risks, arg)
 	return d.output(v.role, v.round, tc.made), nil
+}
+
+// riskShort states a figure against its limit: "runway 28 months (limit
+// 18)", naming the claims or calc it comes from.
+func (d *draft) riskShort(r risk) string {
+	var src []string
+	for _, c := range r.claims {
+		src = append(src, d.ref(c))
+	}
+	if r.calc != nil {
+		src = append(src, d.refCalc(r.calc))
+	}
+	var fig string
+	switch r.name {
+	case "runway":
+		fig = fmt.Sprintf("runway %s months (at least %d)", formatNumber(r.value), runwayMin)
+	case "burn_multiple":
+		fig = fmt.Sprintf("annual burn %s× ARR (at most %s×)", formatNumber(r.value), formatNumber(burnMultipleMax))
+	case "gross_margin":
+		fig = fmt.Sprintf("gross margin %s%% (at least %d%%)", formatNumber(r.value), marginMin)
+	case "nrr":
+		fig = fmt.Sprintf("net revenue retention %s%% (at least %d%%)", formatNumber(r.value), nrrMin)
+	default:
+		fig = r.name + " " + formatNumber(r.value)
+	}
+	return fig + " from " + joinList(src)
 }
 
 func riskLabel(name string) string {
