@@ -242,7 +242,7 @@ func (d *draft) onAnswer(v *view, r raised, a answer) string {
 	case answerConcede:
 		return "the advocate conceded it, and the concession stands"
 	case answerNarrow:
-		return fmt.Sprintf("the advocate narrowed %s to the company's own figure, which the ruling accepts until %s is produced", d.ref(a.claim), requiredEvidence(a.claim))
+		return fmt.Sprintf("the advocate narrowed %s to the company's own figure, which the ruling accepts pending %s", d.ref(a.claim), requiredEvidence(a.claim))
 	case answerRebut:
 		g := gradeOf(v.rebuttalStrength(a))
 		if g == "A" || g == "B" {
