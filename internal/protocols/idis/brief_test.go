@@ -92,6 +92,11 @@ func record(t *testing.T, b *debate.DealBundle, evs []debate.Event) debateRecord
 
 var challengeIDRe = regexp.MustCompile(`\b[a-z_]+-r\d+-\d\d\b`)
 
+var (
+	testDefectRe = regexp.MustCompile(`([A-Z_]+) upheld in ([a-z_]+-r\d+-\d\d) on claim (\w+)`)
+	cureRe       = regexp.MustCompile(`Cure the defect of claim (\w+)`)
+)
+
 // checkBrief asserts that every statement of the brief is backed by the
 // ledger, that no two turns repeat text and that no position is blank.
 func checkBrief(t *testing.T, name string, r debateRecord) {
@@ -270,6 +275,25 @@ func checkBrief(t *testing.T, name string, r debateRecord) {
 		}
 	}
 	require.Equal(t, r.reviews, reviews, name)
+	// A test that names a defect names one the claim table shows on that
+	// claim.
+	byKey := map[string]idis.ClaimRow{}
+	for _, row := range d.ClaimTable {
+		byKey[row.Key] = row
+	}
+	for _, a := range d.Actions {
+		for _, m := range testDefectRe.FindAllStringSubmatch(a.Detail, -1) {
+			if row, ok := byKey[m[3]]; ok {
+				require.Contains(t, row.DefectTypes, m[1], "%s: %q", name, a.Detail)
+			}
+			require.Contains(t, upheld, m[2], "%s: %q", name, a.Detail)
+		}
+		for _, m := range cureRe.FindAllStringSubmatch(a.Detail, -1) {
+			if row, ok := byKey[m[1]]; ok {
+				require.NotEmpty(t, row.DefectTypes, "%s: %q names a defect %s does not have", name, a.Detail, m[1])
+			}
+		}
+	}
 	if arb, ok := last[debate.RoleArbiter]; ok {
 		require.Len(t, arb.Muhasabah.FalsifiabilityTests, tests, name)
 	}
