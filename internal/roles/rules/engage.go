@@ -213,7 +213,7 @@ func (d *draft) followUps(v *view) {
 		case a.kind == answerRebut:
 			escalated = append(escalated, fmt.Sprintf("%s on %s: the advocate's evidence (%s) is no stronger than grade %s, so it does not cure the %s",
 				id, d.ref(a.claim), d.rebuttalEvidence(a), gradeOf(v.rebuttalStrength(a)), clip(r.ch.DefectType, 40)))
-			d.question("Can the company produce %s to confirm %s, which the advocate's rebuttal does not", requiredEvidence(a.claim), d.fact(a.claim))
+			d.question("Can the company produce %s to confirm %s, which the advocate's rebuttal does not?", requiredEvidence(a.claim), d.fact(a.claim))
 		case a.kind == answerNarrow:
 			rested = append(rested, fmt.Sprintf("%s (the advocate narrowed %s to the company's own figure)", id, d.ref(a.claim)))
 		default:
