@@ -17,10 +17,29 @@ type registryIndex struct {
 	claims map[string]*debate.Claim
 	grades map[string]debate.ClaimGrade
 	names  map[string]string // id → readable name, every id of the deal
+	nodes  map[string]bool   // chain node ids
+}
+
+// uuidShaped reports a token of the form 8-4-4-4-12 hex digits.
+func uuidShaped(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if r != '-' {
+				return false
+			}
+		case !strings.ContainsRune("0123456789abcdefABCDEF", r):
+			return false
+		}
+	}
+	return true
 }
 
 func newRegistryIndex(v *dealView) *registryIndex {
-	g := &registryIndex{claims: map[string]*debate.Claim{}, grades: map[string]debate.ClaimGrade{}, names: map[string]string{}}
+	g := &registryIndex{claims: map[string]*debate.Claim{}, grades: map[string]debate.ClaimGrade{}, names: map[string]string{}, nodes: map[string]bool{}}
 	b := v.bundle
 	docs := map[string]*debate.Document{}
 	for i := range b.Documents {
@@ -47,6 +66,16 @@ func newRegistryIndex(v *dealView) *registryIndex {
 		if _, dup := g.claims[c.ID]; !dup {
 			g.claims[c.ID] = c
 			g.names[c.ID] = "claim " + cmp.Or(c.Key, "without key")
+		}
+	}
+	for i := range b.Sanads {
+		sn := &b.Sanads[i]
+		g.names[sn.ID] = "the chain of " + g.names[sn.ClaimID]
+		for j, n := range sn.Chain {
+			if _, dup := g.names[n.ID]; !dup && n.ID != "" {
+				g.names[n.ID] = fmt.Sprintf("%s node %d of the chain", strings.ToLower(cmp.Or(string(n.Type), "a")), j+1)
+				g.nodes[n.ID] = true
+			}
 		}
 	}
 	for i := range b.Calcs {
@@ -117,16 +146,27 @@ func (g *registryIndex) human(text string) string {
 	var b strings.Builder
 	last := 0
 	for i, j := range gate.IDTokens(text) {
-		name, ok := g.names[text[i:j]]
-		if !ok {
-			continue
-		}
 		if i < last {
 			continue // inside a locator already skipped
 		}
+		tok := text[i:j]
+		name, ok := g.names[tok]
+		if !ok {
+			if !uuidShaped(tok) {
+				continue
+			}
+			// An id that names nothing in the deal (the defect may be
+			// that it does not exist): its tail tells two apart.
+			b.WriteString(text[last:i])
+			b.WriteString("#" + tok[len(tok)-4:] + " (unregistered)")
+			last = j
+			continue
+		}
 		prefix := text[last:i]
-		_, isClaim := g.claims[text[i:j]]
+		_, isClaim := g.claims[tok]
 		switch {
+		case g.nodes[tok]:
+			prefix = strings.TrimSuffix(prefix, "node ")
 		case isClaim:
 			prefix = strings.TrimSuffix(prefix, "claim ")
 		case strings.HasPrefix(name, "the ") && strings.HasSuffix(name, " calc"):

@@ -95,6 +95,7 @@ var challengeIDRe = regexp.MustCompile(`\b[a-z_]+-r\d+-\d\d\b`)
 var (
 	testDefectRe = regexp.MustCompile(`([A-Z_]+) upheld in ([a-z_]+-r\d+-\d\d) on claim (\w+)`)
 	cureRe       = regexp.MustCompile(`Cure the defect of claim (\w+)`)
+	uuidRe       = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
 )
 
 // checkBrief asserts that every statement of the brief is backed by the
@@ -333,6 +334,9 @@ func checkBrief(t *testing.T, name string, r debateRecord) {
 	}
 	for i, j := range gate.IDTokens(md) {
 		require.False(t, ids[md[i:j]], "%s: the brief shows the raw id %s", name, md[i:j])
+	}
+	for _, tok := range uuidRe.FindAllString(md, -1) {
+		require.Contains(t, []string{d.DealID, d.DebateID}, tok, "%s: the brief shows the raw id %s", name, tok)
 	}
 	for _, term := range []string{"compared at", "AHAD_1", "MUTAWATIR", "NO_POSITION"} {
 		if strings.Contains(md, term) {
