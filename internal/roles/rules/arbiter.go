@@ -220,12 +220,27 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 		st.Argument = d.argue("PASS: the thesis does not survive "+joinList(why), a.passReasons[:min(3, len(a.passReasons))])
 	} else if len(a.relied) > 0 {
-		n := min(3, len(a.relied))
+		var usable []*claimView
+		for _, c := range a.relied {
+			if c.rank() < 3 && !c.redFlag() && !c.fatal() && len(usable) < 3 {
+				usable = append(usable, c)
+			}
+		}
 		var facts []string
-		for _, c := range a.relied[:n] {
+		for _, c := range usable {
 			facts = append(facts, d.fact(c))
 		}
-		st.Argument = d.argue(fmt.Sprintf("%s at %s: the case rests on %s, with %s upheld against the deal", a.rec, f2(round2(d.confidence)), joinList(facts), plural(len(upheld), "challenge")), a.relied[:n])
+		text := fmt.Sprintf("%s at %s: the case rests on %s, with %s upheld against the deal", a.rec, f2(round2(d.confidence)), cmpOr(joinList(facts), "no claim graded above D"), plural(len(upheld), "challenge"))
+		var open []string
+		for _, c := range slices.Concat(a.redFlags, a.fatal, a.blocked, a.unverified) {
+			if len(open) < 3 {
+				open = append(open, d.flagged(c, nil))
+			}
+		}
+		if len(open) > 0 && a.rec == debate.RecommendConditional {
+			text += "; the investment is conditional on curing " + joinList(open)
+		}
+		st.Argument = d.argue(text, usable)
 	}
 	d.structured = st
 	return d.output(v.role, v.round, tc.made), nil
