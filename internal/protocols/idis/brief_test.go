@@ -470,7 +470,7 @@ func TestBriefTrueToLedgerModelBackend(t *testing.T) {
 	set, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "test-reasoner", MaxRepairs: -1})
 	require.NoError(t, err)
 	b := setup(t, set)
-	for _, name := range []string{"sample", "inconsistency", "mutawatir", "clean_upgrade", "missing_link"} {
+	for _, name := range slices.Sorted(mapKeys(deals)) {
 		bundle := deals[name]
 		b.importDeal(t, bundle)
 		_, evs := b.debate(t, bundle.Deal.ID, `{}`)

@@ -132,6 +132,16 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		// not a reason to invest.
 		d.say("No position: the registry allows no downside figure to be computed, so the risk officer abstains")
 	}
+	if severe == 0 && critical > 0 {
+		// The PASS rests on the evidence, not on a figure: that is the
+		// argument.
+		for _, c := range evidenceRisks {
+			if c.material() && c.claim.Materiality == debate.MaterialityCritical {
+				arg = d.argue(fmt.Sprintf("%s is CRITICAL and cannot carry a decision as graded", d.flagged(c, nil)), []*claimView{c})
+				break
+			}
+		}
+	}
 
 	// Confidence: the figures are as reliable as the claims they come from.
 	var w, s float64
