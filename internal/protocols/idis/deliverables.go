@@ -437,7 +437,7 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 	if len(d.Dissent) == 0 && len(unbacked) > 0 {
 		d.DissentNote = strings.Join(unbacked, "; ")
 	}
-	d.Summary = summary(d, g)
+	d.Summary = summary(d)
 	d.Glossary = glossary(d.Markdown())
 	return d
 }
@@ -525,7 +525,7 @@ func lowerFirst(s string) string {
 	return strings.ToLower(s[:1]) + s[1:]
 }
 
-func summary(d *Deliverables, g *registryIndex) string {
+func summary(d *Deliverables) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "After %d round(s) the debate stopped on %s", d.Rounds, d.StopReason)
 	if d.StopWhy != "" {
@@ -549,7 +549,6 @@ func summary(d *Deliverables, g *registryIndex) string {
 		}
 		fmt.Fprintf(&b, " Evidence-backed dissent preserved: %s.", strings.Join(who, ", "))
 	}
-	_ = g
 	return b.String()
 }
 
