@@ -314,6 +314,10 @@ func checkBrief(t *testing.T, name string, r debateRecord) {
 	// The stop rule is the ledger's, and the brief says what would have
 	// let the debate continue.
 	require.NotEmpty(t, r.stops, name)
+	for _, st := range r.stops {
+		why, _ := st["why"].(string)
+		require.NotContains(t, why, "  at ", "%s: a stop decision names a blank position: %s", name, why)
+	}
 	stop := r.stops[len(r.stops)-1]
 	require.Equal(t, stop["stop_reason"], d.StopReason, name)
 	require.NotEmpty(t, d.StopContinue, name)
