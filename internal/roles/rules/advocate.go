@@ -98,7 +98,9 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 				usable = append(usable, c)
 			}
 		}
-		if len(facts) > 0 {
+		if len(facts) > 0 && a.rec == debate.RecommendPass {
+			d.say("What holds up is %s, but it does not carry the deal", joinList(facts))
+		} else if len(facts) > 0 {
 			d.say("The thesis rests on %s", joinList(facts))
 			n := min(3, len(usable))
 			arg = d.argue("The thesis rests on "+joinList(facts[:n]), usable[:n])
