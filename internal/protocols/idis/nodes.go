@@ -1,6 +1,7 @@
 package idis
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,11 @@ import (
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/tools"
 )
+
+// NoPosition names the stance of a role that took no investment position
+// in a round: the sanad breaker, which challenges chains, or an observer
+// whose analysis found nothing to argue either way.
+const NoPosition = "NO_POSITION"
 
 // afterRebuttal goes to evidence retrieval only when an agent asked for
 // evidence this round.
@@ -106,7 +112,9 @@ func (p *proto) stop(ctx context.Context, in *orchestrator.NodeInput) (*orchestr
 	positions := map[string][]gate.PositionBand{}
 	for role, hist := range s.Positions {
 		for _, b := range hist {
-			positions[role] = append(positions[role], gate.PositionBand{Recommendation: b.Recommendation, Band: b.Band})
+			// A role without a position (a challenger, an observer that
+			// abstains) is named as such, never as a blank.
+			positions[role] = append(positions[role], gate.PositionBand{Recommendation: cmp.Or(b.Recommendation, NoPosition), Band: b.Band})
 		}
 	}
 	reason, why := gate.StopCondition(gate.StopState{

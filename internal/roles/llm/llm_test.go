@@ -400,9 +400,13 @@ func TestPromptID(t *testing.T) {
 	t.Parallel()
 	for _, role := range debate.IDISRoles {
 		id, sum := llm.PromptID(role)
-		require.Equal(t, role+".v1", id)
-		src, err := os.ReadFile("prompts/" + role + ".v1.tmpl")
+		require.Equal(t, role+".v2", id)
+		src, err := os.ReadFile("prompts/" + role + ".v2.tmpl")
 		require.NoError(t, err)
+		// v2 asks every role for its strongest argument, which the
+		// committee brief quotes, and for tests that point the right way.
+		require.Contains(t, string(src), "structured_content.argument", role)
+		require.Contains(t, string(src), "metric's direction", role)
 		h := sha256.Sum256(src)
 		require.Equal(t, hex.EncodeToString(h[:]), sum)
 	}

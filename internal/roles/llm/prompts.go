@@ -14,7 +14,7 @@ import (
 
 // promptVersion is the version of the embedded templates; a change of a
 // template's text comes with a new file and version.
-const promptVersion = "v1"
+const promptVersion = "v2"
 
 //go:embed prompts/*.tmpl
 var promptFS embed.FS
@@ -27,7 +27,7 @@ var roleTitles = map[string]string{
 	"arbiter":              "Arbiter",
 }
 
-// PromptID returns the id of role's system prompt template ("advocate.v1")
+// PromptID returns the id of role's system prompt template ("advocate.v2")
 // and the hex SHA-256 of the template's text, for the caller to record with
 // the role's outputs. Both are empty for an unknown role.
 func PromptID(role string) (id, sha string) {

@@ -20,6 +20,7 @@ type advocateState struct {
 	ConcededChallengeIDs []string `json:"conceded_challenge_ids,omitempty"`
 	Acknowledged         []string `json:"acknowledged_challenge_ids,omitempty"`
 	Contested            []string `json:"contested_challenge_ids,omitempty"`
+	Argument             argument `json:"argument"`
 }
 
 // advocateTurn presents the thesis (opening) or answers the round's
@@ -30,20 +31,45 @@ type advocateState struct {
 func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	rebuttal := v.spoke(debate.RoleSanadBreaker, v.round)
 	upheld := v.upheldBefore(v.round)
-	a := v.assess(v.concessions(upheld))
+	opening := v.assess(v.concessions(upheld))
+	a := opening
 	d := newDraft(v)
+	company := cmpOr(v.deal.Deal.CompanyName, "the company")
+	var answered []answerNote
+	if rebuttal {
+		// The challenges of this round the advocate concedes or narrows
+		// count against the thesis at once: the position and confidence
+		// are revised in the rebuttal, not a round later.
+		answered = v.answers()
+		conceded := slices.Clone(upheld)
+		for _, n := range answered {
+			if n.a.kind == answerConcede || n.a.kind == answerNarrow {
+				conceded = append(conceded, n.r)
+			}
+		}
+		a = v.assess(v.concessions(conceded))
+	}
 	st := advocateState{Turn: "opening", Recommendation: a.rec, Strength: round2(a.strength), VerifiedShare: round2(a.verifiedShare)}
 	if rebuttal {
 		st.Turn = "rebuttal"
 	}
-	company := cmpOr(v.deal.Deal.CompanyName, "the company")
 
 	if rebuttal {
-		d.say("Rebuttal for %s: the advocate answers this round's challenges and keeps %s", company, a.rec)
-		st.Acknowledged, st.Contested = d.answer(v)
+		switch {
+		case a.rec != opening.rec:
+			d.say("Round %d rebuttal for %s: the advocate revises its position from %s at %s to %s at %s after this round's challenges",
+				v.round, company, opening.rec, f2(round2(opening.confidence)), a.rec, f2(round2(a.confidence)))
+		case round2(a.confidence) != round2(opening.confidence):
+			d.say("Round %d rebuttal for %s: the advocate keeps %s but lowers its confidence from %s to %s for what this round's challenges showed",
+				v.round, company, a.rec, f2(round2(opening.confidence)), f2(round2(a.confidence)))
+		default:
+			d.say("Round %d rebuttal for %s: the advocate keeps %s at %s, since no challenge this round moves the thesis", v.round, company, a.rec, f2(round2(a.confidence)))
+		}
+		st.Acknowledged, st.Contested = d.respond(v, answered)
 	} else {
-		d.say("Opening for %s: the advocate recommends %s", company, a.rec)
+		d.say("Round %d opening for %s: the advocate recommends %s", v.round, company, a.rec)
 	}
+	var arg argument
 	switch {
 	case len(a.relied) == 0:
 		d.say("The registry holds no usable claim for this deal, so no thesis can rest on it")
@@ -56,16 +82,28 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 		if len(usable) > 0 {
 			d.say("The thesis still rests on %s", someKeys(d, usable))
+			n := min(3, len(usable))
+			var facts []string
+			for _, c := range usable[:n] {
+				facts = append(facts, d.fact(c))
+			}
+			arg = d.argue("After the challenges the thesis still rests on "+joinList(facts), usable[:n])
 		}
 	default:
 		var facts []string
+		var usable []*claimView
 		for _, c := range a.relied {
 			if c.rank() < 3 && !c.redFlag() && !c.fatal() {
 				facts = append(facts, d.fact(c))
+				usable = append(usable, c)
 			}
 		}
-		if len(facts) > 0 {
+		if len(facts) > 0 && a.rec == debate.RecommendPass {
+			d.say("What holds up is %s, but it does not carry the deal", joinList(facts))
+		} else if len(facts) > 0 {
 			d.say("The thesis rests on %s", joinList(facts))
+			n := min(3, len(usable))
+			arg = d.argue("The thesis rests on "+joinList(facts[:n]), usable[:n])
 		}
 		d.calcChecks(v)
 		for _, r := range a.risks {
@@ -73,9 +111,19 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 	}
 	d.conditions(&a)
+	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
+		var why []string
+		for i, c := range a.passReasons {
+			if i == 3 {
+				break
+			}
+			why = append(why, d.flagged(c, a.conceded[c.id()]))
+		}
+		arg = d.argue("The thesis does not survive "+joinList(why), a.passReasons[:min(3, len(a.passReasons))])
+	}
 
 	cons := sortedConcessions(a.conceded)
-	if len(cons) > 0 {
+	if len(cons) > 0 && !rebuttal {
 		var parts []string
 		for i, con := range cons {
 			st.ConcededChallengeIDs = append(st.ConcededChallengeIDs, con.ids...)
@@ -96,13 +144,24 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 		d.say("Conceded after the arbiter upheld them in earlier rounds: %s", joinList(parts))
 	}
+	if rebuttal {
+		for _, con := range cons {
+			st.ConcededChallengeIDs = append(st.ConcededChallengeIDs, con.ids...)
+		}
+	}
 
 	d.confidence = a.confidence
 	d.position = a.rec
 	d.justification = fmt.Sprintf("Confidence %s = weighted effective grade score %s over %s × (0.5 + 0.5 × verified material share %s); %s conceded",
 		f2(round2(a.confidence)), f2(a.strength), plural(len(a.relied), "relied claim"), f2(a.verifiedShare), plural(len(cons), "claim"))
-	d.say("Confidence %s follows from the grades of the claims relied on", f2(round2(a.confidence)))
+	if !rebuttal {
+		d.say("Confidence %s follows from the grades of the claims relied on", f2(round2(a.confidence)))
+	}
 	d.advocateMuhasabah(&a)
+	if arg.Text == "" && len(a.relied) > 0 {
+		arg = d.argue(fmt.Sprintf("%s rests on %s", a.rec, someKeys(d, a.relied[:min(3, len(a.relied))])), a.relied[:min(3, len(a.relied))])
+	}
+	st.Argument = arg
 	d.structured = st
 
 	share := 0.5
@@ -139,39 +198,81 @@ func (v *view) notLookedUp(ids []string, tool, field string) []string {
 	return out
 }
 
-// answer responds to each challenge of the round: acknowledged when the
-// registry supports it, contested otherwise.
-func (d *draft) answer(v *view) (ack, contested []string) {
-	chs := v.currentChallenges(v.round)
-	if len(chs) == 0 {
-		d.say("No challenges were raised this round")
+// answerNote is a challenge of the round with the advocate's answer.
+type answerNote struct {
+	r raised
+	a answer
+}
+
+// answers works out the advocate's answer to each challenge of the round.
+func (v *view) answers() []answerNote {
+	var out []answerNote
+	for _, r := range v.currentChallenges(v.round) {
+		out = append(out, answerNote{r: r, a: v.answerTo(r.ch)})
+	}
+	return out
+}
+
+// respond answers each challenge of the round by name: it concedes with
+// the consequence for the thesis, rebuts with evidence the challenger did
+// not cite, narrows the claim to what its source can carry, or contests a
+// challenge the registry does not support.
+func (d *draft) respond(v *view, notes []answerNote) (ack, contested []string) {
+	if len(notes) == 0 {
+		d.say("No challenge was raised this round, so the thesis stands as opened")
 		return nil, nil
 	}
-	for _, r := range chs {
-		j := v.judge(r.ch)
-		var names []string
-		for _, c := range j.claims {
-			names = append(names, d.brief(c))
-		}
-		target := joinList(names)
-		if target == "" {
-			target = "no claim of this deal"
-		}
+	for _, n := range notes {
+		r, a := n.r, n.a
 		id := clip(r.ch.ChallengeID, 80)
-		switch {
-		case j.frivolous != "":
+		typ := clip(r.ch.DefectType, 40)
+		switch a.kind {
+		case answerDismissT:
 			contested = append(contested, r.ch.ChallengeID)
-			d.say("On %s by %s: contested, it fails seed 000 §6.3 because %s", id, r.role, j.frivolous)
-		case j.upheld:
+			d.say("On %s by %s: contested, it fails seed 000 §6.3 because %s", id, r.role, a.j.frivolous)
+		case answerContest:
+			contested = append(contested, r.ch.ChallengeID)
+			target := "no claim of this deal"
+			if a.claim != nil {
+				target = d.fact(a.claim)
+			}
+			d.say("On %s by %s (%s on %s): contested, the registry shows no such defect and the claim is not weak in a material position", id, r.role, typ, target)
+		case answerConcede:
 			ack = append(ack, r.ch.ChallengeID)
-			d.say("On %s by %s (%s on %s): acknowledged, the registry supports it, so the thesis treats %s as contested until it is cured",
-				id, r.role, clip(r.ch.DefectType, 40), target, someKeys(d, j.support))
-		default:
-			contested = append(contested, r.ch.ChallengeID)
-			d.say("On %s by %s (%s on %s): contested, the registry does not support it", id, r.role, clip(r.ch.DefectType, 40), target)
+			d.say("On %s by %s (%s on %s): conceded; %s", id, r.role, typ, d.fact(a.claim), d.consequence(a.claim))
+		case answerRebut:
+			ack = append(ack, r.ch.ChallengeID)
+			d.say("On %s by %s (%s on %s): rebutted with %s, which the challenge did not cite and which supports the figure; the thesis keeps it",
+				id, r.role, typ, d.fact(a.claim), d.rebuttalEvidence(a))
+		case answerNarrow:
+			ack = append(ack, r.ch.ChallengeID)
+			d.say("On %s by %s (%s on %s): narrowed, the thesis keeps %s only as the company states it, lowers its weight from %s to %s and makes %s a condition",
+				id, r.role, typ, d.ref(a.claim), formatValueOr(a.claim), f2(gradeScore(a.claim.grade.Grade)),
+				f2(effectiveScore(a.claim, &concession{claim: a.claim, severity: debate.Severity(r.ch.Severity), typ: debate.DefectType(r.ch.DefectType)})),
+				requiredEvidence(a.claim))
 		}
 	}
 	return ack, contested
+}
+
+// consequence says what conceding a defect of c does to the thesis.
+func (d *draft) consequence(c *claimView) string {
+	name := metricName(c)
+	switch {
+	case c.material() && c.claim.Materiality == debate.MaterialityCritical && (c.rank() == 3 || c.fatal() || c.redFlag()):
+		return fmt.Sprintf("%s is CRITICAL, so without a reconciled %s the thesis cannot be recommended", d.ref(c), name)
+	case c.rank() == 3 || c.fatal() || c.redFlag():
+		return fmt.Sprintf("the thesis stops relying on %s and every figure computed from it until its sources are reconciled", name)
+	}
+	return fmt.Sprintf("%s stays in the thesis at grade %s, with its cure a condition", name, c.grade.Grade)
+}
+
+// formatValueOr is a claim's value, or its metric name when it has none.
+func formatValueOr(c *claimView) string {
+	if c.claim.Value == nil || c.blocked() {
+		return metricName(c)
+	}
+	return metricName(c) + " of " + formatValue(c.claim.Value)
 }
 
 // calcClaim returns the claim a calc's output speaks of: an input claim of
@@ -320,7 +421,7 @@ func (d *draft) advocateMuhasabah(a *assessment) {
 		}
 		d.test(fmt.Sprintf("Reconcile %s of claim %s with an independent source", metricName(c), c.key()),
 			requiredEvidence(c),
-			fmt.Sprintf("The thesis fails if the independent figure %s", tolerance(c)))
+			fmt.Sprintf("The thesis fails if the independent figure %s", worseTolerance(c)))
 	}
 	if len(a.relied) > 0 {
 		weakest := slices.Clone(a.relied)
@@ -328,8 +429,8 @@ func (d *draft) advocateMuhasabah(a *assessment) {
 			return cmp.Or(cmp.Compare(effectiveScore(x, a.conceded[x.id()]), effectiveScore(y, a.conceded[y.id()])), cmp.Compare(y.weight, x.weight))
 		})
 		w := weakest[0]
-		d.counter = fmt.Sprintf("The thesis may rest on optimistic company-prepared figures: claim %s (%s) is grade %s with %s corroboration, and an independent source could place it lower; if it falls, the case for %s falls with it",
-			w.key(), metricName(w), w.grade.Grade, w.grade.Corroboration, cmpOr(d.v.deal.Deal.CompanyName, "the company"))
+		d.counter = fmt.Sprintf("The thesis may rest on optimistic company-prepared figures: claim %s (%s) is grade %s with %s corroboration, and an independent source could place it %s; if it does, the case for %s weakens with it",
+			w.key(), metricName(w), w.grade.Grade, w.grade.Corroboration, worseWord(w), cmpOr(d.v.deal.Deal.CompanyName, "the company"))
 		if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
 			p := a.passReasons[0]
 			d.counter = fmt.Sprintf("The defect of claim %s may be clerical (another period, version or unit): if its sources reconcile, the remaining %s could carry an investment", p.key(), plural(len(a.relied), "claim"))

@@ -15,6 +15,7 @@ type arbiterState struct {
 	Dismissed int       `json:"dismissed"`
 	Frivolous int       `json:"frivolous"`
 	Dissent   []dissent `json:"dissent"`
+	Argument  argument  `json:"argument"`
 }
 
 // dissent is a role whose latest position differs from the arbiter's, and
@@ -24,6 +25,10 @@ type dissent struct {
 	Role           string `json:"role"`
 	Recommendation string `json:"recommendation"`
 	EvidenceBacked bool   `json:"evidence_backed"`
+	// Evidence is what backs it: the role's upheld challenges, else the
+	// VERIFIED material claims its latest output relies on.
+	UpheldChallengeIDs []string `json:"upheld_challenge_ids,omitempty"`
+	ClaimIDs           []string `json:"claim_ids,omitempty"`
 }
 
 // arbiterTurn rules on every challenge not ruled on yet (seed 000 §6.3:
@@ -51,13 +56,15 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	st := arbiterState{Dissent: []dissent{}}
 	upheldNow := []raised{}
 	if len(pending) == 0 {
-		d.say("No challenge awaits a ruling")
+		d.say("Round %d: no challenge awaits a ruling", v.round)
 	} else {
-		d.say("The arbiter rules on %s", plural(len(pending), "challenge"))
+		d.say("Round %d: the arbiter rules on %s point by point", v.round, plural(len(pending), "challenge"))
 	}
 	for _, r := range pending {
-		j := v.judge(r.ch)
-		ru := debate.Ruling{ChallengeID: r.ch.ChallengeID, Upheld: j.upheld, Frivolous: j.frivolous != "", Reason: j.reason}
+		ans := v.answerTo(r.ch)
+		j := ans.j
+		note := d.onAnswer(v, r, ans)
+		ru := debate.Ruling{ChallengeID: r.ch.ChallengeID, Upheld: j.upheld, Frivolous: j.frivolous != "", Reason: clip(j.reason+" "+sentence(note), 1900)}
 		d.rulings = append(d.rulings, ru)
 		var names []string
 		for _, c := range j.claims {
@@ -68,14 +75,14 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		switch {
 		case ru.Frivolous:
 			st.Frivolous++
-			d.say("Challenge %s by %s is frivolous: %s", id, r.role, j.frivolous)
+			d.say("On %s by %s: frivolous, %s", id, r.role, j.frivolous)
 		case ru.Upheld:
 			st.Upheld++
 			upheldNow = append(upheldNow, r)
-			d.say("Challenge %s by %s (%s on %s) is upheld: %s", id, r.role, clip(r.ch.DefectType, 40), target, supportNote(d, j))
+			d.say("On %s by %s (%s on %s): upheld, %s; %s", id, r.role, clip(r.ch.DefectType, 40), target, supportNote(d, j), note)
 		default:
 			st.Dismissed++
-			d.say("Challenge %s by %s (%s on %s) is dismissed: the registry does not support it", id, r.role, clip(r.ch.DefectType, 40), target)
+			d.say("On %s by %s (%s on %s): dismissed, the registry shows no such defect and the claim is not weak in a material position; %s", id, r.role, clip(r.ch.DefectType, 40), target, note)
 		}
 	}
 
@@ -115,7 +122,10 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		if r == debate.RoleArbiter || !ok || p.Recommendation == a.rec {
 			continue
 		}
-		st.Dissent = append(st.Dissent, dissent{Role: r, Recommendation: p.Recommendation, EvidenceBacked: v.backed(r, upheld)})
+		x := dissent{Role: r, Recommendation: p.Recommendation}
+		x.UpheldChallengeIDs, x.ClaimIDs = v.backing(r, upheld)
+		x.EvidenceBacked = len(x.UpheldChallengeIDs)+len(x.ClaimIDs) > 0
+		st.Dissent = append(st.Dissent, x)
 	}
 	if len(st.Dissent) > 0 {
 		var parts []string
@@ -165,13 +175,22 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 	}
 
+	if a.rec == debate.RecommendPass {
+		for _, c := range a.passReasons {
+			if len(d.tests) == 2 {
+				break
+			}
+			d.test(fmt.Sprintf("Cure the defect of claim %s and re-grade the deal", c.key()), requiredEvidence(c),
+				fmt.Sprintf("The PASS ruling fails if claim %s is re-graded VERIFIED at grade B or better", c.key()))
+		}
+	}
 	for _, r := range upheldNow {
 		if len(d.tests) == 2 {
 			break
 		}
 		for _, id := range r.ch.ClaimRefs {
 			if c := v.byID[id]; c != nil {
-				d.test(fmt.Sprintf("Check whether the defect behind %s on claim %s is cured", clip(r.ch.ChallengeID, 80), c.key()),
+				d.test(fmt.Sprintf("Check whether the %s upheld in %s on claim %s is cured", clip(r.ch.DefectType, 40), clip(r.ch.ChallengeID, 80), c.key()),
 					requiredEvidence(c),
 					fmt.Sprintf("The ruling on %s fails if claim %s is re-graded B or better with no open %s defect", clip(r.ch.ChallengeID, 80), c.key(), clip(r.ch.DefectType, 40)))
 				break
@@ -179,20 +198,74 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 	}
 	for i, c := range a.relied {
-		if i == 2 {
+		if i == 2 || a.rec == debate.RecommendPass {
 			break
 		}
 		d.test(fmt.Sprintf("Reconcile %s of claim %s with an independent source", metricName(c), c.key()),
 			requiredEvidence(c),
-			fmt.Sprintf("The %s position fails if the independent figure %s", a.rec, tolerance(c)))
+			fmt.Sprintf("The %s position fails if the independent figure %s", a.rec, worseTolerance(c)))
 	}
 	d.counter = "The upheld challenges may concern form rather than substance: if the challenged claims are corroborated, the deal reads stronger than this position."
 	if a.rec != debate.RecommendPass && len(a.redFlags)+len(a.fatal) > 0 {
 		d.counter = "The defects the conditions name may be worse than curable: if a contradicted or broken claim cannot be reconciled, the position should be PASS."
 	}
 	d.failureModes = []string{"A ruling relies on a grading that a re-grade changes.", "A frivolous challenge would have been valid with better references."}
+	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
+		var why []string
+		for i, c := range a.passReasons {
+			if i == 3 {
+				break
+			}
+			why = append(why, d.flagged(c, a.conceded[c.id()]))
+		}
+		st.Argument = d.argue("PASS: the thesis does not survive "+joinList(why), a.passReasons[:min(3, len(a.passReasons))])
+	} else if len(a.relied) > 0 {
+		var usable []*claimView
+		for _, c := range a.relied {
+			if c.rank() < 3 && !c.redFlag() && !c.fatal() && len(usable) < 3 {
+				usable = append(usable, c)
+			}
+		}
+		var facts []string
+		for _, c := range usable {
+			facts = append(facts, d.fact(c))
+		}
+		text := fmt.Sprintf("%s at %s: the case rests on %s, with %s upheld against the deal", a.rec, f2(round2(d.confidence)), cmpOr(joinList(facts), "no claim graded above D"), plural(len(upheld), "challenge"))
+		var open []string
+		for _, c := range slices.Concat(a.redFlags, a.fatal, a.blocked, a.unverified) {
+			if len(open) < 3 {
+				open = append(open, d.flagged(c, nil))
+			}
+		}
+		if len(open) > 0 && a.rec == debate.RecommendConditional {
+			text += "; the investment is conditional on curing " + joinList(open)
+		}
+		st.Argument = d.argue(text, usable)
+	}
 	d.structured = st
 	return d.output(v.role, v.round, tc.made), nil
+}
+
+// onAnswer says how the advocate answered a challenge and whether that
+// answer meets the point, for the ruling.
+func (d *draft) onAnswer(v *view, r raised, a answer) string {
+	switch a.kind {
+	case answerDismissT:
+		return "the advocate contested it on the same ground"
+	case answerContest:
+		return "the advocate's contest stands"
+	case answerConcede:
+		return "the advocate conceded it, and the concession stands"
+	case answerNarrow:
+		return fmt.Sprintf("the advocate narrowed %s to the company's own figure, which the ruling accepts pending %s", d.ref(a.claim), requiredEvidence(a.claim))
+	case answerRebut:
+		g := gradeOf(v.rebuttalStrength(a))
+		if g == "A" || g == "B" {
+			return fmt.Sprintf("the advocate's rebuttal (%s) supports the figure at grade %s, so the challenge concerns the chain of %s, not its value", d.rebuttalEvidence(a), g, d.ref(a.claim))
+		}
+		return fmt.Sprintf("the advocate's rebuttal (%s) is no stronger than grade %s, so it does not cure the %s on %s", d.rebuttalEvidence(a), g, clip(r.ch.DefectType, 40), d.ref(a.claim))
+	}
+	return "the advocate did not answer it"
 }
 
 // supportNote names the claims that support an upheld challenge.
@@ -221,12 +294,17 @@ func reasonStrength(v *view, c *claimView, con *concession) float64 {
 	return 1 - gradeScore(c.grade.Grade)
 }
 
-// backed reports whether a role's dissent is evidence-backed: one of its
-// challenges was upheld, or (for a position without challenges) it relies
-// on a VERIFIED material claim in its latest output.
-func (v *view) backed(role string, upheld []raised) bool {
-	if slices.ContainsFunc(upheld, func(r raised) bool { return r.role == role }) {
-		return true
+// backing returns what makes a role's dissent evidence-backed: its upheld
+// challenges, else (for a position without them) the VERIFIED material
+// claims its latest output relies on. Both empty: not evidence-backed.
+func (v *view) backing(role string, upheld []raised) (challenges, claims []string) {
+	for _, r := range upheld {
+		if r.role == role && !slices.Contains(challenges, r.ch.ChallengeID) {
+			challenges = append(challenges, r.ch.ChallengeID)
+		}
+	}
+	if len(challenges) > 0 {
+		return challenges, nil
 	}
 	for i := len(v.in.Transcript) - 1; i >= 0; i-- {
 		o := v.in.Transcript[i]
@@ -234,11 +312,11 @@ func (v *view) backed(role string, upheld []raised) bool {
 			continue
 		}
 		for _, id := range o.ClaimRefs {
-			if c := v.byID[id]; c != nil && c.material() && c.verified() {
-				return true
+			if c := v.byID[id]; c != nil && c.material() && c.verified() && !slices.Contains(claims, id) {
+				claims = append(claims, id)
 			}
 		}
-		return false
+		return nil, claims
 	}
-	return false
+	return nil, nil
 }

@@ -41,9 +41,9 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 	company := cmpOr(v.deal.Deal.CompanyName, "the company")
 
 	if len(fs) == 0 {
-		d.say("The contradiction finder finds no inconsistency, unit, period or version mismatch across the documents of %s", company)
+		d.say("Round %d: the contradiction finder finds no inconsistency, unit, period or version mismatch across the documents of %s", v.round, company)
 	} else {
-		d.say("The contradiction finder finds %s across the documents of %s, %d new this round", plural(len(fs), "mismatch"), company, len(fresh))
+		d.say("Round %d: the contradiction finder finds %s across the documents of %s, %d new this round", v.round, pluralES(len(fs), "mismatch"), company, len(fresh))
 		for i, f := range fs {
 			if i == maxChallenges {
 				break
@@ -77,6 +77,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 		}
 	}
 
+	d.followUps(v)
 	mat := v.material()
 	var redFlags, other []*claimView
 	for _, f := range fs {
@@ -94,8 +95,9 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 		d.position = debate.RecommendConditional
 		d.say("Position INVEST_WITH_CONDITIONS: the mismatches on %s must be reconciled first", someKeys(d, other))
 	default:
-		d.position = debate.RecommendInvest
-		d.say("Position INVEST: no source contradicts another on the registered claims")
+		// Finding nothing is not a reason to invest: the contradiction
+		// finder abstains.
+		d.say("No position: finding no contradiction says nothing for or against the investment, so the contradiction finder abstains")
 	}
 
 	if len(fs) > 0 {
@@ -196,11 +198,27 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 		d.counter = fmt.Sprintf("The mismatch on claim %s may be a difference of definition (period, unit or version) rather than of fact; once both sources state the same basis they could agree", f.claim.key())
 	}
 	d.failureModes = []string{"Two sources that agree share an undisclosed origin.", "A mismatch comes from a parsing or extraction error, not the documents."}
+	var arg argument
+	if len(fs) > 0 {
+		f := fs[0]
+		arg = d.argue(fmt.Sprintf("%s is %s by a %s %s: %s", d.fact(f.claim), mismatchVerb(f.typ), f.severity, f.typ, clip(f.detail, 300)), []*claimView{f.claim})
+	} else if len(mat) > 0 {
+		arg = d.argue(fmt.Sprintf("No source contradicts another on the %s, so there is nothing to argue either way", plural(len(mat), "material claim")), mat[:min(3, len(mat))])
+	}
 	d.structured = struct {
-		Findings int `json:"findings"`
-		New      int `json:"new_challenges"`
-	}{len(fs), len(fresh)}
+		Findings int      `json:"findings"`
+		New      int      `json:"new_challenges"`
+		Argument argument `json:"argument"`
+	}{len(fs), len(fresh), arg}
 	return d.output(v.role, v.round, tc.made), nil
+}
+
+// pluralES writes "1 mismatch" / "2 mismatches".
+func pluralES(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ses", n, word)
 }
 
 // mismatchVerb says what a matn defect does to a claim.

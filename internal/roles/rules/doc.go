@@ -44,6 +44,25 @@
 //   - Roles cite every claim they reason about, grade-D ones included, so a
 //     debate on a deal with a grade-D material claim stops at
 //     CRITICAL_DEFECT, seed 001's first stop rule.
+//   - Turns answer each other (issue 17). The advocate's answer to a
+//     challenge is a function of the challenge and the registry (answerTo):
+//     contested when the registry does not support it, conceded with its
+//     consequence when the registry holds the defect (or the claim is grade
+//     D, FATAL or red-flagged), rebutted with corroborating evidence or an
+//     agreeing recomputation the challenger did not cite, else narrowed to
+//     the company's own figure. Every role recomputes it from the
+//     transcript: the challengers withdraw a dismissed challenge, escalate
+//     an upheld one whose rebuttal evidence is no better than grade C and
+//     rest on a concession; the arbiter's ruling says whether the answer
+//     meets the point. The rebuttal counts its concessions at once, so its
+//     position and confidence are revised in the same round.
+//   - A stance comes from analysis: a contradiction finder that finds no
+//     mismatch, or a risk officer that can compute no figure, takes no
+//     position. Every role states its strongest argument in
+//     structured_content.argument (text and claim ids) for the brief.
+//   - Tests and counter-hypotheses point the way that hurts the
+//     conclusion: lower for ARR, margin, NRR, runway, higher for CAC, burn.
+//   - Every turn opens with its round, so no two turns carry the same text.
 //   - Texts quoted from elsewhere (grader explanations, claim texts, other
 //     agents' challenge ids) are scrubbed: an id-shaped token that names
 //     nothing in the deal is replaced, one that names a claim or calc is

@@ -46,7 +46,7 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	risks := v.risks()
 	fresh := d.raiseNew(v, v.riskFindings())
 
-	d.say("The risk officer computes %s from the registry", plural(len(risks), "downside figure"))
+	d.say("Round %d: the risk officer computes %s from the registry", v.round, plural(len(risks), "downside figure"))
 	var used []*claimView
 	var usedCalcs []*calcView
 	severe, flagged := 0, 0
@@ -97,6 +97,25 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	for i, f := range fresh {
 		d.say("Challenge %s: %s is challenged (%s %s)", d.challenges[i].ChallengeID, d.ref(f.claim), f.severity, f.typ)
 	}
+	d.followUps(v)
+	var arg argument
+	for _, r := range risks {
+		if r.severe || (r.flagged && arg.Text == "") {
+			arg = d.argue(d.riskText(r), r.claims)
+		}
+	}
+	if arg.Text == "" && len(evidenceRisks) > 0 {
+		arg = d.argue(fmt.Sprintf("%s cannot carry a decision as graded", d.flagged(evidenceRisks[0], nil)), evidenceRisks[:1])
+	}
+	if arg.Text == "" && len(risks) > 0 {
+		var parts []string
+		var cs []*claimView
+		for _, r := range risks {
+			parts = append(parts, d.riskShort(r))
+			cs = append(cs, r.claims...)
+		}
+		arg = d.argue(fmt.Sprintf("Every downside figure is within its limit: %s", joinList(parts)), cs)
+	}
 
 	switch {
 	case severe > 0 || critical > 0:
@@ -105,9 +124,23 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	case flagged > 0 || len(evidenceRisks) > 0:
 		d.position = debate.RecommendConditional
 		d.say("Position INVEST_WITH_CONDITIONS: %s to mitigate before closing", plural(flagged+len(evidenceRisks), "risk"))
-	default:
+	case len(risks) > 0:
 		d.position = debate.RecommendInvest
 		d.say("Position INVEST: every computed figure is within its limit")
+	default:
+		// No figure could be computed: no downside was measured, which is
+		// not a reason to invest.
+		d.say("No position: the registry allows no downside figure to be computed, so the risk officer abstains")
+	}
+	if severe == 0 && critical > 0 {
+		// The PASS rests on the evidence, not on a figure: that is the
+		// argument.
+		for _, c := range evidenceRisks {
+			if c.material() && c.claim.Materiality == debate.MaterialityCritical {
+				arg = d.argue(fmt.Sprintf("%s is CRITICAL and cannot carry a decision as graded", d.flagged(c, nil)), []*claimView{c})
+				break
+			}
+		}
 	}
 
 	// Confidence: the figures are as reliable as the claims they come from.
@@ -156,8 +189,34 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 	}
 	d.failureModes = []string{"A risk figure is computed from a claim later restated.", "A downside not expressed in the registry's metrics (regulatory, concentration) dominates."}
-	d.structured = riskState(risks)
+	d.structured = riskState(risks, arg)
 	return d.output(v.role, v.round, tc.made), nil
+}
+
+// riskShort states a figure against its limit: "runway 28 months (limit
+// 18)", naming the claims or calc it comes from.
+func (d *draft) riskShort(r risk) string {
+	var src []string
+	for _, c := range r.claims {
+		src = append(src, d.ref(c))
+	}
+	if r.calc != nil {
+		src = append(src, d.refCalc(r.calc))
+	}
+	var fig string
+	switch r.name {
+	case "runway":
+		fig = fmt.Sprintf("runway %s months (at least %d)", formatNumber(r.value), runwayMin)
+	case "burn_multiple":
+		fig = fmt.Sprintf("annual burn %s× ARR (at most %s×)", formatNumber(r.value), formatNumber(burnMultipleMax))
+	case "gross_margin":
+		fig = fmt.Sprintf("gross margin %s%% (at least %d%%)", formatNumber(r.value), marginMin)
+	case "nrr":
+		fig = fmt.Sprintf("net revenue retention %s%% (at least %d%%)", formatNumber(r.value), nrrMin)
+	default:
+		fig = r.name + " " + formatNumber(r.value)
+	}
+	return fig + " from " + joinList(src)
 }
 
 func riskLabel(name string) string {
@@ -223,7 +282,7 @@ func (d *draft) riskTest(r risk) {
 
 // riskState is the risk officer's structured content: each figure and
 // whether it is flagged.
-func riskState(rs []risk) any {
+func riskState(rs []risk, arg argument) any {
 	type fig struct {
 		Name      string  `json:"name"`
 		Value     float64 `json:"value"`
@@ -232,8 +291,9 @@ func riskState(rs []risk) any {
 		Severe    bool    `json:"severe"`
 	}
 	out := struct {
-		Figures []fig `json:"figures"`
-	}{Figures: []fig{}}
+		Figures  []fig    `json:"figures"`
+		Argument argument `json:"argument"`
+	}{Figures: []fig{}, Argument: arg}
 	for _, r := range rs {
 		out.Figures = append(out.Figures, fig{r.name, round2(r.value), r.threshold, r.flagged, r.severe})
 	}

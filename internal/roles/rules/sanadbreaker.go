@@ -153,30 +153,14 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 	earlier := v.ownEarlier()
 
 	if len(fresh) == 0 {
-		d.say("The sanad breaker finds no new weak chain")
+		d.say("Round %d: the sanad breaker finds no new weak chain", v.round)
 	} else {
-		d.say("The sanad breaker raises %s", plural(len(fresh), "new challenge"))
+		d.say("Round %d: the sanad breaker raises %s", v.round, plural(len(fresh), "new challenge"))
 		for i, f := range fresh {
 			d.say("Challenge %s: %s has a %s %s (cure %s)", d.challenges[i].ChallengeID, d.fact(f.claim), f.severity, f.typ, f.cure)
 		}
 	}
-	if len(earlier) > 0 {
-		var parts []string
-		for i, r := range earlier {
-			if i == maxListed {
-				parts = append(parts, fmt.Sprintf("%d more", len(earlier)-maxListed))
-				break
-			}
-			names := []string{}
-			for _, id := range r.ch.ClaimRefs {
-				if c := v.byID[id]; c != nil {
-					names = append(names, d.ref(c))
-				}
-			}
-			parts = append(parts, fmt.Sprintf("%s (%s on %s)", clip(r.ch.ChallengeID, 80), clip(r.ch.DefectType, 40), joinList(names)))
-		}
-		d.say("Still standing from earlier rounds: %s", joinList(parts))
-	}
+	d.followUps(v)
 	mat := v.material()
 	weak := 0
 	for _, c := range mat {
@@ -280,9 +264,22 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 		d.counter = fmt.Sprintf("The %s on claim %s may be an indexing gap rather than a weak source: a registered primary document could cure it without changing the figure", f.typ, f.claim.key())
 	}
 	d.failureModes = []string{"A challenged claim is cured by evidence already held outside the registry.", "A chain defect is an ingestion artefact, not a defect of the source."}
+	var arg argument
+	if len(fs) > 0 {
+		best := fs[0]
+		for _, f := range fs[1:] {
+			if severityRank(f.severity) == severityRank(best.severity) && f.strength > best.strength {
+				best = f
+			}
+		}
+		arg = d.argue(fmt.Sprintf("%s has a %s %s: %s", d.fact(best.claim), best.severity, best.typ, clip(best.detail, 300)), []*claimView{best.claim})
+	} else if len(mat) > 0 {
+		arg = d.argue(fmt.Sprintf("No chain of the %s is weak enough to challenge", plural(len(mat), "material claim")), mat[:min(3, len(mat))])
+	}
 	d.structured = struct {
-		New     int `json:"new_challenges"`
-		Earlier int `json:"standing_challenges"`
-	}{len(fresh), len(earlier)}
+		New      int      `json:"new_challenges"`
+		Earlier  int      `json:"standing_challenges"`
+		Argument argument `json:"argument"`
+	}{len(fresh), len(earlier), arg}
 	return d.output(v.role, v.round, tc.made), nil
 }
