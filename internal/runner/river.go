@@ -295,5 +295,28 @@ END $$`, pgx.Identifier{appRole}.Sanitize(), pgx.Identifier{appRole}.Sanitize())
 	if _, err := conn.Exec(ctx, grants); err != nil {
 		return fmt.Errorf("runner: grant river tables: %w", err)
 	}
+	if _, err := conn.Exec(ctx, riverJobPolicies); err != nil {
+		return fmt.Errorf("runner: river_job policies: %w", err)
+	}
 	return nil
 }
+
+// riverJobPolicies puts river_job under row-level security for the service
+// role. River runs on the service role's pool and needs to read, insert,
+// update and delete jobs (fetch, complete, snooze, cancel, the cleaner), so
+// the grants stay; what the policies take away is deleting a job that is
+// not finished: River itself deletes only finalised jobs (its cleaner, and
+// JobDelete refuses running ones), whereas a deleted available or running
+// job would silently stall its debate. See docs/decisions.md (2026-11-26)
+// for why River keeps the service role rather than a role of its own.
+const riverJobPolicies = `
+ALTER TABLE river_job ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS debated_read ON river_job;
+DROP POLICY IF EXISTS debated_insert ON river_job;
+DROP POLICY IF EXISTS debated_update ON river_job;
+DROP POLICY IF EXISTS debated_delete_finalised ON river_job;
+CREATE POLICY debated_read ON river_job FOR SELECT USING (true);
+CREATE POLICY debated_insert ON river_job FOR INSERT WITH CHECK (true);
+CREATE POLICY debated_update ON river_job FOR UPDATE USING (true) WITH CHECK (true);
+CREATE POLICY debated_delete_finalised ON river_job FOR DELETE
+    USING (state IN ('completed', 'cancelled', 'discarded'));`
