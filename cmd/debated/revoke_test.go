@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -89,4 +90,53 @@ func TestRevokedKeyEndsStreams(t *testing.T) {
 		waitServing(t, connB)
 		requireRevokedStreamEnds(t, connA, connB)
 	})
+}
+
+// TestGateResolutionRecordsItsAuthority: a gate resolved "as" a named actor
+// with a key without the admin scope records, in the signed
+// human_gate.resolved event, the authenticated key and its scopes beside the
+// claimed name.
+func TestGateResolutionRecordsItsAuthority(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, "sqlite", nil)
+	actx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer e2e-admin")
+	admin := debatedv1.NewAdminServiceClient(s.conn)
+	tr, err := admin.CreateTenant(actx, &debatedv1.CreateTenantRequest{Name: "gates"})
+	require.NoError(t, err)
+	kr, err := admin.CreateAPIKey(actx, &debatedv1.CreateAPIKeyRequest{TenantId: tr.GetTenant().GetTenantId(), Name: "intern"})
+	require.NoError(t, err)
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+kr.GetSecret())
+	req, err := apiconv.BundleToProto(storetest.SampleBundle("deal-g"))
+	require.NoError(t, err)
+	_, err = debatedv1.NewRegistryServiceClient(s.conn).ImportDeal(ctx, req)
+	require.NoError(t, err)
+	authority := func(typ string, msgs []*debatedv1.WatchDebateResponse) map[string]any {
+		for _, m := range msgs {
+			if m.GetEvent().GetEventType() != typ {
+				continue
+			}
+			var p map[string]any
+			require.NoError(t, json.Unmarshal([]byte(m.GetEvent().GetPayloadJson()), &p))
+			require.Equal(t, "managing-partner@fund", p["by"], "the claimed name is shown")
+			a, ok := p["authority"].(map[string]any)
+			require.True(t, ok, "%s has no authority: %v", typ, p)
+			return a
+		}
+		require.FailNow(t, "no "+typ+" event")
+		return nil
+	}
+	want := map[string]any{"key_id": kr.GetApiKey().GetKeyId(), "scopes": []any{}, "claimed_actor": "managing-partner@fund"}
+
+	d := s.create(t, ctx, "deal-g", map[string]any{"max_rounds": 2, "gate_round": 1})
+	s.watch(t, ctx, d.GetDebateId(), 0, isGate)
+	got, err := s.debate.GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: d.GetDebateId()})
+	require.NoError(t, err)
+	_, err = s.debate.ResolveHumanGate(ctx, &debatedv1.ResolveHumanGateRequest{DebateId: d.GetDebateId(),
+		GateId: got.GetGates()[0].GetGateId(), Approve: true, Reason: "numbers checked", Actor: "managing-partner@fund"})
+	require.NoError(t, err)
+	msgs := s.watch(t, ctx, d.GetDebateId(), 0, nil)
+	require.Equal(t, want, authority("human_gate.resolved", msgs))
+	v, err := s.debate.VerifyDebate(ctx, &debatedv1.VerifyDebateRequest{DebateId: d.GetDebateId()})
+	require.NoError(t, err)
+	require.True(t, v.GetOk(), "%v", v.GetProblems())
 }
