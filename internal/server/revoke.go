@@ -66,7 +66,11 @@ func (k *keyChecker) valid(ctx context.Context, hash []byte) bool {
 		return c.valid
 	}
 	v, _, _ := k.group.Do(id, func() (any, error) {
-		_, err := k.lookup(ctx, hash)
+		// Shared by every stream asking now: not bound to the first one's
+		// context, which may end meanwhile.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(k.interval, 5*time.Second))
+		defer cancel()
+		_, err := k.lookup(lctx, hash)
 		valid := !errors.Is(err, debate.ErrNotFound)
 		if err != nil && valid {
 			k.log.WarnContext(ctx, "re-checking a stream's API key", slog.String("error", err.Error()))
