@@ -95,6 +95,10 @@ func TestAppRoleAuthority(t *testing.T) {
 		require.NoError(t, owner.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, jobID).Scan(&state))
 		require.Equal(t, "available", state)
 	})
+	t.Run("River's migrations are not the service's to change", func(t *testing.T) {
+		_, err := app.Exec(ctx, `DELETE FROM river_migration`)
+		requireSQLState(t, err, "42501")
+	})
 	t.Run("no row has the empty tenant id", func(t *testing.T) {
 		_, err := owner.Exec(ctx, `INSERT INTO tenants (id, name, created_at) VALUES ('', 'nobody', now())`)
 		requireSQLState(t, err, "23514")

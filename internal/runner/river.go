@@ -282,16 +282,22 @@ func MigrateRiver(ctx context.Context, databaseURL, appRole string) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("runner: river migrations: %w", err)
 	}
+	role := pgx.Identifier{appRole}.Sanitize()
 	grants := fmt.Sprintf(`DO $$
 DECLARE t text;
 BEGIN
-  FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'river%%' LOOP
+  FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'river%%'
+      AND tablename <> 'river_migration' LOOP
     EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %%I TO %s', t);
   END LOOP;
+  -- River's migrations are the owner's business: the service only reads
+  -- which have run.
+  REVOKE ALL ON river_migration FROM %s;
+  GRANT SELECT ON river_migration TO %s;
   FOR t IN SELECT sequence_name FROM information_schema.sequences WHERE sequence_schema = current_schema() AND sequence_name LIKE 'river%%' LOOP
     EXECUTE format('GRANT USAGE, SELECT, UPDATE ON SEQUENCE %%I TO %s', t);
   END LOOP;
-END $$`, pgx.Identifier{appRole}.Sanitize(), pgx.Identifier{appRole}.Sanitize())
+END $$`, role, role, role, role)
 	if _, err := conn.Exec(ctx, grants); err != nil {
 		return fmt.Errorf("runner: grant river tables: %w", err)
 	}
