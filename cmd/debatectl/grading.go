@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // multi is a repeatable string flag.
@@ -241,9 +242,22 @@ func (c *cli) dealEvents(ctx context.Context, args []string) error {
 		default:
 			detail += " " + f["defect_type"].GetStringValue() + " " + f["defect_id"].GetStringValue()
 		}
-		rows = append(rows, []string{fmt.Sprint(e.GetSeq()), e.GetEventType(), e.GetActor(), detail})
+		rows = append(rows, []string{fmt.Sprint(e.GetSeq()), e.GetEventType(), actorShown(e.GetActor(), f["authority"].GetStructValue().GetFields()), detail})
 	}
 	return c.table("SEQ\tTYPE\tACTOR\tDETAIL", rows)
+}
+
+// actorShown is the actor column of a human act: the name the caller
+// claimed, marked as a claim, and the key that was authenticated.
+func actorShown(actor string, authority map[string]*structpb.Value) string {
+	key := authority["key_id"].GetStringValue()
+	if key == "" {
+		return actor
+	}
+	if claimed := authority["claimed_actor"].GetStringValue(); claimed != "" {
+		return fmt.Sprintf("%s (claimed; key %s)", claimed, key)
+	}
+	return "key " + key
 }
 
 func orDash(s string) string {

@@ -341,6 +341,7 @@ func TestDefectCommands(t *testing.T) {
 	for _, typ := range []string{"claim.grade.changed", "defect.created", "defect.flagged", "defect.cured"} {
 		require.Contains(t, out, typ)
 	}
+	require.Regexp(t, `defect\.flagged\s+analyst \(claimed; key \S+\)`, out, "the claimed actor is shown as a claim, beside the key")
 }
 
 // TestImportDealWarnsOfUnknownFields: fields the layout does not define are

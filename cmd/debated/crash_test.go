@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -152,10 +155,45 @@ func crashHarness(t *testing.T, env []string, kills int) {
 func TestCrashRecoveryPostgres(t *testing.T) {
 	t.Parallel()
 	url := migratedDatabase(t)
+	metrics := freeAddr(t)
 	crashHarness(t, []string{
 		"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
 		"DEBATED_ADMIN_TOKEN=crash-admin", "DEBATED_JOB_SLICE=300ms", "DEBATED_RESCUE_AFTER=700ms",
+		"DEBATED_METRICS_ADDR=" + metrics,
 	}, 50)
+	requireQueueDrained(t, url, metrics)
+}
+
+// requireQueueDrained waits until no debate job of the database at url is
+// waiting or running, as River's tables and the last replica's
+// debated_queue_depth both say. Every SIGKILL left its jobs running: the
+// sweeper cancels them when it takes their debates over, River's rescuer
+// (which runs every 30 seconds on the leader, once the jobs' timeout has
+// passed) finalises them.
+func requireQueueDrained(t *testing.T, url, metricsAddr string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	var running, waiting int
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		require.NoError(t, conn.QueryRow(context.Background(), `SELECT
+			count(*) FILTER (WHERE state = 'running'),
+			count(*) FILTER (WHERE state IN ('available', 'scheduled', 'retryable', 'pending'))
+			FROM river_job WHERE kind = 'debated.debate'`).Scan(&running, &waiting))
+		if running == 0 && waiting == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%d debate jobs still running and %d waiting", running, waiting)
+		time.Sleep(500 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^debated_queue_depth 0$`, string(body))
 }
 
 func TestCrashRecoveryEmbedded(t *testing.T) {

@@ -119,6 +119,7 @@ type config struct {
 	workers           int
 	jobSlice          time.Duration
 	rescueAfter       time.Duration
+	keyRecheck        time.Duration
 	metricsAddr       string
 	tenantRPS         float64
 	tenantBurst       int
@@ -258,6 +259,11 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.StringVar(&cfg.healthAddr, "health-addr", env("DEBATED_HEALTH_ADDR", ""), "plaintext gRPC health-only address for probes; empty: health on the API port only (DEBATED_HEALTH_ADDR)")
 		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
 		fs.DurationVar(&cfg.rescueAfter, "rescue-after", rescue, "when a dead replica's debates are taken over (PostgreSQL) (DEBATED_RESCUE_AFTER)")
+		recheck, err := time.ParseDuration(env("DEBATED_KEY_RECHECK", "2s"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_KEY_RECHECK: %w", err)
+		}
+		fs.DurationVar(&cfg.keyRecheck, "key-recheck", recheck, "how often open streams re-check their API key; a revoked key's streams end within it (DEBATED_KEY_RECHECK)")
 	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -352,6 +358,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		Stream:            []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()},
 		AdminToken:        cfg.adminToken,
 		MaxRecvMsgSize:    cfg.maxRecvMsgBytes,
+		KeyRecheck:        cfg.keyRecheck,
 		Logger:            log,
 	})
 	if err != nil {

@@ -74,3 +74,48 @@ func TenantFrom(ctx context.Context) (string, error) {
 	}
 	return p.TenantID, nil
 }
+
+// Authority is what a human act (resolving a gate, cancelling a debate,
+// flagging, curing or waiving a defect) was authorised by: the API key that
+// authenticated the call, with its scopes, and the name the caller said it
+// acts as. ClaimedActor is a label the caller chose and nothing checked it;
+// KeyID and Scopes are what authentication established. Every human-action
+// event records both, so a signed record never presents a claimed name as
+// the authority.
+type Authority struct {
+	KeyID        string   `json:"key_id"`
+	Scopes       []string `json:"scopes"`
+	ClaimedActor string   `json:"claimed_actor,omitempty"`
+}
+
+// AuthorityOf returns the authority of p acting as claimed (empty: no
+// claim). Scopes is never nil, so the recorded JSON always has the field.
+func AuthorityOf(p Principal, claimed string) Authority {
+	scopes := make([]string, 0, len(p.Scopes))
+	for _, s := range p.Scopes {
+		scopes = append(scopes, string(s))
+	}
+	return Authority{KeyID: p.KeyID, Scopes: scopes, ClaimedActor: claimed}
+}
+
+// Actor is the name the records show for the act: the claimed actor if
+// there is one, else "key:" and the key id, else "" (no authority).
+func (a Authority) Actor() string {
+	switch {
+	case a.ClaimedActor != "":
+		return a.ClaimedActor
+	case a.KeyID != "":
+		return "key:" + a.KeyID
+	}
+	return ""
+}
+
+// Map returns the authority as the JSON object a deal event's payload
+// carries under "authority".
+func (a Authority) Map() map[string]any {
+	m := map[string]any{"key_id": a.KeyID, "scopes": append([]string{}, a.Scopes...)}
+	if a.ClaimedActor != "" {
+		m["claimed_actor"] = a.ClaimedActor
+	}
+	return m
+}

@@ -238,11 +238,12 @@ func (e *Engine) seal(d *debate.Debate, round int, pend []pendingEvent) ([]debat
 }
 
 // Abort returns the commit of an operator's abort (seed 003): a
-// debate.aborted event signed by ActorOperator with the reason and who
-// aborted (by), and status aborted. An empty reason is ReasonAborted. The
+// debate.aborted event signed by ActorOperator with the reason, who
+// aborted (by) and the authority of the act (see ResolveGate), and status
+// aborted. An empty reason is ReasonAborted. The
 // debate's open gate, if any, stays as it is. Returns an error wrapping
 // debate.ErrFailedPrecondition if the debate is already terminal.
-func (e *Engine) Abort(d debate.Debate, reason, actor string) (*debate.StepCommit, error) {
+func (e *Engine) Abort(d debate.Debate, reason string, by debate.Authority) (*debate.StepCommit, error) {
 	if d.Status.Terminal() {
 		return nil, fmt.Errorf("orchestrator: %w: debate %s is already %s", debate.ErrFailedPrecondition, d.ID, d.Status)
 	}
@@ -250,7 +251,7 @@ func (e *Engine) Abort(d debate.Debate, reason, actor string) (*debate.StepCommi
 	now := e.now()
 	events, err := e.seal(&d, d.Round, []pendingEvent{{
 		typ: EventDebateAborted, actor: ActorOperator, node: d.NextNode, at: now,
-		payload: abortedPayload{Reason: reason, By: cmp.Or(actor, ActorOperator)},
+		payload: abortedPayload{Reason: reason, By: cmp.Or(by.Actor(), ActorOperator), Authority: authorityOrNil(by)},
 	}})
 	if err != nil {
 		return nil, err
@@ -261,14 +262,24 @@ func (e *Engine) Abort(d debate.Debate, reason, actor string) (*debate.StepCommi
 	}, nil
 }
 
+// authorityOrNil returns a, or nil when no key authorised the act (an
+// in-process call), so the payload then has no authority field.
+func authorityOrNil(a debate.Authority) *debate.Authority {
+	if a.KeyID == "" {
+		return nil
+	}
+	return &a
+}
+
 // ResolveGate returns the commit of an operator's decision on the debate's
 // open human gate: a human_gate.resolved event signed by ActorOperator
-// (payload: gate_id, status, reason, by), the gate updated (approved or
+// (payload: gate_id, status, reason, by — the claimed actor, else the key —
+// and authority: the authenticated key id and scopes and the claim), the gate updated (approved or
 // rejected, Resolution, ResolvedBy, ResolvedAt), status running and Enqueue
 // set, so that a worker runs the next node; that node receives the gate in
 // NodeInput.Gate. Returns an error wrapping debate.ErrFailedPrecondition
 // unless the debate is awaiting_review and the gate is an open gate of it.
-func (e *Engine) ResolveGate(d debate.Debate, gate debate.HumanGate, approve bool, reason, actor string) (*debate.StepCommit, error) {
+func (e *Engine) ResolveGate(d debate.Debate, gate debate.HumanGate, approve bool, reason string, authority debate.Authority) (*debate.StepCommit, error) {
 	switch {
 	case d.Status != debate.DebateAwaitingReview:
 		return nil, fmt.Errorf("orchestrator: %w: debate %s is %s, not awaiting review", debate.ErrFailedPrecondition, d.ID, d.Status)
@@ -278,7 +289,7 @@ func (e *Engine) ResolveGate(d debate.Debate, gate debate.HumanGate, approve boo
 		return nil, fmt.Errorf("orchestrator: %w: gate %s is %s, not open", debate.ErrFailedPrecondition, gate.ID, gate.Status)
 	}
 	now := e.now()
-	by := cmp.Or(actor, ActorOperator)
+	by := cmp.Or(authority.Actor(), ActorOperator)
 	g := gate
 	g.Status = debate.GateRejected
 	if approve {
@@ -288,7 +299,7 @@ func (e *Engine) ResolveGate(d debate.Debate, gate debate.HumanGate, approve boo
 	g.ClaimIDs = append([]string(nil), gate.ClaimIDs...)
 	events, err := e.seal(&d, d.Round, []pendingEvent{{
 		typ: EventGateResolved, actor: ActorOperator, node: gate.Node, at: now,
-		payload: gateResolvedPayload{GateID: gate.ID, Status: string(g.Status), Reason: reason, By: by},
+		payload: gateResolvedPayload{GateID: gate.ID, Status: string(g.Status), Reason: reason, By: by, Authority: authorityOrNil(authority)},
 	}})
 	if err != nil {
 		return nil, err

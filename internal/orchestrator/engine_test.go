@@ -162,7 +162,7 @@ func TestStepDeterministic(t *testing.T) {
 			h := newHarness(t, opts)
 			h.run(t.Context(), nil)
 			if h.d.Status == debate.DebateAwaitingReview {
-				c, err := h.eng.ResolveGate(h.d, h.gate(), true, "ok", "alice")
+				c, err := h.eng.ResolveGate(h.d, h.gate(), true, "ok", debate.Authority{ClaimedActor: "alice"})
 				require.NoError(t, err)
 				h.apply(c)
 				h.run(t.Context(), nil)
@@ -283,10 +283,11 @@ func TestStepGate(t *testing.T) {
 			// Nothing runs while the gate is open.
 			_, err := h.step(t.Context())
 			require.ErrorIs(t, err, debate.ErrFailedPrecondition)
-			_, err = h.eng.ResolveGate(h.d, debate.HumanGate{ID: g.ID, DebateID: "other", Status: debate.GateOpen}, true, "", "alice")
+			_, err = h.eng.ResolveGate(h.d, debate.HumanGate{ID: g.ID, DebateID: "other", Status: debate.GateOpen}, true, "", debate.Authority{ClaimedActor: "alice"})
 			require.ErrorIs(t, err, debate.ErrFailedPrecondition)
 
-			c, err := h.eng.ResolveGate(h.d, g, tc.approve, "checked the statements", "alice")
+			c, err := h.eng.ResolveGate(h.d, g, tc.approve, "checked the statements",
+				debate.Authority{KeyID: "key-1", Scopes: []string{"admin"}, ClaimedActor: "alice"})
 			require.NoError(t, err)
 			require.True(t, c.Enqueue)
 			require.Equal(t, debate.DebateRunning, c.Status)
@@ -297,13 +298,15 @@ func TestStepGate(t *testing.T) {
 			if tc.approve {
 				want = debate.GateApproved
 			}
-			require.Equal(t, map[string]any{"gate_id": g.ID, "status": string(want), "reason": "checked the statements", "by": "alice"}, payload(t, c.Events[0]))
+			require.Equal(t, map[string]any{"gate_id": g.ID, "status": string(want), "reason": "checked the statements", "by": "alice",
+				"authority": map[string]any{"key_id": "key-1", "scopes": []any{"admin"}, "claimed_actor": "alice"}}, payload(t, c.Events[0]),
+				"the claimed actor is shown, and the key that was authenticated is recorded beside it")
 			require.Equal(t, want, c.ResolveGate.Status)
 			require.Equal(t, "alice", c.ResolveGate.ResolvedBy)
 			h.apply(c)
 
 			// A gate resolves once; a runner must hand it to the next step.
-			_, err = h.eng.ResolveGate(h.d, h.gates[g.ID], true, "", "bob")
+			_, err = h.eng.ResolveGate(h.d, h.gates[g.ID], true, "", debate.Authority{ClaimedActor: "bob"})
 			require.ErrorIs(t, err, debate.ErrFailedPrecondition)
 			_, err = h.eng.Step(t.Context(), h.d, h.cp, nil)
 			require.ErrorIs(t, err, debate.ErrFailedPrecondition)
@@ -407,17 +410,18 @@ func TestAbort(t *testing.T) {
 		require.NoError(t, err)
 		h.apply(c)
 	}
-	c, err := h.eng.Abort(h.d, "deal withdrawn", "alice")
+	c, err := h.eng.Abort(h.d, "deal withdrawn", debate.Authority{KeyID: "key-2", Scopes: []string{}, ClaimedActor: "alice"})
 	require.NoError(t, err)
 	require.Equal(t, debate.DebateAborted, c.Status)
 	require.Equal(t, "deal withdrawn", c.StopReason)
 	require.Empty(t, c.NextNode)
 	require.Nil(t, c.Checkpoint)
 	require.Equal(t, []string{"debate.aborted check operator"}, compact(c.Events))
-	require.Equal(t, map[string]any{"reason": "deal withdrawn", "by": "alice"}, payload(t, c.Events[0]))
+	require.Equal(t, map[string]any{"reason": "deal withdrawn", "by": "alice",
+		"authority": map[string]any{"key_id": "key-2", "scopes": []any{}, "claimed_actor": "alice"}}, payload(t, c.Events[0]))
 	h.apply(c)
 
-	_, err = h.eng.Abort(h.d, "again", "alice")
+	_, err = h.eng.Abort(h.d, "again", debate.Authority{ClaimedActor: "alice"})
 	require.ErrorIs(t, err, debate.ErrFailedPrecondition)
 	_, err = h.step(t.Context())
 	require.ErrorIs(t, err, debate.ErrFailedPrecondition)
@@ -425,7 +429,7 @@ func TestAbort(t *testing.T) {
 	// A queued debate with an empty ledger, or one waiting at a gate, can
 	// be aborted too.
 	q := newHarness(t, `{}`)
-	c, err = q.eng.Abort(q.d, "", "")
+	c, err = q.eng.Abort(q.d, "", debate.Authority{})
 	require.NoError(t, err)
 	require.Equal(t, int64(1), c.Events[0].Seq)
 	require.Equal(t, ReasonAborted, c.StopReason)
@@ -434,7 +438,7 @@ func TestAbort(t *testing.T) {
 	g := newHarness(t, `{"rounds":1,"mode":"gate"}`)
 	g.run(t.Context(), nil)
 	require.Equal(t, debate.DebateAwaitingReview, g.d.Status)
-	c, err = g.eng.Abort(g.d, "", "bob")
+	c, err = g.eng.Abort(g.d, "", debate.Authority{ClaimedActor: "bob"})
 	require.NoError(t, err)
 	g.apply(c)
 	require.Equal(t, debate.DebateAborted, g.d.Status)
@@ -508,7 +512,7 @@ func TestStepPreconditions(t *testing.T) {
 
 	t.Run("resolve gate of a running debate", func(t *testing.T) {
 		t.Parallel()
-		_, err := h.eng.ResolveGate(h.d, debate.HumanGate{ID: "g", DebateID: "deb-1", Status: debate.GateOpen}, true, "", "")
+		_, err := h.eng.ResolveGate(h.d, debate.HumanGate{ID: "g", DebateID: "deb-1", Status: debate.GateOpen}, true, "", debate.Authority{})
 		require.ErrorIs(t, err, debate.ErrFailedPrecondition)
 	})
 }

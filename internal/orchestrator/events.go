@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/debated/debated/internal/debate"
 )
 
 // Event types the engine emits. Protocols may not emit them.
@@ -178,11 +180,15 @@ type gateCreatedPayload struct {
 	NextNode string   `json:"next_node"`
 }
 
+// gateResolvedPayload: By is the name shown (the caller's claimed actor,
+// else its key); Authority, when the act came through the API, is what was
+// authenticated (key id and scopes) and the claim as a claim.
 type gateResolvedPayload struct {
-	GateID string `json:"gate_id"`
-	Status string `json:"status"`
-	Reason string `json:"reason"`
-	By     string `json:"by"`
+	GateID    string            `json:"gate_id"`
+	Status    string            `json:"status"`
+	Reason    string            `json:"reason"`
+	By        string            `json:"by"`
+	Authority *debate.Authority `json:"authority,omitempty"`
 }
 
 type stoppedPayload struct {
@@ -194,6 +200,7 @@ type stoppedPayload struct {
 }
 
 type abortedPayload struct {
-	Reason string `json:"reason"`
-	By     string `json:"by"`
+	Reason    string            `json:"reason"`
+	By        string            `json:"by"`
+	Authority *debate.Authority `json:"authority,omitempty"`
 }

@@ -37,7 +37,7 @@ func TestLedgerVerifies(t *testing.T) {
 			h := newHarness(t, opts, func(c *Config) { c.Sealer = sealer })
 			h.run(t.Context(), nil)
 			if h.d.Status == debate.DebateAwaitingReview {
-				c, err := h.eng.ResolveGate(h.d, h.gate(), false, "needs another look", "alice")
+				c, err := h.eng.ResolveGate(h.d, h.gate(), false, "needs another look", debate.Authority{ClaimedActor: "alice"})
 				require.NoError(t, err)
 				h.apply(c)
 				h.run(t.Context(), nil)

@@ -3,16 +3,19 @@ package runner
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/debated/debated/internal/debate"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // DebateArgs is the River job that carries a debate on.
@@ -34,8 +37,9 @@ func (DebateArgs) InsertOpts() river.InsertOpts {
 
 type debateWorker struct {
 	river.WorkerDefaults[DebateArgs]
-	r     *Runner
-	slice time.Duration
+	r       *Runner
+	slice   time.Duration
+	timeout time.Duration
 }
 
 // Work runs the debate for one slice. A debate still running at the end of
@@ -54,8 +58,13 @@ func (w *debateWorker) Work(ctx context.Context, job *river.Job[DebateArgs]) err
 	return err
 }
 
-// Timeout implements river.Worker: the slice bounds a run, not River.
-func (w *debateWorker) Timeout(*river.Job[DebateArgs]) time.Duration { return -1 }
+// Timeout implements river.Worker. The slice bounds a run (a job still
+// working when its slice ends snoozes itself back to the queue, its commit
+// included), so a job running for RescueAfter has a dead or wedged replica.
+// River cancels the job at that point and, above all, its rescuer only
+// rescues a running job whose timeout has passed: a worker without a
+// timeout (-1) left every SIGKILLed replica's job running forever.
+func (w *debateWorker) Timeout(*river.Job[DebateArgs]) time.Duration { return w.timeout }
 
 // RiverConfig configures the River scheduler.
 type RiverConfig struct {
@@ -64,8 +73,10 @@ type RiverConfig struct {
 	// Slice is how long one job runs a debate before handing it back to
 	// the queue; default 20s.
 	Slice time.Duration
-	// RescueAfter is how long a job may stay running before River assumes
-	// its replica died and makes it available again; it must exceed Slice.
+	// RescueAfter is how long a job may stay running before it is taken to
+	// belong to a dead replica: it is the job's River timeout (River's
+	// rescuer then finalises it or makes it available again) and the age
+	// after which the sweeper takes its debate over. It must exceed Slice.
 	// Default 3×Slice.
 	RescueAfter time.Duration
 	// FetchPollInterval bounds how late a job is picked up when a
@@ -97,7 +108,7 @@ func NewRiver(pool *pgxpool.Pool, r *Runner, cfg RiverConfig) (*River, error) {
 		return nil, fmt.Errorf("runner: RescueAfter (%s) must exceed Slice (%s)", cfg.RescueAfter, cfg.Slice)
 	}
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &debateWorker{r: r, slice: cfg.Slice}); err != nil {
+	if err := river.AddWorkerSafely(workers, &debateWorker{r: r, slice: cfg.Slice, timeout: cfg.RescueAfter}); err != nil {
 		return nil, err
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
@@ -115,11 +126,15 @@ func NewRiver(pool *pgxpool.Pool, r *Runner, cfg RiverConfig) (*River, error) {
 	return &River{client: client, pool: pool, r: r, cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default())}, nil
 }
 
-// QueueDepth counts the debate jobs waiting or running.
+// QueueDepth counts the debate jobs waiting or running. A running job whose
+// cancellation was asked for (the sweeper took its debate over) is not
+// counted: its work is done or handed on, and River's rescuer finalises it.
+// River's API lists jobs but does not count them, hence the query.
 func (rv *River) QueueDepth(ctx context.Context) (int, error) {
 	var n int
 	err := rv.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1
-		AND state IN ('available', 'scheduled', 'retryable', 'running')`, DebateArgs{}.Kind()).Scan(&n)
+		AND state IN ('available', 'scheduled', 'retryable', 'running')
+		AND (state <> 'running' OR metadata->>'cancel_attempted_at' IS NULL)`, DebateArgs{}.Kind()).Scan(&n)
 	return n, err
 }
 
@@ -142,75 +157,88 @@ func (rv *River) Start(ctx context.Context) error {
 }
 
 // sweepLoop takes over the debates of dead replicas. River rescues a stuck
-// job only after RescueStuckJobsAfter and its own 30-second maintenance
-// period, under an elected leader; a debate's job whose replica died would
-// wait for that. The sweeper looks for running debate jobs that have made no
-// commit for RescueAfter and schedules a new job for each: the commit fence
-// makes a late duplicate harmless.
+// job only after its timeout (RescueAfter) and its own 30-second
+// maintenance period, under an elected leader; a debate whose replica died
+// would wait for that. The sweeper looks for running debate jobs that have
+// made no commit for RescueAfter and, for each, finalises the job through
+// River and gives the debate a new one (see sweep).
 func (rv *River) sweepLoop(ctx context.Context) {
 	defer close(rv.done)
 	interval := max(rv.cfg.RescueAfter/4, 100*time.Millisecond)
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	recent := map[int64]time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if err := rv.sweep(ctx, recent); err != nil && ctx.Err() == nil {
+		if _, err := rv.sweep(ctx); err != nil && ctx.Err() == nil {
 			rv.log.Warn("sweeping for stuck debates", slog.String("error", err.Error()))
 		}
 	}
 }
 
-func (rv *River) sweep(ctx context.Context, recent map[int64]time.Time) error {
-	rows, err := rv.pool.Query(ctx, `SELECT id, args FROM river_job
-		WHERE kind = $1 AND state = 'running' AND attempted_at < now() - make_interval(secs => $2)`,
-		DebateArgs{}.Kind(), rv.cfg.RescueAfter.Seconds())
+// sweep handles every debate job running for longer than RescueAfter whose
+// cancellation nobody has asked for yet, and returns how many it handled:
+//   - its debate is still runnable and has made no commit for RescueAfter:
+//     in one transaction the job is cancelled (JobCancelTx) and a new job is
+//     inserted, so the debate always has exactly one live job and another
+//     replica's sweeper does not take it over a second time;
+//   - its debate is no longer runnable (finished, awaiting a person, gone):
+//     the job is cancelled;
+//   - its debate committed recently: the job's replica is alive (a commit
+//     may outlast the slice), so it is left alone.
+//
+// A cancelled job of a live replica has its context cancelled and ends as
+// cancelled; a dead replica's job stays running until River's rescuer,
+// which the job's timeout now lets act, finalises it as cancelled.
+func (rv *River) sweep(ctx context.Context) (int, error) {
+	params := river.NewJobListParams().Kinds(DebateArgs{}.Kind()).States(rivertype.JobStateRunning).
+		Where("attempted_at < now() - make_interval(secs => @rescue_after) AND metadata->>'cancel_attempted_at' IS NULL",
+			river.NamedArgs{"rescue_after": rv.cfg.RescueAfter.Seconds()}).
+		First(500)
+	res, err := rv.client.JobList(ctx, params)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	type stuck struct {
-		id   int64
-		args DebateArgs
-	}
-	var jobs []stuck
-	for rows.Next() {
-		var j stuck
-		if err := rows.Scan(&j.id, &j.args); err != nil {
-			rows.Close()
-			return err
+	handled := 0
+	for _, job := range res.Jobs {
+		var args DebateArgs
+		if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
+			return handled, fmt.Errorf("runner: job %d args: %w", job.ID, err)
 		}
-		jobs = append(jobs, j)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	now := time.Now()
-	for id, at := range recent {
-		if now.Sub(at) > 2*rv.cfg.RescueAfter {
-			delete(recent, id)
-		}
-	}
-	for _, j := range jobs {
-		if _, done := recent[j.id]; done {
+		d, err := rv.r.cfg.Store.DebateGet(TenantContext(ctx, args.TenantID), args.DebateID)
+		switch {
+		case errors.Is(err, debate.ErrNotFound) || err == nil && !d.Status.Runnable():
+			if _, err := rv.client.JobCancel(ctx, job.ID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+				return handled, err
+			}
+			handled++
+			continue
+		case err != nil:
+			return handled, err
+		case time.Since(d.UpdatedAt) < rv.cfg.RescueAfter:
 			continue
 		}
-		d, err := rv.r.cfg.Store.DebateGet(TenantContext(ctx, j.args.TenantID), j.args.DebateID)
-		if err != nil || !d.Status.Runnable() || now.Sub(d.UpdatedAt) < rv.cfg.RescueAfter {
-			continue
-		}
-		if _, err := rv.client.Insert(ctx, j.args, nil); err != nil {
+		err = pgx.BeginFunc(ctx, rv.pool, func(tx pgx.Tx) error {
+			if _, err := rv.client.JobCancelTx(ctx, tx, job.ID); err != nil {
+				return err
+			}
+			_, err := rv.client.InsertTx(ctx, tx, args, nil)
 			return err
+		})
+		if errors.Is(err, rivertype.ErrNotFound) {
+			continue // finalised meanwhile
 		}
-		recent[j.id] = now
+		if err != nil {
+			return handled, err
+		}
+		handled++
 		rv.log.Info("taking over a debate whose replica stopped committing",
-			slog.String("tenant_id", j.args.TenantID), slog.String("debate_id", j.args.DebateID), slog.Int64("stuck_job", j.id))
+			slog.String("tenant_id", args.TenantID), slog.String("debate_id", args.DebateID), slog.Int64("stuck_job", job.ID))
 	}
-	return nil
+	return handled, nil
 }
 
 // Stop cancels the running debates' contexts, so each commits or drops its
@@ -254,18 +282,47 @@ func MigrateRiver(ctx context.Context, databaseURL, appRole string) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("runner: river migrations: %w", err)
 	}
+	role := pgx.Identifier{appRole}.Sanitize()
 	grants := fmt.Sprintf(`DO $$
 DECLARE t text;
 BEGIN
-  FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'river%%' LOOP
+  FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'river%%'
+      AND tablename <> 'river_migration' LOOP
     EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %%I TO %s', t);
   END LOOP;
+  -- River's migrations are the owner's business: the service only reads
+  -- which have run.
+  REVOKE ALL ON river_migration FROM %s;
+  GRANT SELECT ON river_migration TO %s;
   FOR t IN SELECT sequence_name FROM information_schema.sequences WHERE sequence_schema = current_schema() AND sequence_name LIKE 'river%%' LOOP
     EXECUTE format('GRANT USAGE, SELECT, UPDATE ON SEQUENCE %%I TO %s', t);
   END LOOP;
-END $$`, pgx.Identifier{appRole}.Sanitize(), pgx.Identifier{appRole}.Sanitize())
+END $$`, role, role, role, role)
 	if _, err := conn.Exec(ctx, grants); err != nil {
 		return fmt.Errorf("runner: grant river tables: %w", err)
 	}
+	if _, err := conn.Exec(ctx, riverJobPolicies); err != nil {
+		return fmt.Errorf("runner: river_job policies: %w", err)
+	}
 	return nil
 }
+
+// riverJobPolicies puts river_job under row-level security for the service
+// role. River runs on the service role's pool and needs to read, insert,
+// update and delete jobs (fetch, complete, snooze, cancel, the cleaner), so
+// the grants stay; what the policies take away is deleting a job that is
+// not finished: River itself deletes only finalised jobs (its cleaner, and
+// JobDelete refuses running ones), whereas a deleted available or running
+// job would silently stall its debate. See docs/decisions.md (2026-11-26)
+// for why River keeps the service role rather than a role of its own.
+const riverJobPolicies = `
+ALTER TABLE river_job ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS debated_read ON river_job;
+DROP POLICY IF EXISTS debated_insert ON river_job;
+DROP POLICY IF EXISTS debated_update ON river_job;
+DROP POLICY IF EXISTS debated_delete_finalised ON river_job;
+CREATE POLICY debated_read ON river_job FOR SELECT USING (true);
+CREATE POLICY debated_insert ON river_job FOR INSERT WITH CHECK (true);
+CREATE POLICY debated_update ON river_job FOR UPDATE USING (true) WITH CHECK (true);
+CREATE POLICY debated_delete_finalised ON river_job FOR DELETE
+    USING (state IN ('completed', 'cancelled', 'discarded'));`

@@ -61,12 +61,14 @@ func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
 		}
 		return ctx, nil
 	}
-	key, err := s.tenants.APIKeyLookup(ctx, hashKey(token))
+	hash := hashKey(token)
+	key, err := s.tenants.APIKeyLookup(ctx, hash)
 	if errors.Is(err, debate.ErrNotFound) {
 		return nil, status.Error(codes.Unauthenticated, "invalid or revoked API key")
 	}
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
+	ctx = context.WithValue(ctx, keyHashKey{}, hash)
 	return debate.WithPrincipal(ctx, debate.Principal{TenantID: key.TenantID, KeyID: key.ID, Scopes: key.Scopes}), nil
 }

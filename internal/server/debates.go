@@ -24,8 +24,8 @@ import (
 // DebateEngine makes the commits of operator acts; the runner makes the
 // others.
 type DebateEngine interface {
-	Abort(d debate.Debate, reason, actor string) (*debate.StepCommit, error)
-	ResolveGate(d debate.Debate, g debate.HumanGate, approve bool, reason, actor string) (*debate.StepCommit, error)
+	Abort(d debate.Debate, reason string, by debate.Authority) (*debate.StepCommit, error)
+	ResolveGate(d debate.Debate, g debate.HumanGate, approve bool, reason string, by debate.Authority) (*debate.StepCommit, error)
 }
 
 // Debates is what DebateService needs. Without it the service is not
@@ -185,9 +185,9 @@ func (ds *debateService) operatorCommit(ctx context.Context, debateID string, ma
 }
 
 func (ds *debateService) CancelDebate(ctx context.Context, req *debatedv1.CancelDebateRequest) (*debatedv1.CancelDebateResponse, error) {
-	actor := actorOf(ctx, "")
+	by := authorityOf(ctx, "")
 	d, err := ds.operatorCommit(ctx, req.GetDebateId(), func(d debate.Debate) (*debate.StepCommit, error) {
-		return ds.Engine.Abort(d, req.GetReason(), actor)
+		return ds.Engine.Abort(d, req.GetReason(), by)
 	})
 	if err != nil {
 		return nil, toStatus(ctx, ds.s.log, err)
@@ -196,13 +196,13 @@ func (ds *debateService) CancelDebate(ctx context.Context, req *debatedv1.Cancel
 }
 
 func (ds *debateService) ResolveHumanGate(ctx context.Context, req *debatedv1.ResolveHumanGateRequest) (*debatedv1.ResolveHumanGateResponse, error) {
-	actor := actorOf(ctx, req.GetActor())
+	by := authorityOf(ctx, req.GetActor())
 	d, err := ds.operatorCommit(ctx, req.GetDebateId(), func(d debate.Debate) (*debate.StepCommit, error) {
 		g, err := ds.Store.GateGet(ctx, d.ID, req.GetGateId())
 		if err != nil {
 			return nil, err
 		}
-		return ds.Engine.ResolveGate(d, g, req.GetApprove(), req.GetReason(), actor)
+		return ds.Engine.ResolveGate(d, g, req.GetApprove(), req.GetReason(), by)
 	})
 	if err != nil {
 		return nil, toStatus(ctx, ds.s.log, err)

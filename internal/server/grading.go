@@ -33,18 +33,29 @@ func (s *Server) GradeDeal(ctx context.Context, req *debatedv1.GradeDealRequest)
 	return out, nil
 }
 
-// actorOf names who acts: the caller's label if given, else its API key.
-func actorOf(ctx context.Context, label string) string {
-	if label != "" {
-		return label
-	}
+// authorityOf is the authority of the caller's act: its authenticated key
+// and scopes, and label as the actor it claims to be (empty: none).
+func authorityOf(ctx context.Context, label string) debate.Authority {
 	p, _ := debate.PrincipalFrom(ctx)
-	return "key:" + p.KeyID
+	return debate.AuthorityOf(p, label)
+}
+
+// withAuthority records a in a deal event's payload (under "authority");
+// the event's actor stays the name shown, a.Actor().
+func withAuthority(ev debate.DealEvent, a debate.Authority) debate.DealEvent {
+	p := make(map[string]any, len(ev.Payload)+1)
+	for k, v := range ev.Payload {
+		p[k] = v
+	}
+	p["authority"] = a.Map()
+	ev.Payload = p
+	return ev
 }
 
 // FlagDefect implements RegistryService.
 func (s *Server) FlagDefect(ctx context.Context, req *debatedv1.FlagDefectRequest) (*debatedv1.FlagDefectResponse, error) {
 	now := s.now().UTC()
+	by := authorityOf(ctx, req.GetActor())
 	params := sanad.FlagParams{
 		ID:           "dfl_" + uuid.NewString(),
 		ClaimID:      req.GetClaimId(),
@@ -53,7 +64,7 @@ func (s *Server) FlagDefect(ctx context.Context, req *debatedv1.FlagDefectReques
 		CureProtocol: apiconv.CureFromProto(req.GetCureProtocol()),
 		Description:  req.GetDescription(),
 		EvidenceRefs: req.GetEvidenceRefs(),
-		Actor:        actorOf(ctx, req.GetActor()),
+		Actor:        by.Actor(),
 	}
 	var flagged debate.Defect
 	g, _, err := s.grading.DealGrade(ctx, req.GetDealId(), now,
@@ -64,7 +75,7 @@ func (s *Server) FlagDefect(ctx context.Context, req *debatedv1.FlagDefectReques
 			}
 			flagged = d
 			next, upsert, events := sanad.Regrade(b, append(records, d), prev, now)
-			return next, append(upsert, d), append([]debate.DealEvent{ev}, events...), nil
+			return next, append(upsert, d), append([]debate.DealEvent{withAuthority(ev, by)}, events...), nil
 		})
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
@@ -74,7 +85,7 @@ func (s *Server) FlagDefect(ctx context.Context, req *debatedv1.FlagDefectReques
 
 // CureDefect implements RegistryService.
 func (s *Server) CureDefect(ctx context.Context, req *debatedv1.CureDefectRequest) (*debatedv1.CureDefectResponse, error) {
-	d, g, now, err := s.closeDefect(ctx, req.GetDealId(), req.GetDefectId(), debate.DefectCured, req.GetActor(), req.GetReason())
+	d, g, now, err := s.closeDefect(ctx, req.GetDealId(), req.GetDefectId(), debate.DefectCured, authorityOf(ctx, req.GetActor()), req.GetReason())
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +98,7 @@ func (s *Server) WaiveDefect(ctx context.Context, req *debatedv1.WaiveDefectRequ
 	if p, _ := debate.PrincipalFrom(ctx); !p.HasScope(debate.ScopeAdmin) {
 		return nil, status.Error(codes.PermissionDenied, "waiving a defect needs an API key with the admin scope")
 	}
-	d, g, now, err := s.closeDefect(ctx, req.GetDealId(), req.GetDefectId(), debate.DefectWaived, req.GetActor(), req.GetReason())
+	d, g, now, err := s.closeDefect(ctx, req.GetDealId(), req.GetDefectId(), debate.DefectWaived, authorityOf(ctx, req.GetActor()), req.GetReason())
 	if err != nil {
 		return nil, err
 	}
@@ -96,14 +107,14 @@ func (s *Server) WaiveDefect(ctx context.Context, req *debatedv1.WaiveDefectRequ
 
 // closeDefect cures or waives a defect and re-grades, in one transaction. A
 // deal never graded is graded first, so its detected defects have records.
-func (s *Server) closeDefect(ctx context.Context, dealID, defectID string, st debate.DefectStatus, actor, reason string) (debate.Defect, *debate.DealGrading, time.Time, error) {
+func (s *Server) closeDefect(ctx context.Context, dealID, defectID string, st debate.DefectStatus, by debate.Authority, reason string) (debate.Defect, *debate.DealGrading, time.Time, error) {
 	now := s.now().UTC()
 	var closed debate.Defect
 	g, _, err := s.grading.DealGrade(ctx, dealID, now,
 		func(b *debate.DealBundle, records []debate.Defect, prev *debate.DealGrading) (*debate.DealGrading, []debate.Defect, []debate.DealEvent, error) {
 			current, up1, ev1 := sanad.Regrade(b, records, prev, now)
 			all := append(append([]debate.Defect(nil), records...), up1...)
-			d, ev, err := sanad.Close(all, defectID, st, actor, reason, now)
+			d, ev, err := sanad.Close(all, defectID, st, by.Actor(), reason, now)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -115,7 +126,7 @@ func (s *Server) closeDefect(ctx context.Context, dealID, defectID string, st de
 			}
 			next, up2, ev2 := sanad.Regrade(b, all, current, now)
 			upsert := dedupeByID(append(append(up1, d), up2...))
-			events := append(append(ev1, ev), ev2...)
+			events := append(append(ev1, withAuthority(ev, by)), ev2...)
 			return next, upsert, events, nil
 		})
 	if err != nil {

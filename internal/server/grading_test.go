@@ -288,3 +288,69 @@ func TestDefectLifecycle(t *testing.T) {
 		}
 	})
 }
+
+// TestHumanActsRecordTheirAuthority: a defect flagged, cured or waived "as"
+// a named actor records, in its audit event, the key that was authenticated
+// and its scopes beside the name, which is kept as a claim only.
+func TestHumanActsRecordTheirAuthority(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, kind string) {
+		b := setup(t, kind, adminToken)
+		tenantID, _ := b.tenant(t, "acme")
+		actx := bearer(context.Background(), adminToken)
+		plain, err := b.admin.CreateAPIKey(actx, &debatedv1.CreateAPIKeyRequest{TenantId: tenantID, Name: "intern"})
+		require.NoError(t, err)
+		admin, err := b.admin.CreateAPIKey(actx, &debatedv1.CreateAPIKeyRequest{TenantId: tenantID, Name: "partner",
+			Scopes: []debatedv1.Scope{debatedv1.Scope_SCOPE_ADMIN}})
+		require.NoError(t, err)
+		ctx, adminCtx := bearer(context.Background(), plain.GetSecret()), bearer(context.Background(), admin.GetSecret())
+		req := importAuthored(t, b, ctx, "inconsistency")
+		dealID := req.GetDeal().GetDealId()
+		g, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: dealID})
+		require.NoError(t, err)
+		var detected, clean string
+		for _, c := range g.GetGrading().GetClaims() {
+			if len(c.GetDefects()) > 0 && detected == "" {
+				detected = c.GetDefects()[0].GetDefectId()
+			}
+			if len(c.GetDefects()) == 0 && clean == "" {
+				clean = c.GetClaimId()
+			}
+		}
+		fl, err := b.registry.FlagDefect(ctx, &debatedv1.FlagDefectRequest{DealId: dealID, ClaimId: clean,
+			DefectType:   debatedv1.DefectType_DEFECT_TYPE_CONCEALMENT,
+			Description:  "the deck leaves out a lost anchor customer that the model still books as revenue",
+			EvidenceRefs: []string{req.GetEvidenceItems()[0].GetEvidenceId()}, Actor: "managing-partner@fund"})
+		require.NoError(t, err)
+		_, err = b.registry.CureDefect(ctx, &debatedv1.CureDefectRequest{DealId: dealID, DefectId: fl.GetDefect().GetDefectId(),
+			Actor: "analyst@fund", Reason: "customer list reconciled"})
+		require.NoError(t, err)
+		_, err = b.registry.WaiveDefect(adminCtx, &debatedv1.WaiveDefectRequest{DealId: dealID, DefectId: detected,
+			Actor: "managing-partner@fund", Reason: "confirmed with the auditor"})
+		require.NoError(t, err)
+
+		evs, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: dealID, PageSize: 1000})
+		require.NoError(t, err)
+		got := map[string]map[string]any{}
+		actors := map[string]string{}
+		for _, e := range evs.GetEvents() {
+			switch e.GetEventType() {
+			case "defect.flagged", "defect.cured", "defect.waived":
+				a, ok := e.GetPayload().AsMap()["authority"].(map[string]any)
+				require.True(t, ok, "%s has no authority: %v", e.GetEventType(), e.GetPayload().AsMap())
+				got[e.GetEventType()] = a
+				actors[e.GetEventType()] = e.GetActor()
+			default:
+				require.NotContains(t, e.GetPayload().AsMap(), "authority", "the grader's own events carry no key")
+			}
+		}
+		plainID, adminID := plain.GetApiKey().GetKeyId(), admin.GetApiKey().GetKeyId()
+		require.Equal(t, map[string]map[string]any{
+			"defect.flagged": {"key_id": plainID, "scopes": []any{}, "claimed_actor": "managing-partner@fund"},
+			"defect.cured":   {"key_id": plainID, "scopes": []any{}, "claimed_actor": "analyst@fund"},
+			"defect.waived":  {"key_id": adminID, "scopes": []any{"admin"}, "claimed_actor": "managing-partner@fund"},
+		}, got)
+		require.Equal(t, map[string]string{"defect.flagged": "managing-partner@fund", "defect.cured": "analyst@fund",
+			"defect.waived": "managing-partner@fund"}, actors)
+	})
+}

@@ -68,6 +68,10 @@ type Config struct {
 	// StatsHandler, if set, observes every RPC (e.g. OpenTelemetry's
 	// otelgrpc server handler).
 	StatsHandler stats.Handler
+	// KeyRecheck is how often an open stream (WatchDebate) checks that the
+	// API key it was opened with is still valid; a stream of a revoked key
+	// ends with UNAUTHENTICATED within about this long. Default 2s.
+	KeyRecheck time.Duration
 	// Unary and Stream interceptors run right after panic recovery (e.g.
 	// metrics).
 	Unary  []grpc.UnaryServerInterceptor
@@ -98,6 +102,7 @@ type Server struct {
 	grpc     *grpc.Server
 	validate protovalidate.Validator
 	hub      interface{ Close() }
+	keys     *keyChecker
 
 	debatedv1.UnimplementedAdminServiceServer
 	debatedv1.UnimplementedRegistryServiceServer
@@ -127,6 +132,10 @@ func New(stores Stores, cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	// The key cache ages by the wall clock, like the ticker that asks it, not
+	// by cfg.Now (a test's fixed clock would make its entries last forever).
+	s.keys = &keyChecker{lookup: s.tenants.APIKeyLookup, interval: cmp.Or(cfg.KeyRecheck, 2*time.Second),
+		now: time.Now, log: s.log, checked: map[string]keyCheck{}}
 	authn := selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(s.authenticate),
 		selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool { return !isPublic(c.FullMethod()) }))
 	authnStream := selector.StreamServerInterceptor(auth.StreamServerInterceptor(s.authenticate),
@@ -136,12 +145,12 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		return status.Error(codes.Internal, "internal error")
 	})
 	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
-	// recovery → (metrics) → logging → authentication → rate limit →
-	// validation.
+	// recovery → (metrics) → logging → authentication (→ key re-check on
+	// streams) → rate limit → validation.
 	unary := append([]grpc.UnaryServerInterceptor{recovery.UnaryServerInterceptor(rec)}, cfg.Unary...)
 	unary = append(unary, logging.UnaryServerInterceptor(slogAdapter(s.log), logOpts...), authn)
 	stream := append([]grpc.StreamServerInterceptor{recovery.StreamServerInterceptor(rec)}, cfg.Stream...)
-	stream = append(stream, logging.StreamServerInterceptor(slogAdapter(s.log), logOpts...), authnStream)
+	stream = append(stream, logging.StreamServerInterceptor(slogAdapter(s.log), logOpts...), authnStream, s.streamKeyRecheck)
 	if cfg.TenantRPS > 0 {
 		lim := &tenantLimiter{rps: rate.Limit(cfg.TenantRPS), burst: max(cfg.TenantBurst, 1), byID: map[string]*rate.Limiter{}}
 		unary = append(unary, lim.unary)

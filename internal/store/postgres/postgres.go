@@ -28,8 +28,10 @@ import (
 )
 
 // AppRole is the role the service's queries run as. The migrations create
-// it (NOLOGIN) and grant it SELECT and INSERT on the tables it needs, and
-// UPDATE of api_keys.revoked_at; never DELETE, never ownership.
+// it (NOLOGIN) and grant it SELECT and INSERT on the tables it needs, the
+// few UPDATEs a debate's progress needs, all of tenant_models (under
+// row-level security), only INSERT on api_keys (read and revoked through
+// SECURITY DEFINER functions, migration 0012); never ownership.
 const AppRole = "debated_app"
 
 // Config configures New.

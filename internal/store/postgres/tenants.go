@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,8 +12,12 @@ import (
 	"github.com/debated/debated/internal/store/internal/rows"
 )
 
-// Tenants and API keys are service metadata: no row-level security (a key
-// is looked up before its tenant is known), and no tenant in the context.
+// Tenants are service metadata: no row-level security, and no tenant in the
+// context. API keys are tenant-owned rows under row-level security
+// (migration 0012): a key is inserted with its own tenant set, and since a
+// key is looked up before its tenant is known, lookup and revocation go
+// through the SECURITY DEFINER functions debated_api_key_lookup and
+// debated_api_key_revoke; debated_app cannot read the table itself.
 
 // TenantCreate stores t, its CreatedAt in UTC to the microsecond. Returns
 // a *debate.ValidationError if its id is not a valid id, and
@@ -87,18 +92,25 @@ func (s *Store) APIKeyCreate(ctx context.Context, k debate.APIKey) error {
 		t := rows.Time(*k.RevokedAt)
 		revoked = &t
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (id, tenant_id, name, prefix, hash, scopes, created_at, revoked_at)
+	err := s.tenantTx(ctx, k.TenantID, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, tenant_id, name, prefix, hash, scopes, created_at, revoked_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		k.ID, k.TenantID, k.Name, k.Prefix, k.Hash, rows.Scopes(k.Scopes), rows.Time(k.CreatedAt), revoked)
+			k.ID, k.TenantID, k.Name, k.Prefix, k.Hash, rows.Scopes(k.Scopes), rows.Time(k.CreatedAt), revoked)
+		return err
+	})
 	return wrap("api key create", err)
 }
 
-const apiKeyColumns = `id, tenant_id, name, prefix, hash, scopes, created_at, revoked_at`
-
-func scanAPIKey(row pgx.Row) (debate.APIKey, error) {
+// scanAPIKey reads a row of debated_api_key_lookup (revoked false) or of
+// debated_api_key_revoke (revoked true, with the revocation time).
+func scanAPIKey(row pgx.Row, withRevoked bool) (debate.APIKey, error) {
 	var k debate.APIKey
 	var scopes []string
-	if err := row.Scan(&k.ID, &k.TenantID, &k.Name, &k.Prefix, &k.Hash, &scopes, &k.CreatedAt, &k.RevokedAt); err != nil {
+	dest := []any{&k.ID, &k.TenantID, &k.Name, &k.Prefix, &scopes, &k.CreatedAt}
+	if withRevoked {
+		dest = append(dest, &k.Hash, &k.RevokedAt)
+	}
+	if err := row.Scan(dest...); err != nil {
 		return debate.APIKey{}, err
 	}
 	k.Scopes = rows.ScopesOf(scopes)
@@ -111,23 +123,28 @@ func scanAPIKey(row pgx.Row) (debate.APIKey, error) {
 }
 
 // APIKeyLookup returns the unrevoked key whose hash is hash, by an index
-// lookup. Returns debate.ErrNotFound if there is none.
+// lookup in debated_api_key_lookup, which runs as the table's owner and
+// returns no hash (the caller has it). Returns debate.ErrNotFound if there
+// is none.
 func (s *Store) APIKeyLookup(ctx context.Context, hash []byte) (debate.APIKey, error) {
 	k, err := scanAPIKey(s.pool.QueryRow(ctx,
-		`SELECT `+apiKeyColumns+` FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`, hash))
+		`SELECT id, tenant_id, name, prefix, scopes, created_at FROM debated_api_key_lookup($1)`, hash), false)
 	if err != nil {
 		return debate.APIKey{}, wrap("api key lookup", err)
 	}
+	k.Hash = slices.Clone(hash)
 	return k, nil
 }
 
 // APIKeyRevoke marks the key revoked at at (UTC, to the microsecond) and
-// returns it. Revoking a revoked key keeps its first revocation time.
+// returns it. Revoking a revoked key keeps its first revocation time. The
+// admin API names a key by id alone, so it goes through the SECURITY
+// DEFINER function debated_api_key_revoke, which can do nothing else.
 // Returns debate.ErrNotFound if the key is unknown.
 func (s *Store) APIKeyRevoke(ctx context.Context, keyID string, at time.Time) (debate.APIKey, error) {
 	k, err := scanAPIKey(s.pool.QueryRow(ctx,
-		`UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING `+apiKeyColumns,
-		keyID, rows.Time(at)))
+		`SELECT id, tenant_id, name, prefix, scopes, created_at, hash, revoked_at FROM debated_api_key_revoke($1, $2)`,
+		keyID, rows.Time(at)), true)
 	if err != nil {
 		return debate.APIKey{}, wrap(fmt.Sprintf("api key %q revoke", keyID), err)
 	}
