@@ -20,8 +20,8 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/store/storetest"
-	"github.com/debated/debated/migrations"
 	"github.com/debated/debated/internal/testutil/pgtest"
+	"github.com/debated/debated/migrations"
 )
 
 // The tests of this package share one fresh database, created and migrated
