@@ -215,6 +215,21 @@ func canonicalDealEvent(e *DealEvent, payload []byte) []byte {
 	return append(b, '}')
 }
 
+// DealHash returns the hex hash of a deal event as SealDeal defines it,
+// whatever e.Hash says. It returns an error wrapping ErrInvalidEvent for an
+// event SealDeal would not have produced.
+func DealHash(e *DealEvent) (string, error) {
+	if err := checkDealFields(e); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	payload, err := canonicalPayload(e.Payload)
+	if err != nil {
+		return "", fmt.Errorf("%w: payload: %w", ErrInvalidEvent, err)
+	}
+	sum := sha256.Sum256(canonicalDealEvent(e, payload))
+	return hex.EncodeToString(sum[:]), nil
+}
+
 // VerifyDeal checks a deal's chained events (after legacy legacy events,
 // so the first carries seq legacy+1) against keys and policy: contiguous
 // seq, one deal and tenant, the hash chain from GenesisHash, each hash, the
