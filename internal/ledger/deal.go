@@ -484,10 +484,15 @@ func (b *DealBundle) verify(keys map[string]PublicKeyInfo, policy Policy, truste
 		return r
 	}
 	r.OK = false
-	if r.FirstBadSeq == 0 || pre[0].Seq != 0 && pre[0].Seq < r.FirstBadSeq {
-		r.FirstBadSeq = pre[0].Seq
-	}
 	r.Problems = append(pre, r.Problems...)
+	// The first bad seq is the smallest seq any problem names (legacy
+	// problems come before the chain); bundle-level problems name none.
+	r.FirstBadSeq = 0
+	for _, p := range r.Problems {
+		if p.Seq != 0 && (r.FirstBadSeq == 0 || p.Seq < r.FirstBadSeq) {
+			r.FirstBadSeq = p.Seq
+		}
+	}
 	return r
 }
 

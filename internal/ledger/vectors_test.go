@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -217,9 +218,14 @@ func buildVectors(t *testing.T) *vectors {
 		apiconv.PolicyToProto(ledger.DealProtocol, ledger.DealPolicy()),
 		apiconv.PolicyToProto(vecProtocol, vecPolicy()),
 	}
-	trusted, err := protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true}.Marshal(resp)
+	// protojson varies its whitespace on purpose; the file is re-indented
+	// so that it is stable.
+	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(resp)
 	require.NoError(t, err)
-	vs.add("trusted_keys.json", append(trusted, '\n'))
+	var compact, trusted bytes.Buffer
+	require.NoError(t, json.Compact(&compact, raw))
+	require.NoError(t, json.Indent(&trusted, compact.Bytes(), "", "  "))
+	vs.add("trusted_keys.json", append(trusted.Bytes(), '\n'))
 
 	ok := verdict{OK: true}
 	vs.expect("debate", "the genuine debate bundle", "debate.json", "", ok)
