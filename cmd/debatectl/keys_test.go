@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -114,6 +115,21 @@ func TestVerifyTrustedKeys(t *testing.T) {
 	require.Contains(t, out, "policy")
 	require.Contains(t, out, "synthetic.v1")
 
+	// The independent verifier of docs/ledger-verifier agrees on a real
+	// export, the forgery and the loosened policy.
+	python, err := exec.LookPath("python3")
+	if err == nil && exec.Command(python, "-c", "import cryptography").Run() == nil {
+		script := filepath.Join("..", "..", "docs", "ledger-verifier", "verify.py")
+		for path, ok := range map[string]bool{genuine: true, forged: false, loose: false} {
+			out, err := exec.Command(python, script, "--trusted-keys", trusted, path).CombinedOutput()
+			require.Equal(t, ok, err == nil, "%s: %s", path, out)
+		}
+		out, err := exec.Command(python, script, genuine).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	} else {
+		t.Log("python3 with cryptography is not installed: the independent verifier was not run")
+	}
+
 	// A damaged trusted file is refused, not trusted.
 	_, err = ctl(t, "unused:1", nil, "verify", genuine, "--trusted-keys", genuine)
 	require.Error(t, err)
@@ -145,6 +161,11 @@ func TestDealAudit(t *testing.T) {
 	out, err = ctl(t, "unused:1", nil, "verify", genuine, "--trusted-keys", trusted)
 	require.NoError(t, err, out)
 	require.Contains(t, out, "deal deal-audit")
+	if python, err := exec.LookPath("python3"); err == nil && exec.Command(python, "-c", "import cryptography").Run() == nil {
+		out, err := exec.Command(python, filepath.Join("..", "..", "docs", "ledger-verifier", "verify.py"),
+			"--trusted-keys", trusted, genuine).CombinedOutput()
+		require.NoError(t, err, "the independent verifier: %s", out)
+	}
 	b, err := ledger.ParseDealBundle([]byte(bundle))
 	require.NoError(t, err)
 	require.NotEmpty(t, b.Events)
