@@ -136,6 +136,8 @@ func (s *DealSealer) SealDeal(tenantID, prevHash string, events []debate.DealEve
 		prev = GenesisHash
 	}
 	out := make([]debate.DealEvent, len(events))
+	signers := make([]Signer, len(events))
+	sums := make([][]byte, len(events))
 	for i, e := range events {
 		actor, ok := dealSigners[e.Type]
 		if !ok {
@@ -145,22 +147,39 @@ func (s *DealSealer) SealDeal(tenantID, prevHash string, events []debate.DealEve
 		if err != nil {
 			return nil, err
 		}
-		sg := s.signer(tenantID, actor)
-		de.PrevHash, de.KeyID = prev, sg.KeyID()
+		signers[i] = s.signer(tenantID, actor)
+		de.PrevHash, de.KeyID = prev, signers[i].KeyID()
 		de.Time = de.Time.Truncate(time.Microsecond)
 		if err := checkDealFields(&de); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 		}
 		sum := sha256.Sum256(canonicalDealEvent(&de, de.Payload))
-		sig, err := sg.Sign(sum[:])
+		sums[i] = sum[:]
+		e.PrevHash, e.KeyID = de.PrevHash, de.KeyID
+		e.Hash = hex.EncodeToString(sum[:])
+		out[i] = e
+		prev = e.Hash
+	}
+	// A grading of a large deal appends tens of thousands of events: sign
+	// them in one batch when every key is the keyring's (see signBatch).
+	keys := make([]*expandedKey, 0, len(signers))
+	for _, sg := range signers {
+		if ks, ok := sg.(*keySigner); ok && ks.err == nil && ks.exp != nil {
+			keys = append(keys, ks.exp)
+		}
+	}
+	if len(keys) == len(signers) {
+		for i, sig := range signBatch(keys, sums) {
+			out[i].Signature = encodeSig(sig)
+		}
+		return out, nil
+	}
+	for i, sg := range signers {
+		sig, err := sg.Sign(sums[i])
 		if err != nil {
 			return nil, fmt.Errorf("ledger: sign deal event: %w", err)
 		}
-		e.PrevHash, e.KeyID = de.PrevHash, de.KeyID
-		e.Hash = hex.EncodeToString(sum[:])
-		e.Signature = encodeSig(sig)
-		out[i] = e
-		prev = e.Hash
+		out[i].Signature = encodeSig(sig)
 	}
 	return out, nil
 }
