@@ -12,7 +12,6 @@ import (
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
-	"github.com/debated/debated/internal/ledger"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -297,36 +296,6 @@ func (c *cli) debateVerify(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.out, "  seq %d: %s: %s\n", p.GetSeq(), p.GetRule(), p.GetDetail())
 	}
 	return fmt.Errorf("debate %s does not verify: first bad event is seq %d", id, resp.GetFirstBadSeq())
-}
-
-// verifyBundle checks an exported bundle offline: no server is contacted.
-func verifyBundle(out io.Writer, asJSON bool, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	b, err := ledger.ParseBundle(data)
-	if err != nil {
-		return err
-	}
-	rep := ledger.VerifyBundle(b)
-	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else if rep.OK {
-		fmt.Fprintf(out, "bundle verifies: debate %s, %d events\n", b.DebateID, len(b.Events))
-	} else {
-		for _, p := range rep.Problems {
-			fmt.Fprintf(out, "  seq %d: %s: %s\n", p.Seq, p.Rule, p.Detail)
-		}
-	}
-	if !rep.OK {
-		return fmt.Errorf("bundle does not verify: first bad event is seq %d", rep.FirstBadSeq)
-	}
-	return nil
 }
 
 func (c *cli) protocolsList(ctx context.Context, args []string) error {

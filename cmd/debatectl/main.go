@@ -62,7 +62,14 @@ commands:
   debate deliverables DEBATE_ID [--markdown] [--artifacts DIR]
                                        the committee deliverables and per-round artifacts
   validate-output --deal ID FILE.json  check an agent output against the gates (nothing stored)
-  verify BUNDLE.json                   verify an exported ledger offline (no server)
+  keys                                 the public keys and policies the operator publishes for
+                                       the tenant (--json: the file verify --trusted-keys reads)
+  deal verify DEAL_ID                  server-side verification of the deal's audit log
+  deal export DEAL_ID                  the deal's audit log as a bundle for verify
+  verify BUNDLE.json [--trusted-keys KEYS.json]
+                                       verify an exported debate ledger or deal audit log offline
+                                       (no server); without --trusted-keys it checks integrity,
+                                       with them also who signed it and under which policy
 `
 
 func main() {
@@ -109,10 +116,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	if rest[0] == "verify" {
-		if len(rest) != 2 {
-			return errors.New("verify: want BUNDLE.json")
-		}
-		return verifyBundle(stdout, c.json, rest[1])
+		return verifyCmd(stdout, c.json, rest[1:])
 	}
 	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -147,6 +151,10 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 		return c.claimsList(ctx, args[2:])
 	case "claim get":
 		return c.claimGet(ctx, args[2:])
+	case "deal verify":
+		return c.dealVerify(ctx, args[2:])
+	case "deal export":
+		return c.dealExport(ctx, args[2:])
 	case "deal events":
 		return c.dealEvents(ctx, args[2:])
 	case "defect flag":
@@ -178,6 +186,9 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 	}
 	if args[0] == "validate-output" {
 		return c.validateOutput(ctx, args[1:])
+	}
+	if args[0] == "keys" {
+		return c.keysList(ctx, args[1:])
 	}
 	if args[0] == "protocols" {
 		return c.protocolsList(ctx, args[1:])

@@ -46,24 +46,42 @@ type stores interface {
 // returns its address.
 func serve(t *testing.T, kind string) string {
 	t.Helper()
+	addr, _ := serveAt(t, kind)
+	return addr
+}
+
+// testKeys is the keyring the test servers sign with.
+func testKeys(t *testing.T) *ledger.Keyring {
+	t.Helper()
+	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("debatectl-test-signing-secret-32b!")}, "v1")
+	require.NoError(t, err)
+	return keys
+}
+
+// serveAt is serve that also returns where the store is: the SQLite file
+// or the PostgreSQL database URL.
+func serveAt(t *testing.T, kind string) (addr, where string) {
+	t.Helper()
 	ctx := context.Background()
+	keys := testKeys(t)
 	var st stores
 	switch kind {
 	case "sqlite":
-		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
+		where = filepath.Join(t.TempDir(), "d.db")
+		s, err := sqlite.OpenConfig(ctx, sqlite.Config{Path: where, DealSealer: ledger.NewDealSealer(keys)})
 		require.NoError(t, err)
 		st = s
 	case "postgres":
-		url := pgtest.NewDatabase(t)
-		require.NoError(t, postgres.Migrate(ctx, url))
-		s, err := postgres.New(ctx, postgres.Config{URL: url})
+		where = pgtest.NewDatabase(t)
+		require.NoError(t, postgres.Migrate(ctx, where))
+		s, err := postgres.New(ctx, postgres.Config{URL: where, DealSealer: ledger.NewDealSealer(keys)})
 		require.NoError(t, err)
 		st = s
 	}
 	t.Cleanup(st.Close)
 	stores := server.Stores{Tenants: st, Registry: st, Grading: st}
 	if s, ok := st.(*sqlite.Store); ok {
-		stores.Debates = debates(t, s)
+		stores.Debates = debates(t, s, keys)
 	}
 	srv, err := server.New(stores, server.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
@@ -75,15 +93,13 @@ func serve(t *testing.T, kind string) string {
 		defer cancel()
 		srv.Shutdown(ctx)
 	})
-	return lis.Addr().String()
+	return lis.Addr().String(), where
 }
 
 // debates assembles the debate engine over an embedded store, as debated
 // does.
-func debates(t *testing.T, st *sqlite.Store) *server.Debates {
+func debates(t *testing.T, st *sqlite.Store, keys *ledger.Keyring) *server.Debates {
 	t.Helper()
-	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("debatectl-test-signing-secret-32b!")}, "v1")
-	require.NoError(t, err)
 	reg, err := orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New()}))
 	require.NoError(t, err)
 	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})

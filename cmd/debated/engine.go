@@ -150,6 +150,20 @@ func (p pgSearcher) SearchEvidence(ctx context.Context, dealID, query string, _ 
 	return out, total, nil
 }
 
+// signingKeyring is the keyring that signs debate ledgers and deal audit
+// logs: DEBATED_SIGNING_KEYS, or on the embedded store a secret kept in the
+// data folder.
+func signingKeyring(cfg config) (*ledger.Keyring, error) {
+	switch {
+	case cfg.signingKeys != "":
+		return parseSigningKeys(cfg.signingKeys, cfg.signingKeyCurrent)
+	case cfg.databaseURL == "":
+		return embeddedKeyring(cfg.dataDir)
+	default:
+		return nil, errors.New("DEBATED_SIGNING_KEYS is required with PostgreSQL: every replica must sign with the same keys")
+	}
+}
+
 // scheduler starts and stops the debates' execution.
 type scheduler interface {
 	Stop(ctx context.Context) error
@@ -157,20 +171,7 @@ type scheduler interface {
 
 // startDebates assembles the engine, the runner and the scheduler of the
 // store's kind, and returns what DebateService needs.
-func startDebates(ctx context.Context, cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*server.Debates, scheduler, error) {
-	var keys *ledger.Keyring
-	var err error
-	switch {
-	case cfg.signingKeys != "":
-		keys, err = parseSigningKeys(cfg.signingKeys, cfg.signingKeyCurrent)
-	case cfg.databaseURL == "":
-		keys, err = embeddedKeyring(cfg.dataDir)
-	default:
-		err = errors.New("DEBATED_SIGNING_KEYS is required with PostgreSQL: every replica must sign with the same keys")
-	}
-	if err != nil {
-		return nil, nil, err
-	}
+func startDebates(ctx context.Context, cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*server.Debates, scheduler, error) {
 	transcripts := idis.NewTranscripts()
 	reg, err := protocols(cfg, st, log, m, box, keys, transcripts)
 	if err != nil {

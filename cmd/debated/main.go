@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/metrics"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
@@ -300,14 +301,16 @@ type stores interface {
 	Close()
 }
 
-func openStores(ctx context.Context, cfg config, log *slog.Logger) (stores, error) {
+// openStores opens the store of cfg; deal audit events are sealed with
+// keys.
+func openStores(ctx context.Context, cfg config, keys *ledger.Keyring, log *slog.Logger) (stores, error) {
 	if cfg.databaseURL == "" {
 		if err := os.MkdirAll(cfg.dataDir, 0o750); err != nil {
 			return nil, fmt.Errorf("data dir: %w", err)
 		}
 		path := filepath.Join(cfg.dataDir, "debated.db")
 		log.InfoContext(ctx, "using the embedded store", slog.String("path", path))
-		return sqlite.Open(ctx, path)
+		return sqlite.OpenConfig(ctx, sqlite.Config{Path: path, DealSealer: ledger.NewDealSealer(keys)})
 	}
 	if cfg.migrateOnStart {
 		if err := migrate(ctx, cfg.databaseURL); err != nil {
@@ -315,7 +318,7 @@ func openStores(ctx context.Context, cfg config, log *slog.Logger) (stores, erro
 		}
 	}
 	log.InfoContext(ctx, "using PostgreSQL")
-	return postgres.New(ctx, postgres.Config{URL: cfg.databaseURL})
+	return postgres.New(ctx, postgres.Config{URL: cfg.databaseURL, DealSealer: ledger.NewDealSealer(keys)})
 }
 
 // migrate applies the schema's and River's migrations.
@@ -327,7 +330,18 @@ func migrate(ctx context.Context, url string) error {
 }
 
 func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Addr)) error {
-	st, err := openStores(ctx, cfg, log)
+	// The embedded store's data folder (which holds its signing secret) is
+	// made before the keyring is read.
+	if cfg.databaseURL == "" {
+		if err := os.MkdirAll(cfg.dataDir, 0o750); err != nil {
+			return fmt.Errorf("data dir: %w", err)
+		}
+	}
+	keys, err := signingKeyring(cfg)
+	if err != nil {
+		return err
+	}
+	st, err := openStores(ctx, cfg, keys, log)
 	if err != nil {
 		return err
 	}
@@ -337,7 +351,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	if err != nil {
 		return err
 	}
-	debates, sched, err := startDebates(ctx, cfg, st, log, m, box)
+	debates, sched, err := startDebates(ctx, cfg, st, keys, log, m, box)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,27 @@ type DealEvent struct {
 	Actor     string
 	Payload   map[string]any // JSON-encodable
 	CreatedAt time.Time
+	// The chain (docs/ledger.md, "Deal audit logs"): PrevHash is the hash
+	// of the deal's previous chained event (the genesis hash for the
+	// first), Hash the event's own, KeyID and Signature its signature. All
+	// four are empty on a legacy event, recorded before the log was
+	// chained.
+	PrevHash  string
+	Hash      string
+	KeyID     string
+	Signature string
+}
+
+// DealSealer chains and signs a deal's audit events. The stores call it
+// inside the transaction that appends the events, holding the deal's lock.
+type DealSealer interface {
+	// SealDeal returns events completed as the deal's next events after the
+	// chained event with hash prevHash ("" when the deal has none yet):
+	// PrevHash, Hash, KeyID and Signature set. Each event's Seq, DealID and
+	// CreatedAt (UTC, to the microsecond) must already be set, and its
+	// Payload be what a read will return. Returns an error for an event it
+	// cannot seal (an unknown type, an unusable field).
+	SealDeal(tenantID, prevHash string, events []DealEvent) ([]DealEvent, error)
 }
 
 // GradeFunc computes a deal's grading inside the store's transaction. It

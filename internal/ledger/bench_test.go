@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/debated/debated/internal/debate"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,5 +74,24 @@ func BenchmarkKeyringSigner(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = f.kr.Signer(f.tenant, "advocate")
+	}
+}
+
+// BenchmarkSealDeal seals the 1,000 events a grading of a large deal
+// appends (grade and verdict changes, new defects), per grading.
+func BenchmarkSealDeal(b *testing.B) {
+	f := setup(b)
+	types := []string{debate.EventClaimGradeChanged, debate.EventClaimVerdictChanged, debate.EventDefectCreated}
+	events := make([]debate.DealEvent, 1000)
+	for i := range events {
+		events[i] = debate.DealEvent{Seq: int64(i + 1), DealID: "deal-bench", Type: types[i%len(types)], Actor: debate.ActorGrader,
+			CreatedAt: f.t0, Payload: map[string]any{"claim_key": "C17", "from": "C", "to": "B", "reason": "two independent audited sources"}}
+	}
+	s := NewDealSealer(f.kr)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.SealDeal(f.tenant, "", events); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

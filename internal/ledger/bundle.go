@@ -24,9 +24,13 @@ var ErrInvalidBundle = errors.New("ledger: invalid bundle")
 // rewrite the keys too. Authenticity needs the key ids and public keys to be
 // compared with the ones the server publishes for the tenant.
 type Bundle struct {
-	Format     string                   `json:"format"`
-	DebateID   string                   `json:"debate_id"`
-	TenantID   string                   `json:"tenant_id"`
+	Format   string `json:"format"`
+	DebateID string `json:"debate_id"`
+	TenantID string `json:"tenant_id"`
+	// Protocol names the protocol the debate ran (Debate.Protocol), whose
+	// published policy a verifier with trusted keys compares Policy with.
+	// Bundles exported before it existed omit it.
+	Protocol   string                   `json:"protocol,omitempty"`
 	Events     []Event                  `json:"events"`
 	PublicKeys map[string]PublicKeyInfo `json:"public_keys"`
 	Policy     Policy                   `json:"policy"`

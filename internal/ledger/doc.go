@@ -54,4 +54,17 @@
 // and the Policy: the role guard, and the ordering rules of the agent
 // protocol (seed 003), which apply to every protocol whenever their event
 // types appear. See Policy for the payload fields those rules read.
+//
+// # Origin, not only integrity
+//
+// A bundle verified with the keys it carries proves only that it is
+// consistent: whoever rewrote it could have re-signed it. VerifyBundleTrusted
+// and VerifyDealBundleTrusted check a bundle against a Trust, the keys and
+// policies the operator publishes (Keyring.Published, GetSigningKeys).
+//
+// # Deal audit logs
+//
+// A deal's audit log is chained and signed the same way (DealSealer,
+// VerifyDeal, DealBundle), with its own hashed object; see deal.go.
+// docs/ledger.md specifies all of it for verifiers in other languages.
 package ledger

@@ -123,6 +123,7 @@ type checker struct {
 	debateID string
 	tenantID string
 	scoped   bool
+	trusted  bool // keys come from outside the bundle (VerifyBundleTrusted)
 
 	pos      int64  // position of the event being checked
 	prevSeq  int64  // seq claimed by the previous event
@@ -266,6 +267,9 @@ func (c *checker) check(e *Event) []Problem {
 func (c *checker) key(id string) (PublicKeyInfo, string) {
 	info, ok := c.keys[id]
 	if !ok {
+		if c.trusted {
+			return PublicKeyInfo{}, fmt.Sprintf("key id %q is not among the trusted keys", id)
+		}
 		return PublicKeyInfo{}, fmt.Sprintf("unknown key id %q", id)
 	}
 	problem, seen := c.keyErr[id]

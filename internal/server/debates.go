@@ -300,7 +300,9 @@ func (ds *debateService) ExportDebate(ctx context.Context, req *debatedv1.Export
 	if err != nil {
 		return nil, toStatus(ctx, ds.s.log, err)
 	}
-	data, err := ledger.MarshalBundle(ledger.NewBundle(d.ID, d.TenantID, events, keys, policy))
+	b := ledger.NewBundle(d.ID, d.TenantID, events, keys, policy)
+	b.Protocol = d.Protocol
+	data, err := ledger.MarshalBundle(b)
 	if err != nil {
 		return nil, toStatus(ctx, ds.s.log, err)
 	}

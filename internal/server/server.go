@@ -76,6 +76,9 @@ type Config struct {
 	// metrics).
 	Unary  []grpc.UnaryServerInterceptor
 	Stream []grpc.StreamServerInterceptor
+	// CheckpointKeys, if set, returns the checkpoint keys GetSigningKeys
+	// publishes beside the ledger keys (nil: none configured yet).
+	CheckpointKeys func() []debate.PublicKey
 }
 
 // Stores are the persistence the server needs.
@@ -179,6 +182,9 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		}
 		s.hub = stores.Debates.Hub
 		debatedv1.RegisterDebateServiceServer(s.grpc, &debateService{s: s, Debates: *stores.Debates})
+		debatedv1.RegisterKeyServiceServer(s.grpc, &keyService{s: s, keys: stores.Debates.Keys,
+			protocols: stores.Debates.Protocols, checkpoint: cfg.CheckpointKeys})
+		debatedv1.RegisterDealAuditServiceServer(s.grpc, &dealAuditService{s: s, keys: stores.Debates.Keys})
 	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)

@@ -79,8 +79,11 @@ func (s *Store) DealGrade(ctx context.Context, dealID string, at time.Time, grad
 			prev, err = rows.DecodeGrading(data)
 			return err
 		})
-	batch.Queue(`SELECT coalesce(max(seq), 0) FROM deal_events WHERE tenant_id = $1 AND deal_id = $2`, tenant, dealID).
-		QueryRow(func(row pgx.Row) error { return row.Scan(&lastSeq) })
+	var lastHash string
+	batch.Queue(`SELECT coalesce(max(seq), 0),
+			coalesce((SELECT hash FROM deal_events WHERE tenant_id = $1 AND deal_id = $2 AND hash IS NOT NULL ORDER BY seq DESC LIMIT 1), '')
+		FROM deal_events WHERE tenant_id = $1 AND deal_id = $2`, tenant, dealID).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&lastSeq, &lastHash) })
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, nil, wrap(op, err)
 	}
@@ -91,6 +94,9 @@ func (s *Store) DealGrade(ctx context.Context, dealID string, at time.Time, grad
 	}
 	w, err := rows.EncodeGrading(dealID, at, next, upsert, records, events, lastSeq)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := rows.SealEvents(w, s.sealer, tenant, lastHash); err != nil {
 		return nil, nil, err
 	}
 
@@ -111,11 +117,17 @@ func (s *Store) DealGrade(ctx context.Context, dealID string, at time.Time, grad
 		tenant, dealID, w.GradedAt, w.GradingJSON)
 	batch.Queue(`UPDATE deals SET graded_at = $3 WHERE tenant_id = $1 AND deal_id = $2`, tenant, dealID, w.GradedAt)
 	if e := w.Events; len(e.Seqs) > 0 {
-		batch.Queue(`INSERT INTO deal_events (tenant_id, deal_id, seq, event_type, actor, payload, created_at)
-			SELECT $1, $2, u.seq, u.event_type, u.actor, u.payload::jsonb, u.created_at
-			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
-				AS u (seq, event_type, actor, payload, created_at)`,
-			tenant, dealID, e.Seqs, e.Types, e.Actors, e.Payloads, e.CreatedAts)
+		// The one statement that appends deal events (chained by
+		// rows.SealEvents above).
+		batch.Queue(`INSERT INTO deal_events (tenant_id, deal_id, seq, event_type, actor, payload, created_at,
+				prev_hash, hash, key_id, signature)
+			SELECT $1, $2, u.seq, u.event_type, u.actor, u.payload::jsonb, u.created_at,
+				nullif(u.prev_hash, ''), nullif(u.hash, ''), nullif(u.key_id, ''), nullif(u.signature, '')
+			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+					$8::text[], $9::text[], $10::text[], $11::text[])
+				AS u (seq, event_type, actor, payload, created_at, prev_hash, hash, key_id, signature)`,
+			tenant, dealID, e.Seqs, e.Types, e.Actors, e.Payloads, e.CreatedAts,
+			e.PrevHashes, e.Hashes, e.KeyIDs, e.Signatures)
 	}
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, nil, wrap(op, err)
@@ -205,7 +217,8 @@ func (s *Store) DealEventList(ctx context.Context, dealID string, afterSeq int64
 	var exists bool
 	err = tenantBatch(ctx, s.pool, tenant, func(b *pgx.Batch) {
 		queueDealExists(b, tenant, dealID, &exists)
-		b.Queue(`SELECT seq, event_type, actor, payload, created_at FROM deal_events
+		b.Queue(`SELECT seq, event_type, actor, payload, created_at,
+				coalesce(prev_hash, ''), coalesce(hash, ''), coalesce(key_id, ''), coalesce(signature, '') FROM deal_events
 			WHERE tenant_id = $1 AND deal_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
 			tenant, dealID, afterSeq, rows.EventLimit(limit)).
 			Query(func(rs pgx.Rows) error {
@@ -215,13 +228,15 @@ func (s *Store) DealEventList(ctx context.Context, dealID string, afterSeq int64
 					var eventType, actor string
 					var payload []byte
 					var created time.Time
-					if err := rs.Scan(&seq, &eventType, &actor, &payload, &created); err != nil {
+					var prevHash, hash, keyID, sig string
+					if err := rs.Scan(&seq, &eventType, &actor, &payload, &created, &prevHash, &hash, &keyID, &sig); err != nil {
 						return err
 					}
 					e, err := rows.DecodeEvent(dealID, seq, eventType, actor, payload, created)
 					if err != nil {
 						return err
 					}
+					e.PrevHash, e.Hash, e.KeyID, e.Signature = prevHash, hash, keyID, sig
 					list = append(list, e)
 				}
 				return rs.Err()

@@ -48,6 +48,10 @@ type Config struct {
 	// Zero means 8; a negative value commits every step in a transaction
 	// of its own.
 	CommitGroups int
+	// DealSealer chains and signs deal audit events as they are appended.
+	// Without it (tests, tools) they are stored unchained, as legacy
+	// events; debated always sets it.
+	DealSealer debate.DealSealer
 }
 
 // Store is the PostgreSQL store. It is safe for concurrent use.
@@ -56,6 +60,7 @@ type Store struct {
 	hooks  debateHooks // see SetJobInserter (debates.go)
 	notify *notifier
 	group  *committer // nil: no group commit
+	sealer debate.DealSealer
 }
 
 // Compile-time checks that Store is what the domain asks of a store.
@@ -110,7 +115,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: role %q bypasses row-level security; the service must run as %s", role, AppRole)
 	}
-	s := &Store{pool: pool, notify: newNotifier(pool)}
+	s := &Store{pool: pool, notify: newNotifier(pool), sealer: cfg.DealSealer}
 	if cfg.CommitGroups >= 0 {
 		s.group = newCommitter(s, cmp.Or(cfg.CommitGroups, 8))
 	}

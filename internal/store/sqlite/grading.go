@@ -67,8 +67,11 @@ func (s *Store) DealGrade(ctx context.Context, dealID string, at time.Time, grad
 			}
 		}
 		var lastSeq int64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM deal_events WHERE tenant_id = ? AND deal_id = ?`,
-			tenant, dealID).Scan(&lastSeq); err != nil {
+		var lastHash string
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0),
+				coalesce((SELECT hash FROM deal_events WHERE tenant_id = ?1 AND deal_id = ?2 AND hash IS NOT NULL ORDER BY seq DESC LIMIT 1), '')
+			FROM deal_events WHERE tenant_id = ?1 AND deal_id = ?2`,
+			tenant, dealID).Scan(&lastSeq, &lastHash); err != nil {
 			return err
 		}
 
@@ -79,6 +82,10 @@ func (s *Store) DealGrade(ctx context.Context, dealID string, at time.Time, grad
 		}
 		if w, err = rows.EncodeGrading(dealID, at, next, upsert, records, events, lastSeq); err != nil {
 			gradeErr = err // a *debate.ValidationError, as it is
+			return err
+		}
+		if err := rows.SealEvents(w, s.sealer, tenant, lastHash); err != nil {
+			gradeErr = err
 			return err
 		}
 
@@ -104,11 +111,15 @@ func (s *Store) DealGrade(ctx context.Context, dealID string, at time.Time, grad
 			gradedAt, tenant, dealID); err != nil {
 			return err
 		}
+		// The one statement that appends deal events (chained by
+		// rows.SealEvents above).
 		e := w.Events
 		_, err = insertRows(ctx, tx,
-			`INSERT INTO deal_events (tenant_id, deal_id, seq, event_type, actor, payload, created_at) VALUES `, ``,
-			7, len(e.Seqs), func(i int, args []any) []any {
-				return append(args, tenant, dealID, e.Seqs[i], e.Types[i], e.Actors[i], e.Payloads[i], rows.TimeText(e.CreatedAts[i]))
+			`INSERT INTO deal_events (tenant_id, deal_id, seq, event_type, actor, payload, created_at,
+				prev_hash, hash, key_id, signature) VALUES `, ``,
+			11, len(e.Seqs), func(i int, args []any) []any {
+				return append(args, tenant, dealID, e.Seqs[i], e.Types[i], e.Actors[i], e.Payloads[i], rows.TimeText(e.CreatedAts[i]),
+					nullText(e.PrevHashes[i]), nullText(e.Hashes[i]), nullText(e.KeyIDs[i]), nullText(e.Signatures[i]))
 			})
 		return err
 	})
@@ -209,21 +220,25 @@ func (s *Store) DealEventList(ctx context.Context, dealID string, afterSeq int64
 			return err
 		}
 		var err error
-		list, err = queryList(ctx, tx, `SELECT seq, event_type, actor, payload, created_at FROM deal_events
+		list, err = queryList(ctx, tx, `SELECT seq, event_type, actor, payload, created_at,
+				coalesce(prev_hash, ''), coalesce(hash, ''), coalesce(key_id, ''), coalesce(signature, '') FROM deal_events
 			WHERE tenant_id = ? AND deal_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
 			[]any{tenant, dealID, afterSeq, rows.EventLimit(limit)},
 			func(row scanner) (debate.DealEvent, error) {
 				var seq int64
 				var eventType, actor, created string
 				var payload []byte
-				if err := row.Scan(&seq, &eventType, &actor, &payload, &created); err != nil {
+				var prevHash, hash, keyID, sig string
+				if err := row.Scan(&seq, &eventType, &actor, &payload, &created, &prevHash, &hash, &keyID, &sig); err != nil {
 					return debate.DealEvent{}, err
 				}
 				at, err := rows.ParseTimeText(created)
 				if err != nil {
 					return debate.DealEvent{}, err
 				}
-				return rows.DecodeEvent(dealID, seq, eventType, actor, payload, at)
+				e, err := rows.DecodeEvent(dealID, seq, eventType, actor, payload, at)
+				e.PrevHash, e.Hash, e.KeyID, e.Signature = prevHash, hash, keyID, sig
+				return e, err
 			})
 		return err
 	})
@@ -231,4 +246,12 @@ func (s *Store) DealEventList(ctx context.Context, dealID string, afterSeq int64
 		return nil, wrap("deal event list", err)
 	}
 	return list, nil
+}
+
+// nullText stores "" as NULL (an unchained deal event's chain columns).
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

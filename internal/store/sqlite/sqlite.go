@@ -37,6 +37,18 @@ type Store struct {
 	write *sql.DB     // one connection: the only writer
 	read  *sql.DB     // readers; the same pool as write for an in-memory database
 	hooks debateHooks // see SetOnRunnable and SetOnEvents (debates.go)
+	// sealer chains and signs deal audit events; nil stores them unchained.
+	sealer debate.DealSealer
+}
+
+// Config configures OpenConfig.
+type Config struct {
+	// Path is the database file, or Memory. Required.
+	Path string
+	// DealSealer chains and signs deal audit events as they are appended.
+	// Without it (tests, tools) they are stored unchained, as legacy
+	// events; debated always sets it.
+	DealSealer debate.DealSealer
 }
 
 // Compile-time checks that Store is what the domain asks of a store.
@@ -58,6 +70,12 @@ const busyTimeoutMillis = "10000"
 // lacks before returning. Returns an error if path is empty or contains
 // '?', if the file cannot be opened, or if a migration fails.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenConfig(ctx, Config{Path: path})
+}
+
+// OpenConfig is Open with the options of cfg.
+func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
+	path := cfg.Path
 	if path == "" {
 		return nil, errors.New("sqlite: open: path is required")
 	}
@@ -80,7 +98,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	s := &Store{write: write, read: write}
+	s := &Store{write: write, read: write, sealer: cfg.DealSealer}
 	if path == Memory {
 		return s, nil
 	}

@@ -60,6 +60,9 @@ type EventRows struct {
 	Seqs                    []int64
 	Types, Actors, Payloads []string
 	CreatedAts              []time.Time // Time(...)
+	// The chain, set by SealEvents: "" (stored as NULL) for every event
+	// when the store has no sealer.
+	PrevHashes, Hashes, KeyIDs, Signatures []string
 }
 
 // GradingWrite is everything a grading writes, ready to store, and what the
@@ -166,6 +169,10 @@ func EncodeGrading(dealID string, at time.Time, next *debate.DealGrading, upsert
 		r.Actors = append(r.Actors, e.Actor)
 		r.Payloads = append(r.Payloads, payload)
 		r.CreatedAts = append(r.CreatedAts, Time(e.CreatedAt))
+		r.PrevHashes = append(r.PrevHashes, "")
+		r.Hashes = append(r.Hashes, "")
+		r.KeyIDs = append(r.KeyIDs, "")
+		r.Signatures = append(r.Signatures, "")
 		stored, err := DecodeEvent(dealID, seq, e.Type, e.Actor, []byte(payload), e.CreatedAt)
 		if err != nil {
 			return nil, err
@@ -176,6 +183,29 @@ func EncodeGrading(dealID string, at time.Time, next *debate.DealGrading, upsert
 		return nil, err
 	}
 	return w, nil
+}
+
+// SealEvents chains and signs the events of w with sealer, after the
+// deal's last chained event of hash prevHash ("" for none): it is the one
+// place where both stores turn a grading's events into chained rows, inside
+// the transaction that appends them. The events are sealed as a read will
+// return them (w.Appended), so that what is read back re-hashes. A nil
+// sealer leaves the events unchained (legacy rows); every deployment's
+// store has one (cmd/debated). It returns the sealer's error.
+func SealEvents(w *GradingWrite, sealer debate.DealSealer, tenantID, prevHash string) error {
+	if sealer == nil || len(w.Appended) == 0 {
+		return nil
+	}
+	sealed, err := sealer.SealDeal(tenantID, prevHash, w.Appended)
+	if err != nil {
+		return err
+	}
+	for i, e := range sealed {
+		r := &w.Events
+		r.PrevHashes[i], r.Hashes[i], r.KeyIDs[i], r.Signatures[i] = e.PrevHash, e.Hash, e.KeyID, e.Signature
+	}
+	w.Appended = sealed
+	return nil
 }
 
 // DecodeGrading returns the grading stored as data, every time in UTC.
