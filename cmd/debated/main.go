@@ -31,6 +31,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/metrics"
+	"github.com/debated/debated/internal/redact"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/postgres"
@@ -130,6 +131,8 @@ type config struct {
 	llmModel          string
 	llmTimeout        time.Duration
 	llmBudget         int
+	// secrets masks the configured secrets in logs and ledgers (set by run).
+	secrets *redact.Redactor
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -160,6 +163,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	cfg.secrets = configuredSecrets(cfg)
+	log = redactingLogger(log, cfg.secrets)
 	if cmd == "migrate" {
 		if cfg.databaseURL == "" {
 			return errors.New("migrate needs a PostgreSQL URL (--database-url or DEBATED_DATABASE_URL); the embedded store migrates itself")
