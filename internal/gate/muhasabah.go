@@ -97,9 +97,10 @@ func capPerRule(vs []debate.Violation, n int) []debate.Violation {
 // Muhasabah checks the Muḥāsabah rules of seed 000 §3.3 and §7.1 and seed
 // 001 §4.8 (see the package documentation for each code): the record is
 // present (MISSING_MUHASABAH), confidences lie in [0, 1]
-// (CONFIDENCE_RANGE), every reference resolves (UNKNOWN_REF), the content
-// and challenge descriptions assert no free fact (NO_FREE_FACTS,
-// NO_FREE_FACTS_UNKNOWN_REF), high confidence and positions come with
+// (CONFIDENCE_RANGE), every reference resolves (UNKNOWN_REF), no text of
+// the output (content, structured content at any depth, rulings, open
+// questions, evidence requests, challenge descriptions) asserts a free fact
+// (NO_FREE_FACTS, NO_FREE_FACTS_UNKNOWN_REF), high confidence and positions come with
 // falsifiability tests (FALSIFIABILITY_MISSING), weak sources and high
 // confidence with uncertainties (UNCERTAINTIES_MISSING, OVERCONFIDENCE),
 // and challenges are not frivolous (FRIVOLOUS_CHALLENGE). The confidence
