@@ -113,34 +113,149 @@ var (
 	// prefixed matches keys with a known prefix: OpenAI-style sk-…
 	// (sk-proj-…), this service's dbk_…, and a few common providers'.
 	prefixed = regexp.MustCompile(`\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{6,}|\bdbk_[A-Za-z0-9_\-]{6,}|\b(?:ghp|gho|ghs|github_pat|xox[abprs]|AKIA|ASIA|hf|glpat)[_-]?[A-Za-z0-9_\-]{10,}`)
-	// assigned matches "api_key=…", `"apiKey": "…"`, "password: …": the
-	// name is kept, the value masked.
-	assigned = regexp.MustCompile(`(?i)((?:api[_-]?key|access[_-]?key|secret[_-]?key|client[_-]?secret|secret|token|password|passwd|authorization|x-api-key)["']?\s*[:=]\s*["']?)([^\s"',;}&]{4,})`)
-	// candidate is a run that may be a high-entropy token.
-	candidate = regexp.MustCompile(`[A-Za-z0-9_\-+/=.~]{24,}`)
-	uuidRE    = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 )
 
 func shapes(s string, strict bool) string {
-	if s == "" {
+	if len(s) < 6 {
 		return s
 	}
-	s = bearer.ReplaceAllString(s, "${1} "+Mask)
-	s = prefixed.ReplaceAllString(s, Mask)
-	s = assigned.ReplaceAllStringFunc(s, func(m string) string {
-		sub := assigned.FindStringSubmatch(m)
-		// A scheme (the bearer rule masked its token) or a mask stays.
-		if strings.HasPrefix(sub[2], "[REDACTED") || strings.EqualFold(sub[2], "bearer") || strings.EqualFold(sub[2], "basic") {
-			return m
+	// The regexps only run on text that holds what they look for: most
+	// log attributes are ids and words, and a log line must stay cheap.
+	low := strings.ToLower(s)
+	if strings.Contains(low, "bearer") || strings.Contains(low, "basic") {
+		s = bearer.ReplaceAllString(s, "${1} "+Mask)
+	}
+	if containsAny(low, prefixHints) {
+		s = prefixed.ReplaceAllString(s, Mask)
+	}
+	if strings.ContainsAny(s, ":=") && containsAny(low, assignHints) {
+		s = maskAssignments(s)
+	}
+	return maskTokens(s, strict)
+}
+
+// Substrings (lower case) without which prefixed and assigned cannot match.
+var (
+	prefixHints = []string{"sk-", "pk-", "rk-", "dbk_", "ghp", "gho", "ghs", "github_pat", "xox", "akia", "asia", "hf", "glpat"}
+	assignHints = []string{"key", "secret", "token", "passw", "authorization"}
+)
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
 		}
-		return sub[1] + Mask
-	})
-	return candidate.ReplaceAllStringFunc(s, func(tok string) string {
-		if looksSecret(tok, strict) {
-			return Mask
+	}
+	return false
+}
+
+// assignNames are the names (lower case, a suffix of the word before the
+// ":" or "=") whose value maskAssignments masks.
+var assignNames = []string{"apikey", "api_key", "api-key", "accesskey", "access_key", "access-key",
+	"secretkey", "secret_key", "secret-key", "clientsecret", "client_secret", "client-secret",
+	"secret", "token", "password", "passwd", "authorization"}
+
+// maskAssignments masks the value of "api_key=…", `"apiKey": "…"`,
+// "password: …" and the like: the name is kept, a value of 4+ bytes (up to
+// a space, quote, comma, semicolon, brace or ampersand) is masked. A value
+// already masked, or a "Bearer"/"Basic" scheme whose token the bearer rule
+// masked, stays.
+func maskAssignments(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' && s[i] != '=' {
+			continue
 		}
-		return tok
-	})
+		// The name: back over spaces and one quote, then a word.
+		k := i
+		for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t') {
+			k--
+		}
+		if k > 0 && (s[k-1] == '"' || s[k-1] == '\'') {
+			k--
+		}
+		w := k
+		for w > 0 && (isWordByte(s[w-1]) || s[w-1] == '-') {
+			w--
+		}
+		if !hasNameSuffix(strings.ToLower(s[w:k])) {
+			continue
+		}
+		// The value: after spaces and one quote.
+		v := i + 1
+		for v < len(s) && (s[v] == ' ' || s[v] == '\t') {
+			v++
+		}
+		if v < len(s) && (s[v] == '"' || s[v] == '\'') {
+			v++
+		}
+		e := v
+		for e < len(s) && !strings.ContainsRune(" \t\r\n\"',;}&", rune(s[e])) {
+			e++
+		}
+		val := s[v:e]
+		if len(val) < 4 || strings.HasPrefix(val, "[REDACTED") || strings.EqualFold(val, "bearer") || strings.EqualFold(val, "basic") {
+			continue
+		}
+		b.WriteString(s[last:v])
+		b.WriteString(Mask)
+		last, i = e, e-1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+func hasNameSuffix(word string) bool {
+	for _, n := range assignNames {
+		if strings.HasSuffix(word, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// isTokenByte is the alphabet of a credential-like token.
+func isTokenByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '_' || c == '-' || c == '+' || c == '/' || c == '=' || c == '.' || c == '~'
+}
+
+// maskTokens masks the runs of 24+ token bytes that look random.
+func maskTokens(s string, strict bool) string {
+	var b strings.Builder
+	last := 0 // s[:last] is written to b (when b is in use)
+	for i := 0; i < len(s); {
+		if !isTokenByte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isTokenByte(s[j]) {
+			j++
+		}
+		if j-i >= 24 && looksSecret(s[i:j], strict) {
+			if b.Len() == 0 && last == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[last:i])
+			b.WriteString(Mask)
+			last = j
+		}
+		i = j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // looksSecret reports whether tok (24+ characters of token alphabet) is a
@@ -153,7 +268,7 @@ func looksSecret(tok string, strict bool) bool {
 	if strings.Contains(tok, Mask) {
 		return false
 	}
-	if uuidRE.MatchString(tok) {
+	if isUUID(tok) {
 		return false
 	}
 	var letters, digits int
@@ -184,6 +299,27 @@ func looksSecret(tok string, strict bool) bool {
 // as random: 24 random base-62 characters carry about 4.2, identifiers
 // made of words and a number (debate_round1_advocate) about 3.7 or less.
 const minEntropy = 3.9
+
+// isUUID reports an 8-4-4-4-12 hexadecimal token.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // entropy is the Shannon entropy of s in bits per character.
 func entropy(s string) float64 {

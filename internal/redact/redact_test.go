@@ -2,6 +2,7 @@ package redact
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -24,6 +25,8 @@ func TestString(t *testing.T) {
 		{"openai key", "invalid key sk-proj-AbC123xyz0987", []string{"sk-proj-AbC123xyz0987", "AbC123"}, []string{"invalid key"}},
 		{"service key", "key dbk_3f9a8b7c6d5e4f", []string{"dbk_3f9a8b7c6d5e4f"}, nil},
 		{"assignment", `api_key=hunter2hunter2 and "password": "p4ssw0rd!"`, []string{"hunter2hunter2", "p4ssw0rd!"}, []string{"api_key=", `"password": "`}},
+		{"assignment forms", `{"apiKey": "abcd1234"} MY_API_KEY=xyz12345&page=2 x-api-key:qwerty99`, []string{"abcd1234", "xyz12345", "qwerty99"},
+			[]string{`"apiKey": "`, "MY_API_KEY=", "&page=2", "x-api-key:"}},
 		{"random token", "token X9fK2mQ7vL4tR8wZ1nB6yH3cJ5dP0sA echoed", []string{"X9fK2mQ7vL4tR8wZ1nB6yH3cJ5dP0sA"}, []string{"echoed"}},
 		{"short configured is not a secret", "a short note", nil, []string{"a short note"}},
 		{"uuid kept", "debate 6ba7b810-9dad-11d1-80b4-00c04fd430c8 failed", nil, []string{"6ba7b810-9dad-11d1-80b4-00c04fd430c8"}},
@@ -107,4 +110,25 @@ func TestHandler(t *testing.T) {
 	require.NotContains(t, out, "sk-abcdef123456")
 	require.Contains(t, out, `"status":401`)
 	require.Contains(t, out, "Incorrect API key provided")
+}
+
+// BenchmarkHandler is the cost the redacting handler adds to a typical log
+// line (message, five attributes, one error).
+func BenchmarkHandler(b *testing.B) {
+	r := New("sk-deployment-key-0123456789", "tenant-key-abcdefgh")
+	for _, h := range []struct {
+		name string
+		log  *slog.Logger
+	}{
+		{"plain", slog.New(slog.NewJSONHandler(io.Discard, nil))},
+		{"redacting", slog.New(NewHandler(slog.NewJSONHandler(io.Discard, nil), r))},
+	} {
+		b.Run(h.name, func(b *testing.B) {
+			for b.Loop() {
+				h.log.Warn("llm call failed", slog.String("debate_id", "6ba7b810-9dad-11d1-80b4-00c04fd430c8"),
+					slog.String("role", "advocate"), slog.Int("attempt", 2), slog.Int("status", 401), slog.Bool("retryable", false),
+					slog.Any("error", errors.New("status 401 (unauthorized): Incorrect API key provided: [REDACTED]")))
+			}
+		})
+	}
 }
