@@ -313,13 +313,15 @@ func isUUID(s string) bool {
 				return false
 			}
 		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			if !isHex(c) {
 				return false
 			}
 		}
 	}
 	return true
 }
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // entropy is the Shannon entropy of s in bits per character.
 func entropy(s string) float64 {
