@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/testutil/openaitest"
 	"github.com/debated/debated/internal/testutil/pgtest"
+	_ "modernc.org/sqlite" // the embedded store's driver, to dump its tables
 )
 
 // TestNoSecretLoggedOrSealed (issue 13 §4): a hostile model endpoint that
@@ -131,7 +133,9 @@ func testNoSecretLoggedOrSealed(t *testing.T, kind string) {
 		require.NoError(t, stop())
 	case "sqlite":
 		require.NoError(t, stop())
-		stored = filesUnder(t, dataDir)
+		stored = sqliteRows(t, filepath.Join(dataDir, "debated.db"))
+		require.Contains(t, stored, "node.retry", "the dump holds the ledger")
+		stored += filesUnder(t, dataDir) // and whatever the files hold beyond the rows (WAL, freed pages)
 	}
 	require.Contains(t, stored, "node.retry", "the dump holds the ledger")
 	out := logs.String()
@@ -170,6 +174,47 @@ func postgresRows(t *testing.T, url string) string {
 			var row string
 			require.NoError(t, rows.Scan(&row))
 			sb.WriteString(tbl + " " + row + "\n")
+		}
+		require.NoError(t, rows.Err())
+	}
+	return sb.String()
+}
+
+// sqliteRows returns every column of every row of every table of the
+// embedded store, as text.
+func sqliteRows(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_pragma=query_only(1)")
+	require.NoError(t, err)
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+	require.NoError(t, err)
+	var tables []string
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		tables = append(tables, name)
+	}
+	require.NoError(t, rows.Err())
+	require.Contains(t, tables, "debate_events")
+	var sb strings.Builder
+	for _, tbl := range tables {
+		rows, err := db.Query(`SELECT * FROM "` + strings.ReplaceAll(tbl, `"`, `""`) + `"`)
+		require.NoError(t, err)
+		cols, err := rows.Columns()
+		require.NoError(t, err)
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			require.NoError(t, rows.Scan(ptrs...))
+			sb.WriteString(tbl)
+			for _, v := range vals {
+				fmt.Fprintf(&sb, " %s", v)
+			}
+			sb.WriteString("\n")
 		}
 		require.NoError(t, rows.Err())
 	}
