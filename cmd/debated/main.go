@@ -336,6 +336,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	if err != nil {
 		return err
 	}
+	// Before any debate runs: every tenant's model key is masked in logs
+	// and ledgers from the start (see learnTenantKeys).
+	lctx, cancelLearn := context.WithTimeout(ctx, 30*time.Second)
+	if n, err := learnTenantKeys(lctx, st, box, cfg.secrets); err != nil {
+		log.WarnContext(ctx, "reading tenants' model keys to mask them", slog.Int("keys", n), slog.String("error", err.Error()))
+	}
+	cancelLearn()
 	debates, sched, err := startDebates(ctx, cfg, st, log, m, box)
 	if err != nil {
 		return err

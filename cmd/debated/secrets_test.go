@@ -236,3 +236,85 @@ func filesUnder(t *testing.T, dir string) string {
 	}))
 	return sb.String()
 }
+
+// TestTenantKeysMaskedBeforeUse: a tenant's model key is masked from the
+// start, before any debate of that tenant has run on this process. An
+// endpoint that knows tenant A's key (another replica sent it there) and
+// serves the deployment's roles echoes it into tenant B's failed debate
+// on a freshly started server: the key appears nowhere B can read, nor in
+// the logs.
+func TestTenantKeysMaskedBeforeUse(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			testTenantKeysMaskedBeforeUse(t, kind)
+		})
+	}
+}
+
+func testTenantKeysMaskedBeforeUse(t *testing.T, kind string) {
+	const tenantKey = "tenant-a-key-plain-7f3k"
+	srv := openaitest.New(t, func(r openaitest.Request) openaitest.Answer {
+		return openaitest.Answer{Status: http.StatusUnauthorized, Content: "key revoked; the last good key was " + tenantKey}
+	})
+	dir := t.TempDir()
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir}
+	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_LOG_LEVEL": "debug"}
+	if kind == "postgres" {
+		env["DEBATED_DATABASE_URL"] = pgtest.NewDatabase(t)
+		env["DEBATED_SIGNING_KEYS"] = testSigningKeys
+		env["DEBATED_ENCRYPTION_KEY"] = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	}
+
+	// First run: tenants a and b, a with its own model and key.
+	conn, stop, _ := start(t, args, env)
+	s := &stack{conn: conn, stop: stop, debate: debatedv1.NewDebateServiceClient(conn)}
+	s.a = s.login(t, "a")
+	s.b = s.login(t, "b")
+	admin := debatedv1.NewAdminServiceClient(conn)
+	tenants, err := admin.ListTenants(metadataAdmin(), &debatedv1.ListTenantsRequest{})
+	require.NoError(t, err)
+	for _, tn := range tenants.GetTenants() {
+		if tn.GetName() == "a" {
+			_, err := admin.SetTenantModel(metadataAdmin(), &debatedv1.SetTenantModelRequest{
+				TenantId: tn.GetTenantId(), BaseUrl: srv.URL, Model: "byo", ApiKey: tenantKey})
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, stop())
+
+	// Second run, with the deployment's roles on the same endpoint: only b
+	// debates.
+	env["DEBATED_LLM_BASE_URL"], env["DEBATED_LLM_API_KEY"], env["DEBATED_LLM_MODEL"] = srv.URL, "sk-deployment-ZZ81bq", "m"
+	conn, stop, logs := start(t, args, env)
+	client := debatedv1.NewDebateServiceClient(conn)
+	s2 := &stack{conn: conn, stop: stop, debate: client}
+	resp, err := client.CreateDebate(s.b, &debatedv1.CreateDebateRequest{DealId: "deal-b", Protocol: "idis.vc.v1",
+		Options: mustStruct(t, map[string]any{"max_rounds": 1})})
+	require.NoError(t, err)
+	id := resp.GetDebate().GetDebateId()
+	msgs := s2.watch(t, s.b, id, 0, nil)
+	require.Contains(t, types(msgs), "node.retry")
+	got, err := client.GetDebate(s.b, &debatedv1.GetDebateRequest{DebateId: id})
+	require.NoError(t, err)
+	require.Contains(t, got.GetDebate().GetError(), "key revoked")
+	exp, err := client.ExportDebate(s.b, &debatedv1.ExportDebateRequest{DebateId: id})
+	require.NoError(t, err)
+	visible := []string{protojson.Format(got), exp.GetBundleJson()}
+	for _, m := range msgs {
+		visible = append(visible, protojson.Format(m))
+	}
+	var stored string
+	if kind == "postgres" {
+		stored = postgresRows(t, env["DEBATED_DATABASE_URL"])
+	}
+	require.NoError(t, stop())
+	if kind == "sqlite" {
+		stored = sqliteRows(t, filepath.Join(dir, "debated.db"))
+	}
+	require.Contains(t, stored, "node.retry")
+	for _, v := range append(visible, logs.String(), stored) {
+		require.NotContains(t, v, tenantKey)
+	}
+}
