@@ -91,7 +91,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	newModel := func(base, key, model string) (*llm.Backend, error) {
 		return llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
-			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st),
+			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets,
 			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.TenantID, u.Role, u.PromptTokens, u.CompletionTokens) },
 		})
 	}
@@ -177,7 +177,7 @@ func startDebates(ctx context.Context, cfg config, st stores, keys *ledger.Keyri
 	if err != nil {
 		return nil, nil, err
 	}
-	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys), Logger: log})
+	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys), Logger: log, Redact: cfg.secrets.String})
 	if err != nil {
 		return nil, nil, err
 	}

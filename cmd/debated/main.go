@@ -32,6 +32,7 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/metrics"
+	"github.com/debated/debated/internal/redact"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/postgres"
@@ -132,6 +133,8 @@ type config struct {
 	llmModel          string
 	llmTimeout        time.Duration
 	llmBudget         int
+	// secrets masks the configured secrets in logs and ledgers (set by run).
+	secrets *redact.Redactor
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -162,6 +165,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	cfg.secrets = configuredSecrets(cfg)
+	log = redactingLogger(log, cfg.secrets)
 	if cmd == "migrate" {
 		if cfg.databaseURL == "" {
 			return errors.New("migrate needs a PostgreSQL URL (--database-url or DEBATED_DATABASE_URL); the embedded store migrates itself")
@@ -351,6 +356,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	if err != nil {
 		return err
 	}
+	// Before any debate runs: every tenant's model key is masked in logs
+	// and ledgers from the start (see learnTenantKeys).
+	lctx, cancelLearn := context.WithTimeout(ctx, 30*time.Second)
+	if n, err := learnTenantKeys(lctx, st, box, cfg.secrets); err != nil {
+		log.WarnContext(ctx, "reading tenants' model keys to mask them", slog.Int("keys", n), slog.String("error", err.Error()))
+	}
+	cancelLearn()
 	debates, sched, err := startDebates(ctx, cfg, st, keys, log, m, box)
 	if err != nil {
 		return err

@@ -30,15 +30,21 @@
 //     supports nothing, says nothing and states a zero confidence).
 //   - CONFIDENCE_RANGE: the record's confidence, or the position's, is not
 //     a number within [0, 1].
-//   - NO_FREE_FACTS: the content or a challenge description makes a factual
-//     assertion (see NoFreeFacts) without a claim or calc of the deal to
-//     rest on: claim_refs/calc_refs name none, or the record's
+//   - NO_FREE_FACTS: a text of the output makes a factual assertion (see
+//     NoFreeFacts) without a claim or calc of the deal to rest on:
+//     claim_refs/calc_refs name none, or the record's
 //     supported_claim_ids/supported_calc_ids name none (seed 000 §7.1 rule
 //     1), or the text cites a claim or calc (by id or key) that none of
-//     those lists names.
-//   - NO_FREE_FACTS_UNKNOWN_REF: the text cites an id that is not the deal's
-//     (a UUID or a claim-key-shaped token such as "C12" that names nothing
-//     in the deal). NoFreeFacts used on its own also reports every unknown
+//     those lists names. The texts are the content, every key and string
+//     of structured_content at any depth (field "structured_content.a.b[0]"),
+//     the rulings' reasons, the open questions and the evidence requests'
+//     queries; a challenge's description rests on the output's refs plus
+//     the challenge's own claims.
+//   - NO_FREE_FACTS_UNKNOWN_REF: the content or a challenge description
+//     cites an id that is not the deal's (a UUID or a claim-key-shaped
+//     token such as "C12" that names nothing in the deal); the other texts
+//     may name the debate's own ids (challenge ids) and are not checked for
+//     this. NoFreeFacts used on its own also reports every unknown
 //     entry of its refs with this code.
 //   - UNKNOWN_REF: an entry of claim_refs, supported_claim_ids,
 //     evidence_requests[i].claim_refs is not a claim of the deal, or an

@@ -97,9 +97,10 @@ func capPerRule(vs []debate.Violation, n int) []debate.Violation {
 // Muhasabah checks the Muḥāsabah rules of seed 000 §3.3 and §7.1 and seed
 // 001 §4.8 (see the package documentation for each code): the record is
 // present (MISSING_MUHASABAH), confidences lie in [0, 1]
-// (CONFIDENCE_RANGE), every reference resolves (UNKNOWN_REF), the content
-// and challenge descriptions assert no free fact (NO_FREE_FACTS,
-// NO_FREE_FACTS_UNKNOWN_REF), high confidence and positions come with
+// (CONFIDENCE_RANGE), every reference resolves (UNKNOWN_REF), no text of
+// the output (content, structured content at any depth, rulings, open
+// questions, evidence requests, challenge descriptions) asserts a free fact
+// (NO_FREE_FACTS, NO_FREE_FACTS_UNKNOWN_REF), high confidence and positions come with
 // falsifiability tests (FALSIFIABILITY_MISSING), weak sources and high
 // confidence with uncertainties (UNCERTAINTIES_MISSING, OVERCONFIDENCE),
 // and challenges are not frivolous (FRIVOLOUS_CHALLENGE). The confidence
@@ -167,9 +168,22 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 		all[id] = true
 	}
 
-	// No-Free-Facts on the content (seed 000 §7.1 rule 1, seed 001 §1.2).
+	// No-Free-Facts (seed 000 §7.1 rule 1, seed 001 §1.2) on every text
+	// the output carries besides its challenges: the content, the
+	// structured content at any depth (keys and strings), the rulings'
+	// reasons, the open questions and the evidence requests. A fact placed
+	// anywhere needs the output's references, and a claim or calc cited
+	// anywhere must be among them. Other UUIDs there are not checked
+	// against the deal: they may be the debate's own ids (a ruling names
+	// its challenge).
 	sc := scanText(out.Content, f)
 	vs = append(vs, sc.textViolations("content", all, f)...)
+	for _, t := range outputTexts(out) {
+		tsc := scanText(t.text, f)
+		tsc.unknown = nil
+		vs = append(vs, tsc.textViolations(t.field, all, f)...)
+		sc.merge(tsc)
+	}
 	if sc.factual() {
 		if len(outRefs) == 0 {
 			add(RuleNoFreeFacts, "claim_refs", "%s", sc.factDetail("claim_refs and calc_refs name no claim or calc of the deal"))

@@ -102,6 +102,37 @@ func TestMuhasabahValidationRules(t *testing.T) {
 		{"no facts, no refs", RuleNoFreeFacts, false, "", func(o *debate.AgentOutput) {
 			o.Content, o.ClaimRefs, o.Muhasabah.SupportedClaimIDs = "I defer to the next round.", nil, nil
 		}},
+		// Every text the output carries is read, not only the content.
+		{"facts only in structured content", RuleNoFreeFacts, true, "claim_refs", func(o *debate.AgentOutput) {
+			o.Content, o.ClaimRefs, o.Muhasabah.SupportedClaimIDs = "I defer to the next round.", nil, nil
+			o.StructuredContent = []byte(`{"summary":"ARR reached $4.5M in FY2025"}`)
+		}},
+		{"facts deep in structured content", RuleNoFreeFacts, true, "muhasabah_record.supported_claim_ids", func(o *debate.AgentOutput) {
+			o.Content, o.ClaimRefs, o.Muhasabah.SupportedClaimIDs = "I defer to the next round.", nil, nil
+			o.StructuredContent = []byte(`{"sections":[{"title":"Overview","body":["fine",{"note":"The round was led by Sequoia."}]}]}`)
+		}},
+		{"a fact in a structured key", RuleNoFreeFacts, true, "claim_refs", func(o *debate.AgentOutput) {
+			o.Content, o.ClaimRefs, o.Muhasabah.SupportedClaimIDs = "I defer to the next round.", nil, nil
+			o.StructuredContent = []byte(`{"arr_usd":4500000}`)
+		}},
+		{"structured content cites an unlisted claim", RuleNoFreeFacts, true, "structured_content.table[0].claim", func(o *debate.AgentOutput) {
+			o.StructuredContent = []byte(`{"table":[{"claim":"C5"}]}`)
+		}},
+		{"facts only in an open question", RuleNoFreeFacts, true, "claim_refs", func(o *debate.AgentOutput) {
+			o.Content, o.ClaimRefs, o.Muhasabah.SupportedClaimIDs = "I defer to the next round.", nil, nil
+			o.OpenQuestions = []string{"Why did churn double to 9% in Q4 2025?"}
+		}},
+		{"facts only in a ruling's reason", RuleNoFreeFacts, true, "claim_refs", func(o *debate.AgentOutput) {
+			o.Content, o.ClaimRefs, o.Muhasabah.SupportedClaimIDs = "I defer to the next round.", nil, nil
+			o.Rulings = []debate.Ruling{{ChallengeID: "ch-1", Reason: "Dismissed: Globex renewed at $2M."}}
+		}},
+		{"bookkeeping in structured content", RuleNoFreeFacts, false, "", func(o *debate.AgentOutput) {
+			o.Content, o.ClaimRefs, o.Muhasabah.SupportedClaimIDs = "I defer to the next round.", nil, nil
+			o.StructuredContent = []byte(`{"turn":"opening","findings":0,"new_challenges":2,"challenge_ids":["00000000-dead-beef-0000-000000000001"]}`)
+		}},
+		{"structured facts resting on the refs", RuleNoFreeFacts, false, "", func(o *debate.AgentOutput) {
+			o.StructuredContent = []byte(`{"sections":[{"title":"ARR","body":"ARR of $4.5M (C1)"}]}`)
+		}},
 		{"text cites a claim of the record", RuleNoFreeFacts, false, "", func(o *debate.AgentOutput) {
 			o.Content += " Customers are in C3."
 			o.Muhasabah.SupportedClaimIDs = append(o.Muhasabah.SupportedClaimIDs, claimID(3))

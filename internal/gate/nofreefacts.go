@@ -1,8 +1,11 @@
 package gate
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -41,9 +44,9 @@ import (
 // business relations ("customers", "partners", "investors", "signed") and
 // metrics ("revenue", "ARR", "churn", "runway"); an acronym that is not one
 // of the debate's own codes (INVEST, BROKEN_CHAIN, IC ...); or a
-// capitalised word that is not a sentence opener ("The", "However") or the
-// debate's own vocabulary ("Sanad", "Arbiter"), taken as a named entity
-// ("Acme", "Sequoia"). Ids of the deal inside the text (claim and calc ids
+// capitalised word that is not the first word of a sentence, an opener of a
+// clause ("The", "However") or the debate's own vocabulary ("Sanad",
+// "Arbiter"), taken as a named entity ("Acme", "Sequoia"). Ids of the deal inside the text (claim and calc ids
 // and keys, evidence, span, document and defect ids) are references, not
 // facts: the digits of "C1" or of a UUID never count.
 //
@@ -94,6 +97,80 @@ func (s *scan) fact(kind, text string) {
 	if len(s.findings) < maxFindings {
 		s.findings = append(s.findings, finding{kind, clip(text)})
 	}
+}
+
+// merge adds the facts o found to s (its cited and unknown ids are o's
+// own: the caller reports them under o's field).
+func (s *scan) merge(o scan) {
+	s.facts += o.facts
+	for _, fd := range o.findings {
+		if len(s.findings) < maxFindings {
+			s.findings = append(s.findings, fd)
+		}
+	}
+}
+
+// fieldText is one text of an output and the field it is in.
+type fieldText struct{ field, text string }
+
+// outputTexts lists the texts of out that the content's No-Free-Facts
+// check covers besides the content itself: every key and string of the
+// structured content at any depth (in key order), the rulings' reasons,
+// the open questions and the evidence requests' queries. The challenges'
+// descriptions are checked with their own references.
+//
+// A number of the structured content is read through its key, not alone:
+// {"arr": 4500000} asserts ARR (the key is a metric word) and needs a
+// reference, while {"findings": 0} is the agent's own bookkeeping, as the
+// rules backend writes it even on a deal without claims.
+func outputTexts(out *debate.AgentOutput) []fieldText {
+	var ts []fieldText
+	if len(out.StructuredContent) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(out.StructuredContent))
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			// Unreadable structured content is a schema matter; its text
+			// is still read whole, so that no fact hides in it.
+			ts = append(ts, fieldText{"structured_content", string(out.StructuredContent)})
+		} else {
+			ts = jsonTexts(ts, "structured_content", v)
+		}
+	}
+	for i, r := range out.Rulings {
+		ts = append(ts, fieldText{fmt.Sprintf("rulings[%d].reason", i), r.Reason})
+	}
+	for i, q := range out.OpenQuestions {
+		ts = append(ts, fieldText{fmt.Sprintf("open_questions[%d]", i), q})
+	}
+	for i, r := range out.EvidenceRequests {
+		ts = append(ts, fieldText{fmt.Sprintf("evidence_requests[%d].query", i), r.Query})
+	}
+	return ts
+}
+
+// jsonTexts appends the keys and strings of a decoded JSON value, each
+// with its path.
+func jsonTexts(ts []fieldText, path string, v any) []fieldText {
+	switch x := v.(type) {
+	case string:
+		ts = append(ts, fieldText{path, x})
+	case []any:
+		for i, e := range x {
+			ts = jsonTexts(ts, fmt.Sprintf("%s[%d]", path, i), e)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			p := path + "." + k
+			ts = append(ts, fieldText{p, k})
+			ts = jsonTexts(ts, p, x[k])
+		}
+	}
+	return ts
 }
 
 // factDetail describes the text's facts for a violation.
@@ -291,8 +368,10 @@ type token struct {
 	kind tokKind
 	a, b int // byte range in the cleaned text
 	// sentStart: the token opens a sentence, line, list item, clause,
-	// parenthesis or quotation; adjacent: no gap since the previous token.
-	sentStart, adjacent bool
+	// parenthesis or quotation; sentence: it opens a sentence, line or list
+	// item (not a clause, parenthesis or quotation); adjacent: no gap since
+	// the previous token.
+	sentStart, sentence, adjacent bool
 }
 
 func isPercent(r rune) bool {
@@ -306,7 +385,7 @@ func isWordRune(r rune) bool {
 func tokenize(text string) []token {
 	// About one token per word and gap: one allocation for most texts.
 	toks := make([]token, 0, len(text)/4+1)
-	sent := true
+	sent, sentence := true, true
 	lastEnd := -1
 	for i := 0; i < len(text); {
 		r, n := utf8.DecodeRuneInString(text[i:])
@@ -348,19 +427,21 @@ func tokenize(text string) []token {
 			i += n
 		default:
 			switch r {
-			case '.', '!', '?', ':', ';', '\n', '\r', '•', '¿', '¡', '。', '؟',
-				'(', '[', '{', '"', '“', '«', '—', '–':
-				// A sentence, line, list item, clause, parenthesis or
-				// quotation opens: its first word may be capitalised.
+			case '.', '!', '?', '\n', '\r', '•', '¿', '¡', '。', '؟':
+				// A sentence, line or list item opens.
+				sent, sentence = true, true
+			case ':', ';', '(', '[', '{', '"', '“', '«', '—', '–':
+				// A clause, parenthesis or quotation opens: its first
+				// word may be capitalised.
 				sent = true
 			}
 			i += n
 			continue
 		}
-		toks = append(toks, token{kind: k, a: start, b: i, sentStart: sent, adjacent: start == lastEnd})
+		toks = append(toks, token{kind: k, a: start, b: i, sentStart: sent, sentence: sentence, adjacent: start == lastEnd})
 		lastEnd = i
 		if k == tWord || k == tNumber {
-			sent = false
+			sent, sentence = false, false
 		}
 	}
 	return toks
@@ -520,6 +601,13 @@ func classify(toks []token, i int, src string, s *scan) {
 	case titleCase(w) && months[w]:
 		s.fact("date or period", w)
 	case t.sentStart && titleCase(w) && openers[lw]:
+	case t.sentence && titleCase(w):
+		// A sentence's first word is capitalised for the sentence, not
+		// for a name ("Introduction to the company."): it is no entity.
+		// A name that opens a sentence still counts when it has a second
+		// capitalised word ("Sequoia Capital led") or any other fact; a
+		// capitalised word opening a clause, parenthesis or quotation
+		// counts unless it is an opener ("The deal (Globex) ...").
 	case allCaps(w):
 		s.fact("acronym", w)
 	default:

@@ -34,7 +34,9 @@ func TestNoFreeFactsDetector(t *testing.T) {
 		{"The company raised a Series A.", "funding"},
 		{"The valuation looks rich.", "funding"},
 		{"The round was led by Sequoia.", "funding"},
-		{"Acme is the anchor account.", "named entity"},
+		{"The anchor account is Acme.", "named entity"},
+		{"Reviewed. Acme Holdings is the anchor account.", "named entity"},
+		{"Introduction: Globex is the anchor account.", "named entity"},
 		{"Their biggest customers are banks.", "named entity relation"},
 		{"The team partnered with a bank.", "named entity relation"},
 		{"Northwind signed with Globex.", "named entity"},
@@ -94,6 +96,11 @@ func TestNoFreeFactsDetector(t *testing.T) {
 		"The advocate says: \"This is settled.\" It is not.",
 		"The SANAD review and the IC memo wait on the cure.",
 		"The field next_step is set.",
+		// A sentence's first word is capitalised for the sentence, whatever
+		// the word.
+		"Introduction to the company.",
+		"Summary of the open challenges. Overview of the record follows.",
+		"Conclusion: the record is incomplete.\nRecap of the turn.",
 	}
 	for _, text := range nonFactual {
 		t.Run("non-factual/"+text, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/redact"
 )
 
 // Sealer seals ledger events; package ledger implements it, the engine
@@ -65,6 +66,13 @@ type Config struct {
 	MaxParallel int
 	// Logger receives retries and recovered panics (discarded by default).
 	Logger *slog.Logger
+	// Redact masks secrets in a failed attempt's error text before it is
+	// logged or sealed into node.retry / node.failed / debate.stopped and
+	// the debate's error: a ledger event can never be removed, and an error
+	// may quote what an upstream said. Default redact.Text (credential
+	// shapes only); cmd/ passes the Redactor that knows the configured keys.
+	// It must be deterministic for a given input.
+	Redact func(string) string
 }
 
 // Defaults of Config.
@@ -86,6 +94,7 @@ type Engine struct {
 	base, max   time.Duration
 	maxParallel int
 	log         *slog.Logger
+	redact      func(string) string
 }
 
 // New returns an Engine. It returns an error wrapping debate.ErrInvalid if
@@ -115,6 +124,10 @@ func New(cfg Config) (*Engine, error) {
 		max:         cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff),
 		maxParallel: cmp.Or(cfg.MaxParallel, DefaultMaxParallel),
 		log:         cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		redact:      cfg.Redact,
+	}
+	if e.redact == nil {
+		e.redact = redact.Text
 	}
 	if e.clock == nil {
 		e.clock = time.Now

@@ -1,11 +1,13 @@
 package orchestrator
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/redact"
 )
 
 // roundEvents is the ledger of one round of the test protocol.
@@ -688,6 +691,37 @@ func TestStepRetryPolicy(t *testing.T) {
 		ms := time.Millisecond
 		require.Equal(t, []time.Duration{50 * ms, 100 * ms, 200 * ms, 400 * ms, 800 * ms, 1000 * ms}, *sleeps)
 		require.Equal(t, time.Second, e.backoff(60), "no overflow")
+	})
+
+	t.Run("secrets in error texts are masked before sealing", func(t *testing.T) {
+		t.Parallel()
+		const configured = "plain-configured-key-42"
+		leak := errors.New("401: Incorrect API key provided: " + configured + " (Authorization: Bearer sk-live-abcdef123456)")
+		reg, err := NewRegistry(failing(&Node{}, leak))
+		require.NoError(t, err)
+		var logs bytes.Buffer
+		e, err := New(Config{Protocols: reg, Sealer: fakeSealer{}, Now: func() time.Time { return t0 },
+			Sleep:  func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
+			Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+			Redact: func(s string) string { return strings.ReplaceAll(redact.Text(s), configured, redact.Mask) }})
+		require.NoError(t, err)
+		c := firstStep(t, e, "p")
+		require.Len(t, ofType(c.Events, EventNodeRetry), 2)
+		texts := []string{c.Error, logs.String()}
+		for _, ev := range c.Events {
+			texts = append(texts, string(ev.Payload))
+		}
+		for _, s := range texts {
+			require.NotContains(t, s, configured)
+			require.NotContains(t, s, "sk-live-abcdef123456")
+		}
+		require.Contains(t, c.Error, "Incorrect API key provided")
+
+		// Without a Redact, credential shapes are still masked.
+		e, _ = newTestEngine(t, failing(&Node{}, leak))
+		c = firstStep(t, e, "p")
+		require.NotContains(t, c.Error, "sk-live-abcdef123456")
+		require.NotContains(t, string(ofType(c.Events, EventNodeRetry)[0].Payload), "sk-live-abcdef123456")
 	})
 
 	t.Run("attempts already spent", func(t *testing.T) {

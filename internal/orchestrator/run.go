@@ -62,12 +62,13 @@ func retry[T any](ctx context.Context, s *step, n *Node, phase string, first int
 			o.err = err
 			return zero, o
 		}
-		o.retries = append(o.retries, failedTrial{attempt: a, err: err.Error()})
+		msg := s.e.redact(err.Error())
+		o.retries = append(o.retries, failedTrial{attempt: a, err: msg})
 		delay := s.e.backoff(a - first + 1)
 		s.e.log.LogAttrs(ctx, slog.LevelWarn, "node attempt failed; retrying",
 			slog.String("debate_id", s.d.ID), slog.String("tenant_id", s.d.TenantID), slog.String("node", n.Name),
 			slog.String("phase", phase), slog.Int("round", s.round), slog.Int("attempt", a),
-			slog.Duration("backoff", delay), slog.String("error", err.Error()))
+			slog.Duration("backoff", delay), slog.String("error", msg))
 		if err := s.e.sleep(ctx, delay); err != nil {
 			o.canceled, o.cancelErr = true, cmpErr(ctx.Err(), err)
 			return zero, o

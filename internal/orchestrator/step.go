@@ -514,7 +514,7 @@ func (s *step) at(pend []pendingEvent) []pendingEvent {
 // failure builds the commit of a node that failed all its attempts (seed
 // 004: needs_review). No checkpoint: the last one stays the resume point.
 func (s *step) failure(n *Node, inHash string, res nodeResult, phase string) (*debate.StepCommit, error) {
-	msg := errText(res.err)
+	msg := s.e.redact(errText(res.err))
 	pend := s.opening(n, inHash)
 	for _, ev := range s.at(res.events) {
 		// A failed group's successful branches never merged: their

@@ -507,6 +507,21 @@ func authored() []*builder {
 		bl.expect("F2", "D", "CONTRADICTED", "RED_FLAG", "INCONSISTENCY")
 		add(bl)
 	}
+	// Ratios written as decimals whose digits look like years ("NRR:
+	// 1.2092", "Gross margin: 0.2019") are values, never periods: no
+	// TIME_WINDOW_MISMATCH against the FY2025 claims. A model cell (grade
+	// B) with the same decimal and its own FY2025 label corroborates the
+	// NRR: upgrade C → B.
+	{
+		bl := newBuilder("decimal_ratios", "Larchmont Analytics", dealValues{
+			arr: 6100000, gm: 20.19, burn: 450000, runway: 19, cac: 2500, nrr: 120.92, tam: 15e9,
+			arrText: "ARR: $6.1M", gmText: "Gross margin: 0.2019", burnText: "Monthly burn: $450K",
+			runwayText: "Runway: 19 months", cacText: "CAC: $2,500", nrrText: "NRR: 1.2092", tamText: "TAM: $15B",
+		})
+		bl.corroborate("F6", bl.cell("NRR (FY2025): 1.2092"))
+		bl.expect("F6", "B", "VERIFIED", "NONE")
+		add(bl)
+	}
 	return out
 }
 

@@ -132,6 +132,10 @@ func TestParseWindow(t *testing.T) {
 		{"Nov-Feb 2026", m(2025, 11), m(2026, 2), false, false},
 		{"2024-12 to 2025-11", m(2024, 12), m(2025, 11), false, false},
 		{"TAM 2030", m(2030, 1), m(2030, 12), false, false},
+		// Digits of a number are never a year; the period beside it is read.
+		{"NRR: 1.2092 (FY2025)", m(2025, 1), m(2025, 12), false, false},
+		{"Gross margin: 0.2019 for Q4 2025", m(2025, 10), m(2025, 12), false, false},
+		{"Cash as of 31.12.2025: EUR 4.2M", m(2025, 12), m(2025, 12), true, false},
 	}
 	for _, tt := range tests {
 		w, ok := ParseWindow(tt.in)
@@ -141,7 +145,10 @@ func TestParseWindow(t *testing.T) {
 		require.Equal(t, tt.point, w.Point, tt.in)
 		require.Equal(t, tt.trail, w.Trailing, tt.in)
 	}
-	for _, s := range []string{"", "ARR", "Q4", "2025", "4500000", "Gross margin: 72.5%", "Q13", "FY", "13/2025"} {
+	for _, s := range []string{"", "ARR", "Q4", "2025", "4500000", "Gross margin: 72.5%", "Q13", "FY", "13/2025",
+		// Decimals, digit groups, longer runs and amounts hold no year.
+		"NRR: 1.2092", "Gross margin: 0.2019", "Margin 0,2019", "Runway 2019.5 weeks", "Revenue 1,2025 units",
+		"Churn 12025 accounts", "Rate 1.2025-12", "CAC: $2019", "CAC: €2025 blended", "Burn 2019,500 per month"} {
 		_, ok := ParseWindow(s)
 		require.False(t, ok, "%q read as a period", s)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Month counts months from year 0: year*12 + month-1. The zero Month means
@@ -74,6 +75,7 @@ var (
 	reAsOf       = regexp.MustCompile(`(?i)\b(?:as\s+of|as\s+at|at|ending|ended|end\s+of|through|per|on)\s+$`)
 	reISODate    = regexp.MustCompile(`\b((?:19|20)\d{2})-(\d{1,2})-(\d{1,2})\b`)
 	reUSDate     = regexp.MustCompile(`\b(\d{1,2})/(\d{1,2})/((?:19|20)\d{2})\b`)
+	reDotDate    = regexp.MustCompile(`\b(\d{1,2})\.(\d{1,2})\.((?:19|20)\d{2})\b`)
 	reLongDate   = regexp.MustCompile(`(?i)\b` + monthRE + `\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{2})\b`)
 	reDayMonth   = regexp.MustCompile(`(?i)\b(\d{1,2})\s+` + monthRE + `,?\s+((?:19|20)\d{2})\b`)
 	reMonthYear  = regexp.MustCompile(`(?i)\b` + monthRE + `(?:\s*[,/-]?\s*((?:19|20)\d{2})|\s*(?:'|’|-)\s*(\d{2}))\b`)
@@ -175,7 +177,7 @@ func findWindows(text string, withYears bool) []wtok {
 	}
 	add := func(re *regexp.Regexp, conv func(m []string) (Window, bool), marker bool) {
 		for _, loc := range re.FindAllStringSubmatchIndex(text, -1) {
-			if taken(loc[0], loc[1]) {
+			if taken(loc[0], loc[1]) || inNumber(text, loc[0], loc[1]) {
 				continue
 			}
 			m := make([]string, len(loc)/2)
@@ -232,6 +234,9 @@ func findWindows(text string, withYears bool) []wtok {
 	add(reYearEnd, func(m []string) (Window, bool) { return pointWindow(monthOK(year(m[1]), 12)) }, false)
 	add(reISODate, func(m []string) (Window, bool) { return pointWindow(dateMonth(atoi(m[1]), atoi(m[2]), atoi(m[3]))) }, false)
 	add(reUSDate, func(m []string) (Window, bool) { return pointWindow(dateMonth(atoi(m[3]), atoi(m[1]), atoi(m[2]))) }, false)
+	// "31.12.2025": day.month.year, as European documents write dates (two
+	// dots and a four-digit year: not a decimal).
+	add(reDotDate, func(m []string) (Window, bool) { return pointWindow(dateMonth(atoi(m[3]), atoi(m[2]), atoi(m[1]))) }, false)
 	add(reLongDate, func(m []string) (Window, bool) { return pointWindow(dateMonth(atoi(m[3]), monthNum(m[1]), atoi(m[2]))) }, false)
 	add(reDayMonth, func(m []string) (Window, bool) { return pointWindow(dateMonth(atoi(m[3]), monthNum(m[2]), atoi(m[1]))) }, false)
 	add(reMonthYear, func(m []string) (Window, bool) {
@@ -263,7 +268,7 @@ func findWindows(text string, withYears bool) []wtok {
 			return false
 		}
 		for _, loc := range reYear.FindAllStringSubmatchIndex(text, -1) {
-			if taken(loc[0], loc[1]) || inAmount(loc[0], loc[1]) {
+			if taken(loc[0], loc[1]) || inAmount(loc[0], loc[1]) || inNumber(text, loc[0], loc[1]) {
 				continue
 			}
 			y := atoi(text[loc[2]:loc[3]])
@@ -275,6 +280,30 @@ func findWindows(text string, withYears bool) []wtok {
 	}
 	slices.SortFunc(toks, func(a, b wtok) int { return a.start - b.start })
 	return toks
+}
+
+// inNumber reports whether the digits at either end of text[a:b] belong to
+// a longer number: a decimal ("NRR: 1.2092", "2019.5"), a digit group
+// ("1,2019", "2019,500"), a longer run of digits, or an amount right after
+// a currency sign ("$2019", "€2025"). Such digits are never a year or a
+// date: reading "1.2092" as the year 2092 raised false time-window
+// mismatches.
+func inNumber(text string, a, b int) bool {
+	digit := func(i int) bool { return i >= 0 && i < len(text) && text[i] >= '0' && text[i] <= '9' }
+	if digit(a) {
+		if digit(a-1) || (a >= 2 && (text[a-1] == '.' || text[a-1] == ',') && digit(a-2)) {
+			return true
+		}
+		if r, _ := utf8.DecodeLastRuneInString(text[:a]); r != utf8.RuneError && strings.ContainsRune("$€£¥₹", r) {
+			return true
+		}
+	}
+	if digit(b - 1) {
+		if digit(b) || (b+1 < len(text) && (text[b] == '.' || text[b] == ',') && digit(b+1)) {
+			return true
+		}
+	}
+	return false
 }
 
 // asOfBefore finds "as of", "at", "ending", ... right before byte start

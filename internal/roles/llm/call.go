@@ -161,6 +161,7 @@ func (r *role) send(ctx context.Context, st *callState, req openai.ChatCompletio
 			return resp, fmt.Errorf("%w: response has no choices", ErrModel)
 		}
 		if err == nil {
+			b.redactResponse(&resp)
 			b.log.DebugContext(ctx, "llm call", slog.String("debate_id", st.debateID), slog.String("role", r.name),
 				slog.Int("attempt", attempt), slog.Duration("elapsed", b.cfg.Now().Sub(start)),
 				slog.Int("prompt_tokens", resp.Usage.PromptTokens), slog.Int("completion_tokens", resp.Usage.CompletionTokens))
@@ -172,12 +173,15 @@ func (r *role) send(ctx context.Context, st *callState, req openai.ChatCompletio
 		status := meta.status
 		retryable := timedOut || status == 0 || status == http.StatusTooManyRequests ||
 			status == http.StatusRequestTimeout || status >= 500
+		// go-openai's error carries the upstream body verbatim (an endpoint
+		// may echo the bearer key in it): from here on only the classified,
+		// redacted UpstreamError exists, in logs, errors and the ledger.
+		uerr := upstreamError(err, status, timedOut, b.redact)
 		b.log.WarnContext(ctx, "llm call failed", slog.String("debate_id", st.debateID), slog.String("role", r.name),
-			slog.Int("attempt", attempt), slog.Int("status", status), slog.Bool("timeout", timedOut),
-			slog.Bool("retryable", retryable), slog.Any("error", err))
+			slog.Int("attempt", attempt), slog.Int("status", status), slog.String("class", uerr.Class),
+			slog.Bool("timeout", timedOut), slog.Bool("retryable", retryable), slog.String("error", uerr.Error()))
 		if !retryable || attempt >= attempts {
-			return resp, fmt.Errorf("%w: %s after %d attempt(s) (status %d, timeout %t): %w",
-				ErrModel, r.name, attempt, status, timedOut, err)
+			return openai.ChatCompletionResponse{}, fmt.Errorf("%w: %s after %d attempt(s): %w", ErrModel, r.name, attempt, uerr)
 		}
 		delay := r.backoff(attempt)
 		if status == http.StatusTooManyRequests {
@@ -186,7 +190,7 @@ func (r *role) send(ctx context.Context, st *callState, req openai.ChatCompletio
 			}
 		}
 		if err := b.cfg.Sleep(ctx, delay); err != nil {
-			return resp, fmt.Errorf("llm: %s call cancelled: %w", r.name, err)
+			return openai.ChatCompletionResponse{}, fmt.Errorf("llm: %s call cancelled: %w", r.name, err)
 		}
 	}
 }

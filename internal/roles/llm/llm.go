@@ -39,7 +39,11 @@
 // Every model call has a timeout (CallTimeout) and is retried with
 // exponential backoff and jitter on 429 (honouring Retry-After), 5xx,
 // timeouts and transport errors, Retry.Attempts times in all; then Turn
-// fails with ErrModel and the engine retries the node. Cancelling ctx stops
+// fails with ErrModel and the engine retries the node. The error never
+// carries the endpoint's body verbatim: it holds an UpstreamError (status,
+// class, a short excerpt with every secret the Redactor knows and every
+// credential-shaped token masked), and so do the log lines; configured
+// secrets are masked in the model's answers too. Cancelling ctx stops
 // the call in flight. Token usage is reported per call (OnUsage), an
 // optional per-debate token budget is checked before each call (ErrBudget
 // Exceeded), and an optional ResponseCache lets a re-run node reuse the
@@ -60,6 +64,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/redact"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/tools"
 )
@@ -168,6 +173,12 @@ type Config struct {
 	OnUsage func(Usage)
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+	// Redactor masks secrets in what an endpoint answers before it is
+	// logged, returned in an error or recorded; NewBackend adds APIKey to
+	// it. Share one Redactor between the deployment's and every tenant's
+	// backends so that each masks all the keys this process has loaded.
+	// Default: a new Redactor knowing APIKey only.
+	Redactor *redact.Redactor
 }
 
 // String describes the configuration without the API key.
@@ -208,6 +219,7 @@ type Backend struct {
 	cfg    Config
 	client *openai.Client
 	log    *slog.Logger
+	redact *redact.Redactor
 	roles  map[string]roles.Role
 
 	mu   sync.Mutex
@@ -266,13 +278,17 @@ func NewBackend(cfg Config) (*Backend, error) {
 	if lg == nil {
 		lg = slog.Default()
 	}
+	if cfg.Redactor == nil {
+		cfg.Redactor = redact.New()
+	}
+	cfg.Redactor.Add(cfg.APIKey)
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	if cfg.BaseURL != "" {
 		oc.BaseURL = cfg.BaseURL
 	}
 	oc.HTTPClient = metaDoer{c: cfg.HTTPClient}
-	b := &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), log: lg, used: map[string]int{}}
+	b := &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), log: lg, redact: cfg.Redactor, used: map[string]int{}}
 	b.roles = make(map[string]roles.Role, len(debate.IDISRoles))
 	for _, name := range debate.IDISRoles {
 		r, err := newRole(b, name)

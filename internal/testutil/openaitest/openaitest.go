@@ -51,6 +51,10 @@ type Request struct {
 type Answer struct {
 	Content string
 	Status  int
+	// RawBody, with an error Status, is sent verbatim as a text/plain body
+	// instead of an OpenAI-style JSON error (as a proxy or a misconfigured
+	// endpoint answers).
+	RawBody string
 	// PromptTokens and CompletionTokens are reported as usage (defaults
 	// 100 and 50).
 	PromptTokens, CompletionTokens int
@@ -115,6 +119,12 @@ func New(t testing.TB, answer func(r Request) Answer) *Server {
 		s.mu.Unlock()
 		a := answer(r)
 		if a.Status != 0 && a.Status != http.StatusOK {
+			if a.RawBody != "" {
+				w.Header().Set("Content-Type", "text/plain")
+				w.WriteHeader(a.Status)
+				_, _ = w.Write([]byte(a.RawBody))
+				return
+			}
 			writeError(w, a.Status, a.Content)
 			return
 		}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/redact"
+	"github.com/debated/debated/internal/runner"
+	"github.com/debated/debated/internal/secretbox"
+	"github.com/debated/debated/internal/server"
+)
+
+// configuredSecrets returns the Redactor that masks every secret the
+// process was configured with (the deployment's model key, the admin token,
+// the encryption and signing secrets, the database password) in logs and in
+// the error texts sealed into ledgers. serve adds every tenant's model key
+// at start-up (learnTenantKeys) and each model backend adds its own key when
+// it is built; credential shapes are masked whatever the Redactor knows
+// (see package redact).
+func configuredSecrets(cfg config) *redact.Redactor {
+	r := redact.New(cfg.llmAPIKey, cfg.adminToken, cfg.encryptionKey)
+	for _, part := range strings.Split(cfg.signingKeys, ",") {
+		if _, b64, ok := strings.Cut(strings.TrimSpace(part), ":"); ok {
+			r.Add(b64)
+		}
+	}
+	if u, err := url.Parse(cfg.databaseURL); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			r.Add(pw)
+		}
+	}
+	return r
+}
+
+// redactingLogger wraps log so that no configured secret or credential
+// shape reaches the log output, whoever logged it.
+func redactingLogger(log *slog.Logger, r *redact.Redactor) *slog.Logger {
+	return slog.New(redact.NewHandler(log.Handler(), r))
+}
+
+// tenantKeyStore is what learnTenantKeys reads.
+type tenantKeyStore interface {
+	TenantList(ctx context.Context, page debate.Page) ([]debate.Tenant, string, error)
+	TenantModelGet(ctx context.Context, tenantID string) (debate.TenantModel, error)
+}
+
+// learnTenantKeys adds every tenant's sealed model key to r, so that an
+// endpoint two tenants share cannot echo one tenant's key into the other's
+// logs or ledger even before the key's own debates have run on this
+// replica. Keys set later on another replica are learnt when this replica
+// first uses them (and credential shapes are masked meanwhile). It returns
+// how many keys it learnt; a tenant whose key does not open is skipped.
+func learnTenantKeys(ctx context.Context, st tenantKeyStore, box *secretbox.Box, r *redact.Redactor) (int, error) {
+	if box == nil {
+		return 0, nil
+	}
+	n := 0
+	after := ""
+	for {
+		ts, next, err := st.TenantList(ctx, debate.Page{After: after, Limit: 500})
+		if err != nil {
+			return n, err
+		}
+		for _, t := range ts {
+			m, err := st.TenantModelGet(runner.TenantContext(ctx, t.ID), t.ID)
+			if err != nil || len(m.APIKeyCiphertext) == 0 {
+				continue
+			}
+			if pt, err := box.Open(m.APIKeyCiphertext, server.TenantModelContext(t.ID)); err == nil {
+				r.Add(string(pt))
+				n++
+			}
+		}
+		if next == "" || len(ts) == 0 {
+			return n, nil
+		}
+		after = next
+	}
+}
