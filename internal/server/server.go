@@ -32,7 +32,6 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 )
 
 // Config configures the server. Zero values take the documented defaults.
@@ -148,6 +147,7 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		stream = append(stream, lim.stream)
 	}
 	unary = append(unary, s.validateUnary)
+	stream = append(stream, s.validateStream)
 	opts := []grpc.ServerOption{}
 	if cfg.StatsHandler != nil {
 		opts = append(opts, grpc.StatsHandler(cfg.StatsHandler))
@@ -226,13 +226,12 @@ func (s *Server) Shutdown(ctx context.Context, then ...func()) {
 	}
 }
 
-// validateUnary checks every request against its protovalidate rules and
-// answers InvalidArgument with google.rpc.BadRequest field violations.
+// validateUnary checks every request's text (no NUL, valid UTF-8) and its
+// protovalidate rules, and answers InvalidArgument with
+// google.rpc.BadRequest field violations.
 func (s *Server) validateUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if msg, ok := req.(proto.Message); ok {
-		if err := s.validate.Validate(msg); err != nil {
-			return nil, toStatus(ctx, s.log, validationError(err))
-		}
+	if err := s.checkRequest(ctx, req); err != nil {
+		return nil, err
 	}
 	return handler(ctx, req)
 }

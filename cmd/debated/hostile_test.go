@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/store/storetest"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// apiMethod is one RPC of the debated.v1 API, found in the registry of
+// compiled protos: a test over apiMethods covers RPCs added later too.
+type apiMethod struct {
+	service, name string
+	desc          protoreflect.MethodDescriptor
+}
+
+func (m apiMethod) fullName() string { return "/" + m.service + "/" + m.name }
+
+func apiMethods(t *testing.T) []apiMethod {
+	t.Helper()
+	_ = debatedv1.File_debated_v1_debate_proto // make sure the package's descriptors are registered
+	var out []apiMethod
+	protoregistry.GlobalFiles.RangeFilesByPackage("debated.v1", func(fd protoreflect.FileDescriptor) bool {
+		for i := range fd.Services().Len() {
+			sd := fd.Services().Get(i)
+			for j := range sd.Methods().Len() {
+				md := sd.Methods().Get(j)
+				out = append(out, apiMethod{service: string(sd.FullName()), name: string(md.Name()), desc: md})
+			}
+		}
+		return true
+	})
+	require.GreaterOrEqual(t, len(out), 28, "the API's methods were not found in the proto registry")
+	return out
+}
+
+func newRequest(t *testing.T, m apiMethod) proto.Message {
+	t.Helper()
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(m.desc.Input().FullName())
+	require.NoError(t, err)
+	return mt.New().Interface()
+}
+
+// call sends req to m with the credential m's service takes and returns
+// the call's error (for a stream, the first error it reads, nil at EOF).
+func (s *stack) call(ctx context.Context, m apiMethod, req proto.Message) error {
+	if m.service == "debated.v1.AdminService" {
+		ctx = metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer e2e-admin")
+	}
+	mt, _ := protoregistry.GlobalTypes.FindMessageByName(m.desc.Output().FullName())
+	if !m.desc.IsStreamingServer() && !m.desc.IsStreamingClient() {
+		return s.conn.Invoke(ctx, m.fullName(), req, mt.New().Interface())
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := s.conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: m.desc.IsStreamingClient()}, m.fullName())
+	if err != nil {
+		return err
+	}
+	if err := st.SendMsg(req); err != nil {
+		return err
+	}
+	if err := st.CloseSend(); err != nil {
+		return err
+	}
+	for {
+		if err := st.RecvMsg(mt.New().Interface()); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// stringSetter sets one string of a request (a field, an element of a list,
+// a map value, at any depth up to a bound) and names it the way field
+// violations do.
+type stringSetter struct {
+	path string
+	set  func(m protoreflect.Message, v string)
+}
+
+// stringSetters lists every string a request of md can carry, down to
+// depth nested messages.
+func stringSetters(md protoreflect.MessageDescriptor, depth int) []stringSetter {
+	if depth == 0 {
+		return nil
+	}
+	var out []stringSetter
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		name := string(fd.Name())
+		switch {
+		case fd.IsMap():
+			elem := name + "[" + strconv.Quote("k") + "]"
+			key := protoreflect.ValueOfString("k").MapKey()
+			if fd.MapKey().Kind() != protoreflect.StringKind {
+				continue
+			}
+			switch fd.MapValue().Kind() {
+			case protoreflect.StringKind:
+				out = append(out, stringSetter{elem, func(m protoreflect.Message, v string) {
+					m.Mutable(fd).Map().Set(key, protoreflect.ValueOfString(v))
+				}})
+			case protoreflect.MessageKind:
+				for _, sub := range stringSetters(fd.MapValue().Message(), depth-1) {
+					out = append(out, stringSetter{elem + "." + sub.path, func(m protoreflect.Message, v string) {
+						mm := m.Mutable(fd).Map()
+						val := mm.NewValue()
+						sub.set(val.Message(), v)
+						mm.Set(key, val)
+					}})
+				}
+			}
+		case fd.IsList() && fd.Kind() == protoreflect.StringKind:
+			out = append(out, stringSetter{name + "[0]", func(m protoreflect.Message, v string) {
+				m.Mutable(fd).List().Append(protoreflect.ValueOfString(v))
+			}})
+		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+			for _, sub := range stringSetters(fd.Message(), depth-1) {
+				out = append(out, stringSetter{name + "[0]." + sub.path, func(m protoreflect.Message, v string) {
+					l := m.Mutable(fd).List()
+					e := l.NewElement()
+					sub.set(e.Message(), v)
+					l.Append(e)
+				}})
+			}
+		case fd.Kind() == protoreflect.StringKind:
+			out = append(out, stringSetter{name, func(m protoreflect.Message, v string) {
+				m.Set(fd, protoreflect.ValueOfString(v))
+			}})
+		case fd.Kind() == protoreflect.MessageKind:
+			for _, sub := range stringSetters(fd.Message(), depth-1) {
+				out = append(out, stringSetter{name + "." + sub.path, func(m protoreflect.Message, v string) {
+					sub.set(m.Mutable(fd).Message(), v)
+				}})
+			}
+		}
+	}
+	return out
+}
+
+// TestNULInAnyStringIsInvalidArgument: a NUL byte in any string of any
+// request of any RPC (ids, names, nested registry rows, option values)
+// answers InvalidArgument with a field violation naming that string, on
+// both stores. PostgreSQL refuses NUL in text (SQLSTATE 22021), which once
+// answered Internal.
+func TestNULInAnyStringIsInvalidArgument(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			s := startStack(t, kind, nil)
+			methods := apiMethods(t)
+			checked := 0
+			for _, m := range methods {
+				setters := stringSetters(m.desc.Input(), 4)
+				if len(setters) == 0 {
+					continue // a request without text (ListProtocols)
+				}
+				for _, set := range setters {
+					req := newRequest(t, m)
+					set.set(req.ProtoReflect(), "deal\x00a")
+					err := s.call(s.a, m, req)
+					require.Equal(t, codes.InvalidArgument, status.Code(err), "%s %s: %v", m.name, set.path, err)
+					var fields []string
+					for _, d := range status.Convert(err).Details() {
+						if br, ok := d.(*errdetails.BadRequest); ok {
+							for _, v := range br.GetFieldViolations() {
+								fields = append(fields, v.GetField())
+							}
+						}
+					}
+					require.Contains(t, fields, set.path, "%s: %v", m.name, err)
+					checked++
+				}
+			}
+			require.Greater(t, checked, 100)
+		})
+	}
+}
+
+// internalMarkers are texts that must never reach a client.
+var internalMarkers = []string{"sqlite", "postgres", "pgx", "sqlstate", "constraint", "rpc error:",
+	"duplicate key", "violates", "_pkey", "_fkey", "(foreign key)", "goroutine", "panic"}
+
+func requireClean(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	msg := strings.ToLower(status.Convert(err).Message())
+	for _, d := range status.Convert(err).Details() {
+		msg += " " + strings.ToLower(fmt.Sprint(d))
+	}
+	for _, m := range internalMarkers {
+		require.NotContains(t, msg, m, "%s answered %v", what, err)
+	}
+}
+
+// TestErrorsNameNoInternals sends empty, unknown and conflicting requests to
+// every RPC on both stores and checks that no answer names the storage
+// layer, a constraint, a SQLSTATE or a wrapped status.
+func TestErrorsNameNoInternals(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			s := startStack(t, kind, nil)
+			for _, m := range apiMethods(t) {
+				// Missing: the empty request.
+				requireClean(t, m.name+" (empty)", s.call(s.a, m, newRequest(t, m)))
+				// Unknown: every top-level string set to an id nobody has.
+				req := newRequest(t, m)
+				fields := req.ProtoReflect().Descriptor().Fields()
+				for i := range fields.Len() {
+					if fd := fields.Get(i); fd.Kind() == protoreflect.StringKind && !fd.IsList() && !fd.IsMap() {
+						req.ProtoReflect().Set(fd, protoreflect.ValueOfString("zz-nobody-has-this-1"))
+					}
+				}
+				requireClean(t, m.name+" (unknown ids)", s.call(s.a, m, req))
+				// Another tenant's ids.
+				req = newRequest(t, m)
+				for i := range fields.Len() {
+					if fd := fields.Get(i); fd.Kind() == protoreflect.StringKind && strings.HasSuffix(string(fd.Name()), "deal_id") {
+						req.ProtoReflect().Set(fd, protoreflect.ValueOfString("deal-a"))
+					}
+				}
+				requireClean(t, m.name+" (other tenant)", s.call(s.b, m, req))
+			}
+
+			// Conflicts.
+			reg := debatedv1.NewRegistryServiceClient(s.conn)
+			imp := importRequestFor(t, "deal-a")
+			imp.Deal.CompanyName += " changed"
+			_, err := reg.ImportDeal(s.a, imp)
+			require.Equal(t, codes.AlreadyExists, status.Code(err))
+			requireClean(t, "ImportDeal with other content", err)
+
+			imp = importRequestFor(t, "deal-c")
+			imp.Claims[0].ClaimId = importRequestFor(t, "deal-a").Claims[0].ClaimId
+			_, err = reg.ImportDeal(s.a, imp)
+			require.Error(t, err)
+			requireClean(t, "ImportDeal with a taken claim id", err)
+
+			opts, err := structpb.NewStruct(map[string]any{"max_rounds": 1})
+			require.NoError(t, err)
+			_, err = s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "zz-no-deal", Protocol: "synthetic.v1", Options: opts})
+			require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
+			requireClean(t, "CreateDebate on an unknown deal", err)
+
+			_, err = s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "synthetic.v1", Options: opts, IdempotencyKey: "k1"})
+			require.NoError(t, err)
+			opts2, err := structpb.NewStruct(map[string]any{"max_rounds": 2})
+			require.NoError(t, err)
+			_, err = s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "synthetic.v1", Options: opts2, IdempotencyKey: "k1"})
+			require.Equal(t, codes.AlreadyExists, status.Code(err), "%v", err)
+			requireClean(t, "CreateDebate reusing an idempotency key", err)
+
+			d := s.create(t, s.a, "deal-a", map[string]any{"max_rounds": 1})
+			s.watch(t, s.a, d.GetDebateId(), 0, nil)
+			_, err = s.debate.CancelDebate(s.a, &debatedv1.CancelDebateRequest{DebateId: d.GetDebateId(), Reason: "late"})
+			require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
+			requireClean(t, "CancelDebate of a finished debate", err)
+			_, err = s.debate.ResolveHumanGate(s.a, &debatedv1.ResolveHumanGateRequest{DebateId: d.GetDebateId(), GateId: "zz-gate", Approve: true, Reason: "r"})
+			require.Error(t, err)
+			requireClean(t, "ResolveHumanGate of an unknown gate", err)
+
+			_, err = reg.CureDefect(s.a, &debatedv1.CureDefectRequest{DealId: "deal-a", DefectId: "zz-defect", Actor: "me", Reason: "r"})
+			require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
+			requireClean(t, "CureDefect of an unknown defect", err)
+		})
+	}
+}
+
+func importRequestFor(t *testing.T, dealID string) *debatedv1.ImportDealRequest {
+	t.Helper()
+	req, err := apiconv.BundleToProto(storetest.SampleBundle(dealID))
+	require.NoError(t, err)
+	return req
+}
