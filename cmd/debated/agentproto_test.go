@@ -122,9 +122,7 @@ func TestAgentProtoEndToEnd(t *testing.T) {
 				require.Contains(t, del.GetMarkdown(), "# Agent session")
 				require.Contains(t, del.GetDeliverablesJson(), "12500000 USD")
 
-				ex, err := s.debate.ExportDebate(ctx, &debatedv1.ExportDebateRequest{DebateId: id})
-				require.NoError(t, err)
-				b, err := ledger.ParseBundle([]byte(ex.GetBundleJson()))
+				b, err := ledger.ParseBundle(exportBundle(t, ctx, s.debate, id))
 				require.NoError(t, err)
 				// The auditor's own run, in the ledger, checked the signatures too.
 				var audited bool

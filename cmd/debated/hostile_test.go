@@ -298,3 +298,41 @@ func importRequestFor(t *testing.T, dealID string) *debatedv1.ImportDealRequest 
 	require.NoError(t, err)
 	return req
 }
+
+// readExport reads ExportDebate's stream to its end and reassembles the
+// bundle.
+func readExport(ctx context.Context, c debatedv1.DebateServiceClient, id string) ([]byte, error) {
+	st, err := c.ExportDebate(ctx, &debatedv1.ExportDebateRequest{DebateId: id})
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	total := int64(-1)
+	for {
+		msg, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if total < 0 {
+			total = msg.GetTotalBytes()
+		}
+		if len(msg.GetChunk()) > 1<<20 {
+			return nil, fmt.Errorf("a chunk of %d bytes", len(msg.GetChunk()))
+		}
+		data = append(data, msg.GetChunk()...)
+	}
+	if int64(len(data)) != total {
+		return nil, fmt.Errorf("export: %d of %d bytes", len(data), total)
+	}
+	return data, nil
+}
+
+func exportBundle(t *testing.T, ctx context.Context, c debatedv1.DebateServiceClient, id string) []byte {
+	t.Helper()
+	data, err := readExport(ctx, c, id)
+	require.NoError(t, err)
+	return data
+}
