@@ -336,3 +336,61 @@ func exportBundle(t *testing.T, ctx context.Context, c debatedv1.DebateServiceCl
 	require.NoError(t, err)
 	return data
 }
+
+// TestTenantModelPrivateURLRefused: a tenant's model base URL on a
+// loopback, private, link-local or metadata address, or a name resolving to
+// one, is refused at set-up; and a URL stored while the operator allowed
+// them is refused at use, on the address dialled, once they are not.
+func TestTenantModelPrivateURLRefused(t *testing.T) {
+	t.Parallel()
+	srv := modelServer(t, storetest.SampleBundle("deal-a"))
+	dir := t.TempDir()
+	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_LOG_LEVEL": "warn"}
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir}
+	conn, stop, _ := start(t, args, env)
+	s := &stack{conn: conn, stop: stop, debate: debatedv1.NewDebateServiceClient(conn)}
+	s.a = s.login(t, "a")
+	admin := debatedv1.NewAdminServiceClient(conn)
+	tenants, err := admin.ListTenants(metadataAdmin(), &debatedv1.ListTenantsRequest{})
+	require.NoError(t, err)
+	tenantA := tenants.GetTenants()[0].GetTenantId()
+
+	for _, u := range []string{
+		"http://169.254.169.254/latest/meta-data", "http://127.0.0.1:8000/v1", "http://[::1]:8000/v1",
+		"http://10.1.2.3/v1", "https://192.168.0.1/v1", "http://172.16.0.1/v1", "http://[fd00:ec2::254]/",
+		"http://[::ffff:127.0.0.1]/v1", "http://0.0.0.0:8000/v1", "http://localhost:11434/v1", srv.URL,
+	} {
+		_, err := admin.SetTenantModel(metadataAdmin(), &debatedv1.SetTenantModelRequest{TenantId: tenantA, BaseUrl: u, Model: "m"})
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%s: %v", u, err)
+		var fields []string
+		for _, d := range status.Convert(err).Details() {
+			if br, ok := d.(*errdetails.BadRequest); ok {
+				for _, v := range br.GetFieldViolations() {
+					fields = append(fields, v.GetField())
+				}
+			}
+		}
+		require.Equal(t, []string{"base_url"}, fields, u)
+		require.Contains(t, status.Convert(err).Message(), "DEBATED_LLM_ALLOW_PRIVATE", u)
+	}
+	require.NoError(t, stop())
+
+	// The operator allows private endpoints: the test double's URL is taken.
+	env["DEBATED_LLM_ALLOW_PRIVATE"] = "true"
+	conn, stop, _ = start(t, args, env)
+	admin = debatedv1.NewAdminServiceClient(conn)
+	_, err = admin.SetTenantModel(metadataAdmin(), &debatedv1.SetTenantModelRequest{TenantId: tenantA, BaseUrl: srv.URL, Model: "m"})
+	require.NoError(t, err)
+	require.NoError(t, stop())
+
+	// No longer allowed: the stored URL is refused when dialled.
+	delete(env, "DEBATED_LLM_ALLOW_PRIVATE")
+	conn, stop, _ = start(t, args, env)
+	s = &stack{conn: conn, stop: stop, debate: debatedv1.NewDebateServiceClient(conn), a: s.a}
+	resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "idis.vc.v1",
+		Options: mustStruct(t, map[string]any{"max_rounds": 1})})
+	require.NoError(t, err)
+	msgs := s.watch(t, s.a, resp.GetDebate().GetDebateId(), 0, nil)
+	require.NotEqual(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, msgs[len(msgs)-1].GetStatus())
+	require.Zero(t, srv.Calls(), "no request reached the loopback endpoint")
+}

@@ -130,6 +130,7 @@ type config struct {
 	llmModel          string
 	llmTimeout        time.Duration
 	llmBudget         int
+	llmAllowPrivate   bool
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -254,6 +255,12 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.StringVar(&cfg.llmModel, "llm-model", env("DEBATED_LLM_MODEL", ""), "the model the roles use (the Reasoning class) (DEBATED_LLM_MODEL)")
 		fs.DurationVar(&cfg.llmTimeout, "llm-timeout", llmTimeout, "timeout of one model call (DEBATED_LLM_TIMEOUT)")
 		fs.IntVar(&cfg.llmBudget, "llm-token-budget", llmBudget, "tokens one debate may spend; 0 means no limit (DEBATED_LLM_TOKEN_BUDGET)")
+		allowPrivate, err := strconv.ParseBool(env("DEBATED_LLM_ALLOW_PRIVATE", "false"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_LLM_ALLOW_PRIVATE: %w", err)
+		}
+		fs.BoolVar(&cfg.llmAllowPrivate, "llm-allow-private", allowPrivate,
+			"let tenants' model base URLs reach loopback, private, link-local and metadata addresses (DEBATED_LLM_ALLOW_PRIVATE)")
 		cfg.encryptionKey = env("DEBATED_ENCRYPTION_KEY", "") // an environment variable only: flags show in process lists
 		fs.StringVar(&cfg.healthAddr, "health-addr", env("DEBATED_HEALTH_ADDR", ""), "plaintext gRPC health-only address for probes; empty: health on the API port only (DEBATED_HEALTH_ADDR)")
 		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
@@ -343,16 +350,17 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		defer stopMetrics()
 	}
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st}, server.Config{
-		Secrets:           box,
-		TenantRPS:         cfg.tenantRPS,
-		TenantBurst:       cfg.tenantBurst,
-		MaxRunningDebates: cfg.maxRunning,
-		StatsHandler:      otelgrpc.NewServerHandler(),
-		Unary:             []grpc.UnaryServerInterceptor{m.GRPC.UnaryServerInterceptor()},
-		Stream:            []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()},
-		AdminToken:        cfg.adminToken,
-		MaxRecvMsgSize:    cfg.maxRecvMsgBytes,
-		Logger:            log,
+		Secrets:               box,
+		AllowPrivateModelURLs: cfg.llmAllowPrivate,
+		TenantRPS:             cfg.tenantRPS,
+		TenantBurst:           cfg.tenantBurst,
+		MaxRunningDebates:     cfg.maxRunning,
+		StatsHandler:          otelgrpc.NewServerHandler(),
+		Unary:                 []grpc.UnaryServerInterceptor{m.GRPC.UnaryServerInterceptor()},
+		Stream:                []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()},
+		AdminToken:            cfg.adminToken,
+		MaxRecvMsgSize:        cfg.maxRecvMsgBytes,
+		Logger:                log,
 	})
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"buf.build/go/protovalidate"
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/netguard"
 	"github.com/debated/debated/internal/secretbox"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
@@ -64,6 +65,13 @@ type Config struct {
 	// Secrets seals tenants' model API keys at rest; without it
 	// SetTenantModel answers FailedPrecondition.
 	Secrets *secretbox.Box
+	// AllowPrivateModelURLs lets SetTenantModel take a base URL on a
+	// loopback, private, link-local or metadata address (netguard.Blocked);
+	// by default such URLs, and host names resolving to them, are refused.
+	AllowPrivateModelURLs bool
+	// Resolver resolves the host of a tenant's model base URL; default
+	// net.DefaultResolver.
+	Resolver netguard.Resolver
 	// StatsHandler, if set, observes every RPC (e.g. OpenTelemetry's
 	// otelgrpc server handler).
 	StatsHandler stats.Handler
