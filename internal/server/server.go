@@ -24,6 +24,7 @@ import (
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -65,6 +66,13 @@ type Config struct {
 	// Secrets seals tenants' model API keys at rest; without it
 	// SetTenantModel answers FailedPrecondition.
 	Secrets *secretbox.Box
+	// MaxGradeClaims refuses, up front, gradings of deals with more claims;
+	// default DefaultMaxGradeClaims.
+	MaxGradeClaims int
+	// GradingClaimBudget bounds the claims of the gradings running at once
+	// (GradeDeal and the defect calls that re-grade); more wait their turn.
+	// Default DefaultGradingClaimBudget.
+	GradingClaimBudget int
 	// AllowPrivateModelURLs lets SetTenantModel take a base URL on a
 	// loopback, private, link-local or metadata address (netguard.Blocked);
 	// by default such URLs, and host names resolving to them, are refused.
@@ -105,6 +113,11 @@ type Server struct {
 	grpc     *grpc.Server
 	validate protovalidate.Validator
 	hub      interface{ Close() }
+	// gradingBudget holds a weight per claim of every running grading.
+	gradingBudget struct {
+		sem      *semaphore.Weighted
+		capacity int64
+	}
 
 	debatedv1.UnimplementedAdminServiceServer
 	debatedv1.UnimplementedRegistryServiceServer
@@ -134,6 +147,8 @@ func New(stores Stores, cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.gradingBudget.capacity = int64(max(cmp.Or(cfg.GradingClaimBudget, DefaultGradingClaimBudget), 1))
+	s.gradingBudget.sem = semaphore.NewWeighted(s.gradingBudget.capacity)
 	authn := selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(s.authenticate),
 		selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool { return !isPublic(c.FullMethod()) }))
 	authnStream := selector.StreamServerInterceptor(auth.StreamServerInterceptor(s.authenticate),
