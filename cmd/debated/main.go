@@ -131,6 +131,8 @@ type config struct {
 	llmTimeout        time.Duration
 	llmBudget         int
 	llmAllowPrivate   bool
+	maxGradeClaims    int
+	gradingBudget     int
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -242,6 +244,16 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.Float64Var(&cfg.tenantRPS, "tenant-rps", rps, "calls per second per tenant; 0 disables the limit (DEBATED_TENANT_RPS)")
 		fs.IntVar(&cfg.tenantBurst, "tenant-burst", burst, "burst of the per-tenant rate limit (DEBATED_TENANT_BURST)")
 		fs.IntVar(&cfg.maxRunning, "max-running-debates", maxRunning, "queued and running debates per tenant; 0 disables the limit (DEBATED_MAX_RUNNING_DEBATES)")
+		maxGrade, err := strconv.Atoi(env("DEBATED_MAX_GRADE_CLAIMS", strconv.Itoa(server.DefaultMaxGradeClaims)))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_MAX_GRADE_CLAIMS: %w", err)
+		}
+		gradingBudget, err := strconv.Atoi(env("DEBATED_GRADING_CLAIM_BUDGET", strconv.Itoa(server.DefaultGradingClaimBudget)))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_GRADING_CLAIM_BUDGET: %w", err)
+		}
+		fs.IntVar(&cfg.maxGradeClaims, "max-grade-claims", maxGrade, "gradings of deals with more claims are refused (DEBATED_MAX_GRADE_CLAIMS)")
+		fs.IntVar(&cfg.gradingBudget, "grading-claim-budget", gradingBudget, "claims of the gradings running at once; more wait (DEBATED_GRADING_CLAIM_BUDGET)")
 		llmTimeout, err := time.ParseDuration(env("DEBATED_LLM_TIMEOUT", "60s"))
 		if err != nil {
 			return cfg, fmt.Errorf("DEBATED_LLM_TIMEOUT: %w", err)
@@ -352,6 +364,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st}, server.Config{
 		Secrets:               box,
 		AllowPrivateModelURLs: cfg.llmAllowPrivate,
+		MaxGradeClaims:        cfg.maxGradeClaims,
+		GradingClaimBudget:    cfg.gradingBudget,
 		TenantRPS:             cfg.tenantRPS,
 		TenantBurst:           cfg.tenantBurst,
 		MaxRunningDebates:     cfg.maxRunning,
