@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -60,17 +62,17 @@ func newRequest(t *testing.T, m apiMethod) proto.Message {
 
 // call sends req to m with the credential m's service takes and returns
 // the call's error (for a stream, the first error it reads, nil at EOF).
-func (s *stack) call(ctx context.Context, m apiMethod, req proto.Message) error {
+func (s *stack) call(ctx context.Context, m apiMethod, req any, opts ...grpc.CallOption) error {
 	if m.service == "debated.v1.AdminService" {
 		ctx = metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer e2e-admin")
 	}
 	mt, _ := protoregistry.GlobalTypes.FindMessageByName(m.desc.Output().FullName())
 	if !m.desc.IsStreamingServer() && !m.desc.IsStreamingClient() {
-		return s.conn.Invoke(ctx, m.fullName(), req, mt.New().Interface())
+		return s.conn.Invoke(ctx, m.fullName(), req, mt.New().Interface(), opts...)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := s.conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: m.desc.IsStreamingClient()}, m.fullName())
+	st, err := s.conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: m.desc.IsStreamingClient()}, m.fullName(), opts...)
 	if err != nil {
 		return err
 	}
@@ -159,42 +161,72 @@ func stringSetters(md protoreflect.MessageDescriptor, depth int) []stringSetter 
 	return out
 }
 
-// TestNULInAnyStringIsInvalidArgument: a NUL byte in any string of any
-// request of any RPC (ids, names, nested registry rows, option values)
-// answers InvalidArgument with a field violation naming that string, on
-// both stores. PostgreSQL refuses NUL in text (SQLSTATE 22021), which once
-// answered Internal.
-func TestNULInAnyStringIsInvalidArgument(t *testing.T) {
+// rawCodec sends a request's bytes as they are ([]byte), so that a test can
+// send what a proto library would refuse to encode (invalid UTF-8), and
+// decodes answers as protobuf.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	b, ok := v.([]byte)
+	if !ok {
+		return nil, fmt.Errorf("rawCodec: %T", v)
+	}
+	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+}
+
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	return proto.Unmarshal(data.Materialize(), v.(proto.Message))
+}
+
+func (rawCodec) Name() string { return "proto" }
+
+// TestBadTextInAnyStringIsInvalidArgument: a NUL byte, or bytes that are
+// not UTF-8, in any string of any request of any RPC (ids, names, nested
+// registry rows, option values) answers InvalidArgument with a field
+// violation naming that string, on both stores. PostgreSQL refuses NUL in
+// text (SQLSTATE 22021), which once answered Internal; grpc-go answered
+// invalid UTF-8 Internal before any interceptor ran.
+func TestBadTextInAnyStringIsInvalidArgument(t *testing.T) {
 	t.Parallel()
+	const placeholder = "zzzzPLACEHOLDER"
+	bad := map[string]string{
+		"NUL":           "must not contain a NUL byte",
+		"invalid UTF-8": "must be valid UTF-8",
+	}
 	for _, kind := range []string{"sqlite", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			s := startStack(t, kind, nil)
-			methods := apiMethods(t)
 			checked := 0
-			for _, m := range methods {
-				setters := stringSetters(m.desc.Input(), 4)
-				if len(setters) == 0 {
-					continue // a request without text (ListProtocols)
-				}
-				for _, set := range setters {
-					req := newRequest(t, m)
-					set.set(req.ProtoReflect(), "deal\x00a")
-					err := s.call(s.a, m, req)
-					require.Equal(t, codes.InvalidArgument, status.Code(err), "%s %s: %v", m.name, set.path, err)
-					var fields []string
-					for _, d := range status.Convert(err).Details() {
-						if br, ok := d.(*errdetails.BadRequest); ok {
-							for _, v := range br.GetFieldViolations() {
-								fields = append(fields, v.GetField())
+			for _, m := range apiMethods(t) {
+				for _, set := range stringSetters(m.desc.Input(), 4) {
+					for what, want := range bad {
+						req := newRequest(t, m)
+						set.set(req.ProtoReflect(), placeholder)
+						wire, err := proto.Marshal(req)
+						require.NoError(t, err)
+						repl := "zzzz\x00LACEHOLDER"
+						if what == "invalid UTF-8" {
+							repl = "zzzz\xffLACEHOLDER"
+						}
+						require.Len(t, repl, len(placeholder))
+						wire = bytes.ReplaceAll(wire, []byte(placeholder), []byte(repl))
+						err = s.call(s.a, m, wire, grpc.ForceCodecV2(rawCodec{}))
+						require.Equal(t, codes.InvalidArgument, status.Code(err), "%s %s %s: %v", m.name, set.path, what, err)
+						var found bool
+						for _, d := range status.Convert(err).Details() {
+							if br, ok := d.(*errdetails.BadRequest); ok {
+								for _, v := range br.GetFieldViolations() {
+									found = found || (v.GetField() == set.path && strings.HasSuffix(v.GetDescription(), want))
+								}
 							}
 						}
+						require.True(t, found, "%s %s %s: %v", m.name, set.path, what, err)
+						checked++
 					}
-					require.Contains(t, fields, set.path, "%s: %v", m.name, err)
-					checked++
 				}
 			}
-			require.Greater(t, checked, 100)
+			require.Greater(t, checked, 200)
 		})
 	}
 }

@@ -176,6 +176,7 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		opts = append(opts, grpc.StatsHandler(cfg.StatsHandler))
 	}
 	s.grpc = grpc.NewServer(append(opts,
+		grpc.ForceServerCodecV2(newUTF8Codec()),
 		grpc.MaxRecvMsgSize(cmp.Or(cfg.MaxRecvMsgSize, 16<<20)),
 		grpc.MaxSendMsgSize(cmp.Or(cfg.MaxSendMsgSize, 16<<20)),
 		grpc.MaxConcurrentStreams(cmp.Or(cfg.MaxConcurrentStreams, 1024)),

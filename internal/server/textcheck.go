@@ -31,6 +31,8 @@ func textViolations(msg proto.Message) []debate.FieldViolation {
 
 func badText(s string) string {
 	switch {
+	case s == invalidUTF8Mark: // what utf8Codec decoded invalid UTF-8 as
+		return "must be valid UTF-8"
 	case strings.IndexByte(s, 0) >= 0:
 		return "must not contain a NUL byte"
 	case !utf8.ValidString(s):
