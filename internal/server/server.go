@@ -70,7 +70,8 @@ type Config struct {
 	// default DefaultMaxGradeClaims.
 	MaxGradeClaims int
 	// GradingClaimBudget bounds the claims of the gradings running at once
-	// (GradeDeal and the defect calls that re-grade); more wait their turn.
+	// (GradeDeal, the defect calls that re-grade, ValidateOutput); more wait
+	// their turn.
 	// Default DefaultGradingClaimBudget.
 	GradingClaimBudget int
 	// AllowPrivateModelURLs lets SetTenantModel take a base URL on a
