@@ -1,12 +1,17 @@
 package server
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -70,3 +75,18 @@ func TestPublicMessage(t *testing.T) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+func TestToStatusNeverDoubleWraps(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	err := toStatus(ctx, log, fmt.Errorf("runner: step: %w", status.Error(codes.NotFound, "gate g1: not found")))
+	require.Equal(t, codes.NotFound, status.Code(err))
+	require.Equal(t, "gate g1: not found", status.Convert(err).Message())
+	err = toStatus(ctx, log, fmt.Errorf("model: %w", status.Error(codes.Internal, "pgx: conn closed")))
+	require.Equal(t, codes.Internal, status.Code(err))
+	require.Equal(t, "internal error", status.Convert(err).Message())
+	err = toStatus(ctx, log, fmt.Errorf("postgres: step commit: %w", debate.ErrConflict))
+	require.Equal(t, codes.Aborted, status.Code(err))
+	require.Equal(t, "conflict", status.Convert(err).Message())
+}
