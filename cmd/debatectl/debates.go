@@ -12,6 +12,7 @@ import (
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -263,12 +264,46 @@ func (c *cli) debateExport(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cancel()
-	resp, err := c.debateClient().ExportDebate(ctx, &debatedv1.ExportDebateRequest{DebateId: id})
+	st, err := c.debateClient().ExportDebate(ctx, &debatedv1.ExportDebateRequest{DebateId: id})
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(c.out, resp.GetBundleJson())
+	data, err := readBundle(st)
+	if err != nil {
+		return err
+	}
+	if _, err := c.out.Write(data); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(c.out)
 	return err
+}
+
+// readBundle reassembles the pieces ExportDebate streams and checks that
+// it has all the bytes the first piece announced.
+func readBundle(st grpc.ServerStreamingClient[debatedv1.ExportDebateResponse]) ([]byte, error) {
+	var data []byte
+	total := int64(-1)
+	for {
+		msg, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if total < 0 {
+			if total = msg.GetTotalBytes(); total < 0 {
+				return nil, fmt.Errorf("export announced %d bytes", total)
+			}
+			data = make([]byte, 0, min(total, 1<<30))
+		}
+		data = append(data, msg.GetChunk()...)
+	}
+	if int64(len(data)) != total {
+		return nil, fmt.Errorf("export ended after %d of %d bytes: try again", len(data), max(total, 0))
+	}
+	return data, nil
 }
 
 func (c *cli) debateVerify(ctx context.Context, args []string) error {

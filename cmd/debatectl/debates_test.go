@@ -203,3 +203,38 @@ func TestDebateCreateOptionsFromFiles(t *testing.T) {
 	_, err = ctl(t, addr, env, "debate", "create", "--deal", "deal-opt", "--protocol", "synthetic.v1", "--option-text", "x="+filepath.Join(dir, "missing"))
 	require.ErrorContains(t, err, "--option-text x")
 }
+
+// TestDebateExportLarge: a synthetic debate at its largest options makes a
+// ledger of several megabytes, more than gRPC's default 4 MiB receive
+// limit; `debate export` streams it in pieces, and it verifies offline.
+func TestDebateExportLarge(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	dir := t.TempDir()
+	require.NoError(t, dealfile.Write(dir, storetest.SampleBundle("deal-big")))
+	out, err := ctl(t, addr, env, "import-deal", dir)
+	require.NoError(t, err, out)
+	out, err = ctl(t, addr, env, "--json", "debate", "create", "--deal", "deal-big", "--protocol", "synthetic.v1",
+		"--option", "max_rounds=50", "--option", "message_bytes=16384")
+	require.NoError(t, err, out)
+	var created struct {
+		Debate struct {
+			DebateID string `json:"debate_id"`
+		} `json:"debate"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &created))
+	id := created.Debate.DebateID
+	out, err = ctl(t, addr, env, "debate", "watch", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "COMPLETED")
+
+	bundle, err := ctl(t, addr, env, "debate", "export", id)
+	require.NoError(t, err)
+	require.Greater(t, len(bundle), 4<<20, "the ledger should be larger than gRPC's default receive limit")
+	path := filepath.Join(t.TempDir(), "ledger.json")
+	require.NoError(t, os.WriteFile(path, []byte(bundle), 0o600))
+	out, err = ctl(t, "unused:1", nil, "verify", path)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "bundle verifies")
+}

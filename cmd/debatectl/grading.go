@@ -28,21 +28,47 @@ func (c *cli) grade(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cancel()
-	resp, err := debatedv1.NewRegistryServiceClient(c.conn).GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: id})
+	client := debatedv1.NewRegistryServiceClient(c.conn)
+	resp, err := client.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: id, PageSize: gradingPageSize})
 	if err != nil {
 		return err
 	}
+	// The dashboard comes a page at a time: read the rest of this grading.
+	for token := resp.GetNextPageToken(); token != ""; {
+		page, err := client.GetDealGrading(ctx, &debatedv1.GetDealGradingRequest{DealId: id, PageSize: gradingPageSize, PageToken: token})
+		if err != nil {
+			return err
+		}
+		resp.Claims = append(resp.Claims, page.GetClaims()...)
+		resp.Calcs = append(resp.Calcs, page.GetCalcs()...)
+		token = page.GetNextPageToken()
+	}
+	resp.NextPageToken = ""
 	if c.json {
 		return c.printJSON(resp)
 	}
-	return c.dashboard(resp.GetGrading(), len(resp.GetEvents()))
+	if err := c.gradeTable(resp.GetClaims()); err != nil {
+		return err
+	}
+	c.summaryLine(resp.GetSummary(), int(resp.GetEventCount()))
+	for _, cl := range resp.GetClaims() {
+		for _, d := range cl.GetDefects() {
+			c.defectLine(d)
+		}
+	}
+	for _, k := range resp.GetCalcs() {
+		fmt.Fprintf(c.out, "  calc %s %s: grade %s, output %v\n", k.GetCalcId(), trim(k.GetCalcType(), "CALC_TYPE_"), trim(k.GetGrade(), "GRADE_"), k.GetOutput())
+	}
+	return nil
 }
 
-// dashboard prints the truth dashboard: one row per claim, then the deal's
-// figures, defects and calcs.
-func (c *cli) dashboard(g *debatedv1.DealGrading, newEvents int) error {
-	rows := make([][]string, 0, len(g.GetClaims()))
-	for _, cl := range g.GetClaims() {
+// gradingPageSize is how many dashboard rows debatectl asks for at once.
+const gradingPageSize = 500
+
+// gradeTable prints the truth dashboard's rows: one per claim.
+func (c *cli) gradeTable(claims []*debatedv1.ClaimGrading) error {
+	rows := make([][]string, 0, len(claims))
+	for _, cl := range claims {
 		var defects []string
 		for _, d := range cl.GetDefects() {
 			defects = append(defects, trim(d.GetDefectType(), "DEFECT_TYPE_"))
@@ -52,26 +78,30 @@ func (c *cli) dashboard(g *debatedv1.DealGrading, newEvents int) error {
 			trim(cl.GetCorroborationStatus(), "CORROBORATION_STATUS_"), fmt.Sprint(cl.GetIndependentCount()),
 			strings.Join(defects, ",")})
 	}
-	if err := c.table("KEY\tMETRIC\tGRADE\tVERDICT\tACTION\tCORROBORATION\tINDEPENDENT\tDEFECTS", rows); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.out, "\ndeal %s: %d grade-D claim(s), sanad coverage %.3f, blocked: %s, %d new event(s)\n",
-		g.GetDealId(), g.GetGradeDCount(), g.GetSanadCoverage(), orNone(g.GetBlockedClaimKeys()), newEvents)
-	for _, d := range g.GetDefects() {
-		fmt.Fprintf(c.out, "  defect %s %s on %s (%s, cure %s): %s\n", d.GetDefectId(), trim(d.GetDefectType(), "DEFECT_TYPE_"),
-			d.GetClaimKey(), trim(d.GetSeverity(), "DEFECT_SEVERITY_"), trim(d.GetCureProtocol(), "CURE_PROTOCOL_"), d.GetDescription())
-	}
-	for _, k := range g.GetCalcs() {
-		fmt.Fprintf(c.out, "  calc %s %s: grade %s, output %v\n", k.GetCalcId(), trim(k.GetCalcType(), "CALC_TYPE_"), trim(k.GetGrade(), "GRADE_"), k.GetOutput())
-	}
-	return nil
+	return c.table("KEY\tMETRIC\tGRADE\tVERDICT\tACTION\tCORROBORATION\tINDEPENDENT\tDEFECTS", rows)
 }
 
-func orNone(xs []string) string {
-	if len(xs) == 0 {
-		return "none"
+// summaryLine prints the deal's figures.
+func (c *cli) summaryLine(g *debatedv1.DealGradingSummary, newEvents int) {
+	fmt.Fprintf(c.out, "\ndeal %s: %d claim(s), %d grade-D, %d blocked, %d open defect(s), sanad coverage %.3f, %d new event(s)\n",
+		g.GetDealId(), g.GetClaimCount(), g.GetGradeDCount(), g.GetBlockedClaimCount(), g.GetOpenDefectCount(), g.GetSanadCoverage(), newEvents)
+}
+
+func (c *cli) defectLine(d *debatedv1.Defect) {
+	fmt.Fprintf(c.out, "  defect %s %s on %s (%s, cure %s): %s\n", d.GetDefectId(), trim(d.GetDefectType(), "DEFECT_TYPE_"),
+		d.GetClaimKey(), trim(d.GetSeverity(), "DEFECT_SEVERITY_"), trim(d.GetCureProtocol(), "CURE_PROTOCOL_"), d.GetDescription())
+}
+
+// afterDefect prints what a defect call changed: the claim's row and the
+// deal's figures.
+func (c *cli) afterDefect(claim *debatedv1.ClaimGrading, summary *debatedv1.DealGradingSummary) error {
+	if claim != nil {
+		if err := c.gradeTable([]*debatedv1.ClaimGrading{claim}); err != nil {
+			return err
+		}
 	}
-	return strings.Join(xs, ",")
+	c.summaryLine(summary, 0)
+	return nil
 }
 
 func enumFlag(values map[string]int32, prefix, name, v string) (int32, error) {
@@ -126,7 +156,7 @@ func (c *cli) defectFlag(ctx context.Context, args []string) error {
 		return c.printJSON(resp)
 	}
 	fmt.Fprintf(c.out, "defect %s flagged\n\n", resp.GetDefect().GetDefectId())
-	return c.dashboard(resp.GetGrading(), 0)
+	return c.afterDefect(resp.GetClaim(), resp.GetSummary())
 }
 
 func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error {
@@ -151,7 +181,8 @@ func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error 
 	defer cancel()
 	client := debatedv1.NewRegistryServiceClient(c.conn)
 	var d *debatedv1.Defect
-	var g *debatedv1.DealGrading
+	var claim *debatedv1.ClaimGrading
+	var summary *debatedv1.DealGradingSummary
 	if waive {
 		resp, err := client.WaiveDefect(ctx, &debatedv1.WaiveDefectRequest{DealId: pos[0], DefectId: pos[1], Actor: *actor, Reason: *reason})
 		if err != nil {
@@ -160,7 +191,7 @@ func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error 
 		if c.json {
 			return c.printJSON(resp)
 		}
-		d, g = resp.GetDefect(), resp.GetGrading()
+		d, claim, summary = resp.GetDefect(), resp.GetClaim(), resp.GetSummary()
 	} else {
 		resp, err := client.CureDefect(ctx, &debatedv1.CureDefectRequest{DealId: pos[0], DefectId: pos[1], Actor: *actor, Reason: *reason})
 		if err != nil {
@@ -169,10 +200,10 @@ func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error 
 		if c.json {
 			return c.printJSON(resp)
 		}
-		d, g = resp.GetDefect(), resp.GetGrading()
+		d, claim, summary = resp.GetDefect(), resp.GetClaim(), resp.GetSummary()
 	}
 	fmt.Fprintf(c.out, "defect %s is now %s\n\n", d.GetDefectId(), trim(d.GetStatus(), "DEFECT_STATUS_"))
-	return c.dashboard(g, 0)
+	return c.afterDefect(claim, summary)
 }
 
 func (c *cli) defectsList(ctx context.Context, args []string) error {

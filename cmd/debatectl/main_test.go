@@ -299,8 +299,8 @@ func TestGradeGDBSDealsFromTheCommandLine(t *testing.T) {
 		require.NoError(t, err)
 		resp := gradeJSON(t, addr, env, b.Deal.ID)
 		want := expectedClaims(t, filepath.Join(root, "expected", filepath.Base(dir)+".json"))
-		require.Len(t, resp.GetGrading().GetClaims(), len(want))
-		for _, c := range resp.GetGrading().GetClaims() {
+		require.Len(t, resp.GetClaims(), len(want))
+		for _, c := range resp.GetClaims() {
 			w := want[c.GetClaimKey()]
 			require.Equal(t, w.Grade, strings.TrimPrefix(c.GetGrade().String(), "GRADE_"), "%s %s", dir, c.GetClaimKey())
 			require.Equal(t, w.Verdict, strings.TrimPrefix(c.GetVerdict().String(), "VERDICT_"), "%s %s", dir, c.GetClaimKey())
@@ -325,8 +325,13 @@ func TestDefectCommands(t *testing.T) {
 	require.NoError(t, err)
 
 	resp := gradeJSON(t, addr, env, b.Deal.ID)
-	require.NotEmpty(t, resp.GetGrading().GetDefects())
-	defect := resp.GetGrading().GetDefects()[0]
+	var defect *debatedv1.Defect
+	for _, c := range resp.GetClaims() {
+		if len(c.GetDefects()) > 0 && defect == nil {
+			defect = c.GetDefects()[0]
+		}
+	}
+	require.NotNil(t, defect)
 	table, err := ctl(t, addr, env, "grade", b.Deal.ID)
 	require.NoError(t, err)
 	require.Contains(t, table, "CONTRADICTED")

@@ -65,7 +65,8 @@ func TestAgentProtoEndToEnd(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			// A key to seal tenant B's model settings with (PostgreSQL has none by default).
-			s := startStack(t, kind, map[string]string{"DEBATED_ENCRYPTION_KEY": base64.StdEncoding.EncodeToString([]byte("agentproto-e2e-sealing-key-32-b!"))})
+			s := startStack(t, kind, map[string]string{"DEBATED_ENCRYPTION_KEY": base64.StdEncoding.EncodeToString([]byte("agentproto-e2e-sealing-key-32-b!")),
+				"DEBATED_LLM_ALLOW_PRIVATE": "true"}) // the test double listens on loopback
 			listed := s.protocol(t, agentproto.Name)
 			require.ElementsMatch(t, []string{"planner", "executor", "critic", "auditor"}, listed.GetRoles())
 			require.ElementsMatch(t, agentproto.SafeTools(), listed.GetTools()["executor"].GetTools())
@@ -122,9 +123,7 @@ func TestAgentProtoEndToEnd(t *testing.T) {
 				require.Contains(t, del.GetMarkdown(), "# Agent session")
 				require.Contains(t, del.GetDeliverablesJson(), "12500000 USD")
 
-				ex, err := s.debate.ExportDebate(ctx, &debatedv1.ExportDebateRequest{DebateId: id})
-				require.NoError(t, err)
-				b, err := ledger.ParseBundle([]byte(ex.GetBundleJson()))
+				b, err := ledger.ParseBundle(exportBundle(t, ctx, s.debate, id))
 				require.NoError(t, err)
 				// The auditor's own run, in the ledger, checked the signatures too.
 				var audited bool

@@ -176,9 +176,7 @@ func TestDebateEndToEnd(t *testing.T) {
 			require.EqualValues(t, len(msgs), v.GetEventCount())
 
 			// The export verifies offline; a changed payload byte does not.
-			ex, err := s.debate.ExportDebate(s.a, &debatedv1.ExportDebateRequest{DebateId: d.GetDebateId()})
-			require.NoError(t, err)
-			b, err := ledger.ParseBundle([]byte(ex.GetBundleJson()))
+			b, err := ledger.ParseBundle(exportBundle(t, s.a, s.debate, d.GetDebateId()))
 			require.NoError(t, err)
 			require.True(t, ledger.VerifyBundle(b).OK)
 			b.Events[4].Payload = []byte(strings.Replace(string(b.Events[4].Payload), `"`, `"X`, 1))
@@ -323,7 +321,7 @@ func TestDebateTenantIsolation(t *testing.T) {
 			return err
 		},
 		"ExportDebate": func(ctx context.Context) error {
-			_, err := s.debate.ExportDebate(ctx, &debatedv1.ExportDebateRequest{DebateId: id})
+			_, err := readExport(ctx, s.debate, id)
 			return err
 		},
 		"WatchDebate": func(ctx context.Context) error {

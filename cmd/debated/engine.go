@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/metrics"
+	"github.com/debated/debated/internal/netguard"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/agentproto"
 	"github.com/debated/debated/internal/protocols/idis"
@@ -88,12 +90,23 @@ func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
 
 // protocols registers every protocol the service runs.
 func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box, keys *ledger.Keyring, transcripts *idis.Transcripts) (*orchestrator.Registry, error) {
-	newModel := func(base, key, model string) (*llm.Backend, error) {
+	newModelWith := func(base, key, model string, client *http.Client) (*llm.Backend, error) {
 		return llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
-			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets,
+			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets, HTTPClient: client,
 			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.TenantID, u.Role, u.PromptTokens, u.CompletionTokens) },
 		})
+	}
+	// The deployment's own model is the operator's choice (often a local
+	// server); a tenant's is checked again at every connection, on the
+	// address actually dialled, unless the operator allows private ones.
+	newModel := func(base, key, model string) (*llm.Backend, error) { return newModelWith(base, key, model, nil) }
+	newTenantModel := func(base, key, model string) (*llm.Backend, error) {
+		var client *http.Client
+		if !cfg.llmAllowPrivate {
+			client = netguard.HTTPClient()
+		}
+		return newModelWith(base, key, model, client)
 	}
 	var service *llm.Backend // nil: the rules backends
 	if cfg.llmBaseURL != "" {
@@ -106,7 +119,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		}
 		log.Info("roles are model-backed", slog.String("model", cfg.llmModel))
 	}
-	backendFor := tenantBackend(st, box, service, newModel)
+	backendFor := tenantBackend(st, box, service, newTenantModel)
 	ruleSet := rules.New()
 	rolesFor := func(ctx context.Context) (map[string]roles.Role, error) {
 		b, err := backendFor(ctx)

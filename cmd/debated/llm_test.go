@@ -295,7 +295,7 @@ func TestTenantModelOverride(t *testing.T) {
 		reqs := srv.Requests()
 		return reqs[len(reqs)-1].Authorization
 	}
-	s := startStack(t, "sqlite", nil)
+	s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_ALLOW_PRIVATE": "true"}) // the test double listens on loopback
 	actx := metadataAdmin()
 	admin := debatedv1.NewAdminServiceClient(s.conn)
 	tenants, err := admin.ListTenants(actx, &debatedv1.ListTenantsRequest{})

@@ -134,7 +134,10 @@ type config struct {
 	llmTimeout        time.Duration
 	llmBudget         int
 	// secrets masks the configured secrets in logs and ledgers (set by run).
-	secrets *redact.Redactor
+	secrets         *redact.Redactor
+	llmAllowPrivate bool
+	maxGradeClaims  int
+	gradingBudget   int
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -248,6 +251,16 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.Float64Var(&cfg.tenantRPS, "tenant-rps", rps, "calls per second per tenant; 0 disables the limit (DEBATED_TENANT_RPS)")
 		fs.IntVar(&cfg.tenantBurst, "tenant-burst", burst, "burst of the per-tenant rate limit (DEBATED_TENANT_BURST)")
 		fs.IntVar(&cfg.maxRunning, "max-running-debates", maxRunning, "queued and running debates per tenant; 0 disables the limit (DEBATED_MAX_RUNNING_DEBATES)")
+		maxGrade, err := strconv.Atoi(env("DEBATED_MAX_GRADE_CLAIMS", strconv.Itoa(server.DefaultMaxGradeClaims)))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_MAX_GRADE_CLAIMS: %w", err)
+		}
+		gradingBudget, err := strconv.Atoi(env("DEBATED_GRADING_CLAIM_BUDGET", strconv.Itoa(server.DefaultGradingClaimBudget)))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_GRADING_CLAIM_BUDGET: %w", err)
+		}
+		fs.IntVar(&cfg.maxGradeClaims, "max-grade-claims", maxGrade, "gradings of deals with more claims are refused (DEBATED_MAX_GRADE_CLAIMS)")
+		fs.IntVar(&cfg.gradingBudget, "grading-claim-budget", gradingBudget, "claims of the gradings running at once; more wait (DEBATED_GRADING_CLAIM_BUDGET)")
 		llmTimeout, err := time.ParseDuration(env("DEBATED_LLM_TIMEOUT", "60s"))
 		if err != nil {
 			return cfg, fmt.Errorf("DEBATED_LLM_TIMEOUT: %w", err)
@@ -261,6 +274,12 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.StringVar(&cfg.llmModel, "llm-model", env("DEBATED_LLM_MODEL", ""), "the model the roles use (the Reasoning class) (DEBATED_LLM_MODEL)")
 		fs.DurationVar(&cfg.llmTimeout, "llm-timeout", llmTimeout, "timeout of one model call (DEBATED_LLM_TIMEOUT)")
 		fs.IntVar(&cfg.llmBudget, "llm-token-budget", llmBudget, "tokens one debate may spend; 0 means no limit (DEBATED_LLM_TOKEN_BUDGET)")
+		allowPrivate, err := strconv.ParseBool(env("DEBATED_LLM_ALLOW_PRIVATE", "false"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_LLM_ALLOW_PRIVATE: %w", err)
+		}
+		fs.BoolVar(&cfg.llmAllowPrivate, "llm-allow-private", allowPrivate,
+			"let tenants' model base URLs reach loopback, private, link-local and metadata addresses (DEBATED_LLM_ALLOW_PRIVATE)")
 		cfg.encryptionKey = env("DEBATED_ENCRYPTION_KEY", "") // an environment variable only: flags show in process lists
 		fs.StringVar(&cfg.healthAddr, "health-addr", env("DEBATED_HEALTH_ADDR", ""), "plaintext gRPC health-only address for probes; empty: health on the API port only (DEBATED_HEALTH_ADDR)")
 		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
@@ -375,17 +394,20 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		defer stopMetrics()
 	}
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st}, server.Config{
-		Secrets:           box,
-		TenantRPS:         cfg.tenantRPS,
-		TenantBurst:       cfg.tenantBurst,
-		MaxRunningDebates: cfg.maxRunning,
-		StatsHandler:      otelgrpc.NewServerHandler(),
-		Unary:             []grpc.UnaryServerInterceptor{m.GRPC.UnaryServerInterceptor()},
-		Stream:            []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()},
-		AdminToken:        cfg.adminToken,
-		MaxRecvMsgSize:    cfg.maxRecvMsgBytes,
-		KeyRecheck:        cfg.keyRecheck,
-		Logger:            log,
+		Secrets:               box,
+		AllowPrivateModelURLs: cfg.llmAllowPrivate,
+		MaxGradeClaims:        cfg.maxGradeClaims,
+		GradingClaimBudget:    cfg.gradingBudget,
+		TenantRPS:             cfg.tenantRPS,
+		TenantBurst:           cfg.tenantBurst,
+		MaxRunningDebates:     cfg.maxRunning,
+		StatsHandler:          otelgrpc.NewServerHandler(),
+		Unary:                 []grpc.UnaryServerInterceptor{m.GRPC.UnaryServerInterceptor()},
+		Stream:                []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()},
+		AdminToken:            cfg.adminToken,
+		MaxRecvMsgSize:        cfg.maxRecvMsgBytes,
+		KeyRecheck:            cfg.keyRecheck,
+		Logger:                log,
 	})
 	if err != nil {
 		return err

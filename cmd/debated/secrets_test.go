@@ -111,10 +111,9 @@ func testNoSecretLoggedOrSealed(t *testing.T, kind string) {
 		require.NotEmpty(t, got.GetDebate().GetError())
 		require.Contains(t, got.GetDebate().GetError(), "unauthorized", "the error keeps its class")
 		visible = append(visible, protojson.Format(got))
-		exp, err := s.debate.ExportDebate(c.ctx, &debatedv1.ExportDebateRequest{DebateId: id})
-		require.NoError(t, err)
-		require.Contains(t, exp.GetBundleJson(), "node.retry")
-		visible = append(visible, exp.GetBundleJson())
+		exp := string(exportBundle(t, c.ctx, s.debate, id))
+		require.Contains(t, exp, "node.retry")
+		visible = append(visible, exp)
 	}
 	mu.Lock()
 	require.True(t, seen["Bearer "+tenantKey] && seen["Bearer "+deploymentKey], "the endpoint saw both keys: %v", seen)
@@ -299,9 +298,7 @@ func testTenantKeysMaskedBeforeUse(t *testing.T, kind string) {
 	got, err := client.GetDebate(s.b, &debatedv1.GetDebateRequest{DebateId: id})
 	require.NoError(t, err)
 	require.Contains(t, got.GetDebate().GetError(), "key revoked")
-	exp, err := client.ExportDebate(s.b, &debatedv1.ExportDebateRequest{DebateId: id})
-	require.NoError(t, err)
-	visible := []string{protojson.Format(got), exp.GetBundleJson()}
+	visible := []string{protojson.Format(got), string(exportBundle(t, s.b, client, id))}
 	for _, m := range msgs {
 		visible = append(visible, protojson.Format(m))
 	}

@@ -258,17 +258,20 @@ func knownVars(t *testing.T) map[string]bool {
 
 // varParsers checks a value as the binary parses it (cmd/debated parseConfig).
 var varParsers = map[string]func(string) error{
-	"DEBATED_MIGRATE_ON_START":    func(s string) error { _, err := strconv.ParseBool(s); return err },
-	"DEBATED_SHUTDOWN_TIMEOUT":    parseDuration,
-	"DEBATED_JOB_SLICE":           parseDuration,
-	"DEBATED_RESCUE_AFTER":        parseDuration,
-	"DEBATED_LLM_TIMEOUT":         parseDuration,
-	"DEBATED_MAX_RECV_MSG_BYTES":  parseInt,
-	"DEBATED_WORKERS":             parseInt,
-	"DEBATED_TENANT_BURST":        parseInt,
-	"DEBATED_MAX_RUNNING_DEBATES": parseInt,
-	"DEBATED_LLM_TOKEN_BUDGET":    parseInt,
-	"DEBATED_TENANT_RPS":          func(s string) error { _, err := strconv.ParseFloat(s, 64); return err },
+	"DEBATED_MIGRATE_ON_START":     func(s string) error { _, err := strconv.ParseBool(s); return err },
+	"DEBATED_SHUTDOWN_TIMEOUT":     parseDuration,
+	"DEBATED_JOB_SLICE":            parseDuration,
+	"DEBATED_RESCUE_AFTER":         parseDuration,
+	"DEBATED_LLM_TIMEOUT":          parseDuration,
+	"DEBATED_MAX_RECV_MSG_BYTES":   parseInt,
+	"DEBATED_WORKERS":              parseInt,
+	"DEBATED_TENANT_BURST":         parseInt,
+	"DEBATED_MAX_RUNNING_DEBATES":  parseInt,
+	"DEBATED_LLM_TOKEN_BUDGET":     parseInt,
+	"DEBATED_MAX_GRADE_CLAIMS":     parseInt,
+	"DEBATED_GRADING_CLAIM_BUDGET": parseInt,
+	"DEBATED_LLM_ALLOW_PRIVATE":    func(s string) error { _, err := strconv.ParseBool(s); return err },
+	"DEBATED_TENANT_RPS":           func(s string) error { _, err := strconv.ParseFloat(s, 64); return err },
 	"DEBATED_LOG_LEVEL": func(s string) error {
 		return oneOf(s, "debug", "info", "warn", "error")
 	},

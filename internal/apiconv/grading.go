@@ -42,47 +42,51 @@ func stepsToProto(steps []debate.Step) []*debatedv1.ExplanationStep {
 	return out
 }
 
-// DealGradingToProto converts a deal's grading (the truth dashboard).
-func DealGradingToProto(g *debate.DealGrading, at time.Time) *debatedv1.DealGrading {
-	out := &debatedv1.DealGrading{
-		DealId:           g.DealID,
-		GradeDCount:      int32(g.GradeDCount),
-		SanadCoverage:    g.SanadCoverage,
-		BlockedClaimKeys: g.BlockedClaimKeys,
-		GradeTime:        ts(at),
+// DealGradingSummaryToProto converts the figures of a deal's grading (the
+// head of the truth dashboard), graded at at.
+func DealGradingSummaryToProto(g *debate.DealGrading, at time.Time) *debatedv1.DealGradingSummary {
+	return &debatedv1.DealGradingSummary{
+		DealId:            g.DealID,
+		ClaimCount:        int32(len(g.Claims)),
+		GradeDCount:       int32(g.GradeDCount),
+		SanadCoverage:     g.SanadCoverage,
+		BlockedClaimCount: int32(len(g.BlockedClaimKeys)),
+		OpenDefectCount:   int32(len(g.Defects)),
+		CalcCount:         int32(len(g.Calcs)),
+		GradeTime:         ts(at),
 	}
-	for _, c := range g.Claims {
-		pc := &debatedv1.ClaimGrading{
-			ClaimId:             c.ClaimID,
-			ClaimKey:            c.ClaimKey,
-			Metric:              c.Metric,
-			BaseGrade:           gradeToProto(c.BaseGrade),
-			Grade:               gradeToProto(c.Grade),
-			Verdict:             debatedv1.Verdict(debatedv1.Verdict_value["VERDICT_"+string(c.Verdict)]),
-			Action:              debatedv1.Action(debatedv1.Action_value["ACTION_"+string(c.Action)]),
-			CorroborationStatus: debatedv1.CorroborationStatus(debatedv1.CorroborationStatus_value["CORROBORATION_STATUS_"+string(c.Corroboration)]),
-			IndependentCount:    int32(c.IndependentCount),
-			Blocked:             c.Blocked,
-			Explanation:         stepsToProto(c.Steps),
-		}
-		for _, d := range c.Defects {
-			pc.Defects = append(pc.Defects, DefectToProto(d))
-		}
-		out.Claims = append(out.Claims, pc)
+}
+
+// ClaimGradeToProto converts one claim's row of the dashboard.
+func ClaimGradeToProto(c debate.ClaimGrade) *debatedv1.ClaimGrading {
+	pc := &debatedv1.ClaimGrading{
+		ClaimId:             c.ClaimID,
+		ClaimKey:            c.ClaimKey,
+		Metric:              c.Metric,
+		BaseGrade:           gradeToProto(c.BaseGrade),
+		Grade:               gradeToProto(c.Grade),
+		Verdict:             debatedv1.Verdict(debatedv1.Verdict_value["VERDICT_"+string(c.Verdict)]),
+		Action:              debatedv1.Action(debatedv1.Action_value["ACTION_"+string(c.Action)]),
+		CorroborationStatus: debatedv1.CorroborationStatus(debatedv1.CorroborationStatus_value["CORROBORATION_STATUS_"+string(c.Corroboration)]),
+		IndependentCount:    int32(c.IndependentCount),
+		Blocked:             c.Blocked,
+		Explanation:         stepsToProto(c.Steps),
 	}
-	for _, d := range g.Defects {
-		out.Defects = append(out.Defects, DefectToProto(d))
+	for _, d := range c.Defects {
+		pc.Defects = append(pc.Defects, DefectToProto(d))
 	}
-	for _, c := range g.Calcs {
-		out.Calcs = append(out.Calcs, &debatedv1.CalcGrading{
-			CalcId:      c.CalcID,
-			CalcType:    debatedv1.CalcType(debatedv1.CalcType_value["CALC_TYPE_"+string(c.Type)]),
-			Grade:       gradeToProto(c.Grade),
-			Output:      c.Output,
-			Explanation: stepsToProto(c.Steps),
-		})
+	return pc
+}
+
+// CalcResultToProto converts one calc's row of the dashboard.
+func CalcResultToProto(c debate.CalcResult) *debatedv1.CalcGrading {
+	return &debatedv1.CalcGrading{
+		CalcId:      c.CalcID,
+		CalcType:    debatedv1.CalcType(debatedv1.CalcType_value["CALC_TYPE_"+string(c.Type)]),
+		Grade:       gradeToProto(c.Grade),
+		Output:      c.Output,
+		Explanation: stepsToProto(c.Steps),
 	}
-	return out
 }
 
 // DealEventToProto converts a deal event. A payload that is not

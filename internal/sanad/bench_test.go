@@ -64,7 +64,7 @@ func syntheticDeal(n int) *debate.DealBundle {
 		item("p"+id, "deck", deck, debate.GradeC)
 		item("k"+id, "model", cell, debate.GradeB)
 		b.Claims = append(b.Claims, debate.Claim{
-			ID: id, Key: fmt.Sprintf("S%06d", i), Class: debate.ClaimClassFinancial, Predicate: pred,
+			ID: id, Key: fmt.Sprintf("S%06d", i), Class: debate.ClaimClassFinancial, Text: "The deck states " + deck + ".", Predicate: pred,
 			Value:       &debate.ClaimValue{Value: v, Unit: unit, AsOf: "2025-12-31", TimeWindow: w},
 			Materiality: debate.MaterialityHigh, PrimarySpanID: "s-p" + id,
 		})

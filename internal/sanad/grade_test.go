@@ -71,7 +71,7 @@ func (m *mini) claim(key, predicate string, value float64, unit string, w *debat
 		span = e.SourceSpanID
 	}
 	m.b.Claims = append(m.b.Claims, debate.Claim{
-		ID: id, DealID: m.b.Deal.ID, Key: key, Class: debate.ClaimClassFinancial, Predicate: predicate,
+		ID: id, DealID: m.b.Deal.ID, Key: key, Class: debate.ClaimClassFinancial, Text: "The company states " + predicate + ".", Predicate: predicate,
 		Value:       &debate.ClaimValue{Value: value, Unit: unit, AsOf: "2025-12-31", TimeWindow: w},
 		Materiality: debate.MaterialityHigh, PrimarySpanID: span,
 	})

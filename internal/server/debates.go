@@ -295,16 +295,38 @@ func (ds *debateService) VerifyDebate(ctx context.Context, req *debatedv1.Verify
 	return out, nil
 }
 
-func (ds *debateService) ExportDebate(ctx context.Context, req *debatedv1.ExportDebateRequest) (*debatedv1.ExportDebateResponse, error) {
-	d, events, policy, keys, err := ds.ledgerOf(ctx, req.GetDebateId())
+// exportChunk is the most bundle bytes one ExportDebate message carries:
+// far below gRPC's default 4 MiB receive limit.
+const exportChunk = 1 << 20
+
+// ExportDebate streams the debate's bundle (exportBundle) in pieces of at
+// most exportChunk bytes; the first says the bundle's size.
+func (ds *debateService) ExportDebate(req *debatedv1.ExportDebateRequest, srv grpc.ServerStreamingServer[debatedv1.ExportDebateResponse]) error {
+	ctx := srv.Context()
+	data, err := ds.exportBundle(ctx, req.GetDebateId())
 	if err != nil {
-		return nil, toStatus(ctx, ds.s.log, err)
+		return toStatus(ctx, ds.s.log, err)
+	}
+	for off := 0; off == 0 || off < len(data); off += exportChunk {
+		msg := &debatedv1.ExportDebateResponse{Chunk: data[off:min(off+exportChunk, len(data))]}
+		if off == 0 {
+			msg.TotalBytes = int64(len(data))
+		}
+		if err := srv.Send(msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportBundle builds the JSON bundle of a debate that `debatectl verify`
+// checks offline: everything a bundle carries is put together here, once.
+func (ds *debateService) exportBundle(ctx context.Context, debateID string) ([]byte, error) {
+	d, events, policy, keys, err := ds.ledgerOf(ctx, debateID)
+	if err != nil {
+		return nil, err
 	}
 	b := ledger.NewBundle(d.ID, d.TenantID, events, keys, policy)
 	b.Protocol = d.Protocol
-	data, err := ledger.MarshalBundle(b)
-	if err != nil {
-		return nil, toStatus(ctx, ds.s.log, err)
-	}
-	return &debatedv1.ExportDebateResponse{BundleJson: string(data)}, nil
+	return ledger.MarshalBundle(b)
 }

@@ -16,6 +16,12 @@ import (
 // ValidateOutput implements DebateService: the debates' gates as a service.
 func (ds *debateService) ValidateOutput(ctx context.Context, req *debatedv1.ValidateOutputRequest) (*debatedv1.ValidateOutputResponse, error) {
 	s := ds.s
+	// It grades the whole deal in memory, as GradeDeal does: the same bounds.
+	release, err := s.gradingSlot(ctx, req.GetDealId())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	defer release()
 	b, err := s.registry.DealBundleGet(ctx, req.GetDealId())
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"regexp"
+	"strings"
 
 	"buf.build/go/protovalidate"
 	"github.com/debated/debated/internal/debate"
@@ -23,20 +25,32 @@ var codeTable = []struct {
 	{debate.ErrUnauthenticated, codes.Unauthenticated},
 	{debate.ErrPermissionDenied, codes.PermissionDenied},
 	{debate.ErrFailedPrecondition, codes.FailedPrecondition},
+	{debate.ErrInvalid, codes.InvalidArgument},
+	{debate.ErrConflict, codes.Aborted},
 	{context.Canceled, codes.Canceled},
 	{context.DeadlineExceeded, codes.DeadlineExceeded},
 }
 
 // toStatus translates an error of ours into a gRPC status error. Validation
-// errors carry google.rpc.BadRequest field violations; unexpected errors are
-// logged and answered as Internal without their text, so clients never see
-// internals.
+// errors carry google.rpc.BadRequest field violations; errors of the table
+// keep the words of our own making up to their sentinel and lose the
+// storage layer's (publicMessage); unexpected errors are logged and
+// answered as Internal without their text, so clients never see internals.
+// A gRPC status somewhere in the chain is answered as it is, with its own
+// message, never with the "rpc error: code = … desc = …" text of the chain.
 func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, ok := status.FromError(err); ok {
-		return err
+	var gs interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &gs) {
+		if st := gs.GRPCStatus(); st != nil {
+			if st.Code() == codes.Internal || st.Code() == codes.Unknown {
+				log.ErrorContext(ctx, "internal error", slog.String("error", err.Error()))
+				return status.Error(codes.Internal, "internal error")
+			}
+			return st.Err()
+		}
 	}
 	var ve *debate.ValidationError
 	if errors.As(err, &ve) {
@@ -44,11 +58,47 @@ func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 	}
 	for _, row := range codeTable {
 		if errors.Is(err, row.err) {
-			return status.Error(row.code, err.Error())
+			msg := publicMessage(err, row.err)
+			if msg != err.Error() {
+				log.DebugContext(ctx, "request failed", slog.String("error", err.Error()), slog.String("code", row.code.String()))
+			}
+			return status.Error(row.code, msg)
 		}
 	}
 	log.ErrorContext(ctx, "internal error", slog.String("error", err.Error()))
 	return status.Error(codes.Internal, "internal error")
+}
+
+// storePrefix matches the "postgres: deal get: " or "sqlite: " the stores
+// put before what went wrong (the driver, then the operation).
+var storePrefix = regexp.MustCompile(`\b(?:postgres|sqlite|pgx|pgconn|river|goose): (?:[a-z][a-z0-9 _]*: )?`)
+
+// internalMarkers are texts that never reach a client: whatever carries one
+// is answered with the sentinel's own words.
+var internalMarkers = []string{
+	"sqlite", "postgres", "pgx", "pgconn", "sqlstate", "constraint", "rpc error:",
+	"duplicate key", "violates", "syntax error", "relation ", "column ", "river_", "pq:",
+}
+
+// publicMessage is what a client reads of err, whose sentinel is sentinel:
+// the text before the sentinel (ours: which deal, which gate) without the
+// store's prefixes, and the sentinel's words; what a store appended after
+// the sentinel (a constraint name, the driver's text) is dropped. If the
+// rest still names an internal, the sentinel's words alone are answered.
+func publicMessage(err, sentinel error) string {
+	msg := err.Error()
+	word := sentinel.Error()
+	if i := strings.Index(msg, word); i >= 0 {
+		msg = msg[:i+len(word)]
+	}
+	msg = storePrefix.ReplaceAllString(msg, "")
+	lower := strings.ToLower(msg)
+	for _, m := range internalMarkers {
+		if strings.Contains(lower, m) {
+			return word
+		}
+	}
+	return msg
 }
 
 // badRequest builds an InvalidArgument status with one field violation per

@@ -12,24 +12,28 @@ import (
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/sanad"
+	"github.com/debated/debated/internal/server"
+	"github.com/debated/debated/internal/store/storetest"
 	"github.com/debated/debated/internal/testutil/gdbs"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 )
 
 // outcomeOf renders a dashboard from the wire in the shape of the expected
-// files, so the API's answer is compared, not the grader's.
-func outcomeOf(g *debatedv1.DealGrading) sanad.Outcome {
+// files, so the API's answer is compared, not the grader's: the summary,
+// and the rows of every page.
+func outcomeOf(g *debatedv1.DealGradingSummary, claims []*debatedv1.ClaimGrading, calcs []*debatedv1.CalcGrading) sanad.Outcome {
 	o := sanad.Outcome{
 		DealID:           g.GetDealId(),
 		Claims:           map[string]sanad.ClaimOutcome{},
 		Defects:          []sanad.DefectOutcome{},
 		GradeDCount:      int(g.GetGradeDCount()),
 		SanadCoverage:    g.GetSanadCoverage(),
-		BlockedClaimKeys: append([]string{}, g.GetBlockedClaimKeys()...),
+		BlockedClaimKeys: []string{},
 	}
-	for _, c := range g.GetClaims() {
+	for _, c := range claims {
 		o.Claims[c.GetClaimKey()] = sanad.ClaimOutcome{
 			ClaimID:     c.GetClaimId(),
 			Grade:       strings.TrimPrefix(c.GetGrade().String(), "GRADE_"),
@@ -37,16 +41,19 @@ func outcomeOf(g *debatedv1.DealGrading) sanad.Outcome {
 			Action:      strings.TrimPrefix(c.GetAction().String(), "ACTION_"),
 			DefectCount: len(c.GetDefects()),
 		}
+		if c.GetBlocked() {
+			o.BlockedClaimKeys = append(o.BlockedClaimKeys, c.GetClaimKey())
+		}
+		for _, d := range c.GetDefects() {
+			o.Defects = append(o.Defects, sanad.DefectOutcome{
+				DefectType:   strings.TrimPrefix(d.GetDefectType().String(), "DEFECT_TYPE_"),
+				Severity:     strings.TrimPrefix(d.GetSeverity().String(), "DEFECT_SEVERITY_"),
+				ClaimKey:     d.GetClaimKey(),
+				CureProtocol: strings.TrimPrefix(d.GetCureProtocol().String(), "CURE_PROTOCOL_"),
+			})
+		}
 	}
-	for _, d := range g.GetDefects() {
-		o.Defects = append(o.Defects, sanad.DefectOutcome{
-			DefectType:   strings.TrimPrefix(d.GetDefectType().String(), "DEFECT_TYPE_"),
-			Severity:     strings.TrimPrefix(d.GetSeverity().String(), "DEFECT_SEVERITY_"),
-			ClaimKey:     d.GetClaimKey(),
-			CureProtocol: strings.TrimPrefix(d.GetCureProtocol().String(), "CURE_PROTOCOL_"),
-		})
-	}
-	for _, c := range g.GetCalcs() {
+	for _, c := range calcs {
 		o.Calcs = append(o.Calcs, sanad.CalcOutcome{
 			CalcID:   c.GetCalcId(),
 			CalcType: strings.TrimPrefix(c.GetCalcType().String(), "CALC_TYPE_"),
@@ -55,6 +62,32 @@ func outcomeOf(g *debatedv1.DealGrading) sanad.Outcome {
 		})
 	}
 	return o
+}
+
+// allRows reads the rest of a grading's pages after resp's.
+func allRows(t testing.TB, b *bundle, ctx context.Context, dealID string, resp *debatedv1.GradeDealResponse) ([]*debatedv1.ClaimGrading, []*debatedv1.CalcGrading) {
+	t.Helper()
+	claims, calcs := resp.GetClaims(), resp.GetCalcs()
+	for token := resp.GetNextPageToken(); token != ""; {
+		page, err := b.registry.GetDealGrading(ctx, &debatedv1.GetDealGradingRequest{DealId: dealID, PageToken: token, PageSize: 1000})
+		require.NoError(t, err)
+		claims = append(claims, page.GetClaims()...)
+		calcs = append(calcs, page.GetCalcs()...)
+		token = page.GetNextPageToken()
+	}
+	return claims, calcs
+}
+
+// claimOf returns the row of claimID, failing the test without one.
+func claimOf(t testing.TB, claims []*debatedv1.ClaimGrading, claimID string) *debatedv1.ClaimGrading {
+	t.Helper()
+	for _, c := range claims {
+		if c.GetClaimId() == claimID {
+			return c
+		}
+	}
+	require.FailNow(t, "no row for claim "+claimID)
+	return nil
 }
 
 // requireOutcome compares a dashboard with an expected file: every claim,
@@ -118,8 +151,9 @@ func gradeThroughAPI(t *testing.T, root string) {
 				require.NoError(t, err)
 				var want sanad.Outcome
 				require.NoError(t, json.Unmarshal(data, &want))
-				requireOutcome(t, want, outcomeOf(resp.GetGrading()))
-				for _, cl := range resp.GetGrading().GetClaims() {
+				claims, calcs := allRows(t, b, ctx, bundle.Deal.ID, resp)
+				requireOutcome(t, want, outcomeOf(resp.GetSummary(), claims, calcs))
+				for _, cl := range claims {
 					require.NotEmpty(t, cl.GetExplanation(), "claim %s has no explanation", cl.GetClaimKey())
 				}
 			})
@@ -158,23 +192,25 @@ func TestGradeDealRecordsChanges(t *testing.T) {
 
 		first, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: dealID})
 		require.NoError(t, err)
+		list, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: dealID})
+		require.NoError(t, err)
 		types := map[string]int{}
-		for i, e := range first.GetEvents() {
+		for i, e := range list.GetEvents() {
 			require.EqualValues(t, i+1, e.GetSeq())
 			types[e.GetEventType()]++
 		}
+		require.Len(t, list.GetEvents(), int(first.GetEventCount()))
+		require.EqualValues(t, 1, first.GetFirstEventSeq())
+		require.EqualValues(t, first.GetEventCount(), first.GetLastEventSeq())
 		require.Equal(t, len(req.GetClaims()), types["claim.grade.changed"])
 		require.Equal(t, len(req.GetClaims()), types["claim.verdict.changed"])
-		require.Equal(t, len(first.GetGrading().GetDefects()), types["defect.created"])
+		require.Equal(t, int(first.GetSummary().GetOpenDefectCount()), types["defect.created"])
 		require.NotZero(t, types["defect.created"])
 
 		again, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: dealID})
 		require.NoError(t, err)
-		require.Empty(t, again.GetEvents(), "nothing changed, nothing recorded")
-
-		list, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: dealID})
-		require.NoError(t, err)
-		require.Len(t, list.GetEvents(), len(first.GetEvents()))
+		require.Zero(t, again.GetEventCount(), "nothing changed, nothing recorded")
+		require.Zero(t, again.GetFirstEventSeq())
 		page, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: dealID, AfterSeq: 2, PageSize: 3})
 		require.NoError(t, err)
 		require.Len(t, page.GetEvents(), 3)
@@ -202,7 +238,7 @@ func TestDefectLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		var target *debatedv1.ClaimGrading
 		var clean *debatedv1.ClaimGrading
-		for _, c := range g.GetGrading().GetClaims() {
+		for _, c := range g.GetClaims() {
 			if len(c.GetDefects()) > 0 && target == nil {
 				target = c
 			}
@@ -233,12 +269,10 @@ func TestDefectLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, debatedv1.DefectOrigin_DEFECT_ORIGIN_FLAGGED, fl.GetDefect().GetOrigin())
 		require.Equal(t, debatedv1.DefectSeverity_DEFECT_SEVERITY_FATAL, fl.GetDefect().GetSeverity())
-		for _, c := range fl.GetGrading().GetClaims() {
-			if c.GetClaimId() == clean.GetClaimId() {
-				require.Equal(t, debatedv1.Grade_GRADE_D, c.GetGrade(), "a FATAL flag makes the claim D")
-				require.Equal(t, debatedv1.Action_ACTION_PARTNER_OVERRIDE_REQUIRED, c.GetAction())
-			}
-		}
+		require.Equal(t, clean.GetClaimId(), fl.GetClaim().GetClaimId())
+		require.Equal(t, debatedv1.Grade_GRADE_D, fl.GetClaim().GetGrade(), "a FATAL flag makes the claim D")
+		require.Equal(t, debatedv1.Action_ACTION_PARTNER_OVERRIDE_REQUIRED, fl.GetClaim().GetAction())
+		require.Equal(t, g.GetSummary().GetOpenDefectCount()+1, fl.GetSummary().GetOpenDefectCount())
 
 		// Waiving needs an admin-scoped key.
 		_, err = b.registry.WaiveDefect(ctx, &debatedv1.WaiveDefectRequest{DealId: dealID, DefectId: defectID, Actor: "a", Reason: "r"})
@@ -252,12 +286,12 @@ func TestDefectLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, debatedv1.DefectStatus_DEFECT_STATUS_WAIVED, w.GetDefect().GetStatus())
 		require.Equal(t, "partner@fund", w.GetDefect().GetActor())
-		for _, c := range w.GetGrading().GetClaims() {
-			if c.GetClaimId() == target.GetClaimId() {
-				require.NotEqual(t, debatedv1.Grade_GRADE_D, c.GetGrade(), "a waived defect no longer counts")
-				require.Empty(t, c.GetDefects())
-			}
-		}
+		require.Equal(t, target.GetClaimId(), w.GetClaim().GetClaimId())
+		require.NotEqual(t, debatedv1.Grade_GRADE_D, w.GetClaim().GetGrade(), "a waived defect no longer counts")
+		require.Empty(t, w.GetClaim().GetDefects())
+		page, err := b.registry.GetDealGrading(ctx, &debatedv1.GetDealGradingRequest{DealId: dealID, PageSize: 1000})
+		require.NoError(t, err)
+		require.Equal(t, w.GetClaim().GetGrade(), claimOf(t, page.GetClaims(), target.GetClaimId()).GetGrade(), "the stored dashboard is the waiver's")
 		_, err = b.registry.WaiveDefect(adminCtx, &debatedv1.WaiveDefectRequest{DealId: dealID, DefectId: defectID, Actor: "p", Reason: "again"})
 		requireCode(t, err, codes.FailedPrecondition)
 		_, err = b.registry.CureDefect(ctx, &debatedv1.CureDefectRequest{DealId: dealID, DefectId: "dfx_unknown", Actor: "a", Reason: "r"})
@@ -266,11 +300,7 @@ func TestDefectLifecycle(t *testing.T) {
 		// Curing the flag restores the clean claim.
 		c, err := b.registry.CureDefect(ctx, &debatedv1.CureDefectRequest{DealId: dealID, DefectId: fl.GetDefect().GetDefectId(), Actor: "analyst@fund", Reason: "customer list reconciled"})
 		require.NoError(t, err)
-		for _, cl := range c.GetGrading().GetClaims() {
-			if cl.GetClaimId() == clean.GetClaimId() {
-				require.Equal(t, clean.GetGrade(), cl.GetGrade())
-			}
-		}
+		require.Equal(t, clean.GetGrade(), c.GetClaim().GetGrade())
 		open, err := b.registry.ListDefects(ctx, &debatedv1.ListDefectsRequest{DealId: dealID})
 		require.NoError(t, err)
 		all, err := b.registry.ListDefects(ctx, &debatedv1.ListDefectsRequest{DealId: dealID, IncludeClosed: true})
@@ -309,7 +339,7 @@ func TestHumanActsRecordTheirAuthority(t *testing.T) {
 		g, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: dealID})
 		require.NoError(t, err)
 		var detected, clean string
-		for _, c := range g.GetGrading().GetClaims() {
+		for _, c := range g.GetClaims() {
 			if len(c.GetDefects()) > 0 && detected == "" {
 				detected = c.GetDefects()[0].GetDefectId()
 			}
@@ -353,4 +383,90 @@ func TestHumanActsRecordTheirAuthority(t *testing.T) {
 		require.Equal(t, map[string]string{"defect.flagged": "managing-partner@fund", "defect.cured": "analyst@fund",
 			"defect.waived": "managing-partner@fund"}, actors)
 	})
+}
+
+// TestGradeDealBounded: grading a large deal answers a summary and a page,
+// whatever the deal's size; the rest is read a page at a time from the
+// stored dashboard; a deal above the server's limit is refused before
+// anything is written.
+func TestGradeDealBounded(t *testing.T) {
+	t.Parallel()
+	const claims = 1500
+	forEachStore(t, func(t *testing.T, kind string) {
+		b := setup(t, kind, adminToken, func(c *server.Config) { c.MaxGradeClaims = claims })
+		_, ctx := b.tenant(t, "big")
+		req, err := apiconv.BundleToProto(storetest.LargeBundle("deal-big", claims))
+		require.NoError(t, err)
+		_, err = b.registry.ImportDeal(ctx, req)
+		require.NoError(t, err)
+
+		resp, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: "deal-big"})
+		require.NoError(t, err)
+		require.Less(t, proto.Size(resp), 256<<10, "the answer does not grow with the deal")
+		require.Len(t, resp.GetClaims(), 100)
+		require.EqualValues(t, claims, resp.GetSummary().GetClaimCount())
+		require.Greater(t, int(resp.GetEventCount()), claims)
+		require.NotEmpty(t, resp.GetNextPageToken())
+
+		rows, _ := allRows(t, b, ctx, "deal-big", resp)
+		require.Len(t, rows, claims)
+		seen := map[string]bool{}
+		for i, c := range rows {
+			require.False(t, seen[c.GetClaimId()], "claim %s twice", c.GetClaimId())
+			seen[c.GetClaimId()] = true
+			if i > 0 {
+				require.Less(t, rows[i-1].GetClaimKey(), c.GetClaimKey())
+			}
+		}
+		page, err := b.registry.GetDealGrading(ctx, &debatedv1.GetDealGradingRequest{DealId: "deal-big", PageSize: 1000})
+		require.NoError(t, err)
+		require.Len(t, page.GetClaims(), 1000)
+		require.Less(t, proto.Size(page), 4<<20, "a full page fits gRPC's default receive limit")
+		require.NotEmpty(t, page.GetNextPageToken())
+		last, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: "deal-big", AfterSeq: resp.GetLastEventSeq() - 1})
+		require.NoError(t, err)
+		require.Len(t, last.GetEvents(), 1, "the events the answer counts are in the audit log")
+
+		// A token names its grading: after a new one it is refused.
+		_, err = b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: "deal-big", PageSize: 1})
+		require.NoError(t, err)
+		_, err = b.registry.GetDealGrading(ctx, &debatedv1.GetDealGradingRequest{DealId: "deal-big", PageToken: resp.GetNextPageToken()})
+		requireCode(t, err, codes.FailedPrecondition)
+		_, err = b.registry.GetDealGrading(ctx, &debatedv1.GetDealGradingRequest{DealId: "deal-big", PageToken: "not-a-token"})
+		require.Contains(t, fieldViolations(t, err), "page_token")
+
+		// One claim more than the server grades: refused, nothing written.
+		req, err = apiconv.BundleToProto(storetest.LargeBundle("deal-bigger", claims+1))
+		require.NoError(t, err)
+		_, err = b.registry.ImportDeal(ctx, req)
+		require.NoError(t, err)
+		_, err = b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: "deal-bigger"})
+		requireCode(t, err, codes.FailedPrecondition)
+		evs, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: "deal-bigger"})
+		require.NoError(t, err)
+		require.Empty(t, evs.GetEvents())
+		_, err = b.registry.GetDealGrading(ctx, &debatedv1.GetDealGradingRequest{DealId: "deal-bigger"})
+		requireCode(t, err, codes.FailedPrecondition)
+		_, err = b.registry.GetDealGrading(ctx, &debatedv1.GetDealGradingRequest{DealId: "no-such-deal"})
+		requireCode(t, err, codes.NotFound)
+	})
+}
+
+// TestGradingBudgetAdmitsOneAtATime: with a budget smaller than a deal,
+// gradings of it still run (one at a time) and agree.
+func TestGradingBudgetAdmitsOneAtATime(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "sqlite", adminToken, func(c *server.Config) { c.GradingClaimBudget = 1 })
+	_, ctx := b.tenant(t, "budget")
+	req := importAuthored(t, b, ctx, "inconsistency")
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			_, err := b.registry.GradeDeal(ctx, &debatedv1.GradeDealRequest{DealId: req.GetDeal().GetDealId()})
+			errs <- err
+		}()
+	}
+	for range 4 {
+		require.NoError(t, <-errs)
+	}
 }

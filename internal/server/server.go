@@ -17,12 +17,14 @@ import (
 	"buf.build/go/protovalidate"
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/netguard"
 	"github.com/debated/debated/internal/secretbox"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -32,7 +34,6 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 )
 
 // Config configures the server. Zero values take the documented defaults.
@@ -65,6 +66,21 @@ type Config struct {
 	// Secrets seals tenants' model API keys at rest; without it
 	// SetTenantModel answers FailedPrecondition.
 	Secrets *secretbox.Box
+	// MaxGradeClaims refuses, up front, gradings of deals with more claims;
+	// default DefaultMaxGradeClaims.
+	MaxGradeClaims int
+	// GradingClaimBudget bounds the claims of the gradings running at once
+	// (GradeDeal, the defect calls that re-grade, ValidateOutput); more wait
+	// their turn.
+	// Default DefaultGradingClaimBudget.
+	GradingClaimBudget int
+	// AllowPrivateModelURLs lets SetTenantModel take a base URL on a
+	// loopback, private, link-local or metadata address (netguard.Blocked);
+	// by default such URLs, and host names resolving to them, are refused.
+	AllowPrivateModelURLs bool
+	// Resolver resolves the host of a tenant's model base URL; default
+	// net.DefaultResolver.
+	Resolver netguard.Resolver
 	// StatsHandler, if set, observes every RPC (e.g. OpenTelemetry's
 	// otelgrpc server handler).
 	StatsHandler stats.Handler
@@ -106,6 +122,11 @@ type Server struct {
 	validate protovalidate.Validator
 	hub      interface{ Close() }
 	keys     *keyChecker
+	// gradingBudget holds a weight per claim of every running grading.
+	gradingBudget struct {
+		sem      *semaphore.Weighted
+		capacity int64
+	}
 
 	debatedv1.UnimplementedAdminServiceServer
 	debatedv1.UnimplementedRegistryServiceServer
@@ -139,6 +160,8 @@ func New(stores Stores, cfg Config) (*Server, error) {
 	// by cfg.Now (a test's fixed clock would make its entries last forever).
 	s.keys = &keyChecker{lookup: s.tenants.APIKeyLookup, interval: cmp.Or(cfg.KeyRecheck, 2*time.Second),
 		now: time.Now, log: s.log, checked: map[string]keyCheck{}}
+	s.gradingBudget.capacity = int64(max(cmp.Or(cfg.GradingClaimBudget, DefaultGradingClaimBudget), 1))
+	s.gradingBudget.sem = semaphore.NewWeighted(s.gradingBudget.capacity)
 	authn := selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(s.authenticate),
 		selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool { return !isPublic(c.FullMethod()) }))
 	authnStream := selector.StreamServerInterceptor(auth.StreamServerInterceptor(s.authenticate),
@@ -160,11 +183,13 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		stream = append(stream, lim.stream)
 	}
 	unary = append(unary, s.validateUnary)
+	stream = append(stream, s.validateStream)
 	opts := []grpc.ServerOption{}
 	if cfg.StatsHandler != nil {
 		opts = append(opts, grpc.StatsHandler(cfg.StatsHandler))
 	}
 	s.grpc = grpc.NewServer(append(opts,
+		grpc.ForceServerCodecV2(newUTF8Codec()),
 		grpc.MaxRecvMsgSize(cmp.Or(cfg.MaxRecvMsgSize, 16<<20)),
 		grpc.MaxSendMsgSize(cmp.Or(cfg.MaxSendMsgSize, 16<<20)),
 		grpc.MaxConcurrentStreams(cmp.Or(cfg.MaxConcurrentStreams, 1024)),
@@ -241,13 +266,12 @@ func (s *Server) Shutdown(ctx context.Context, then ...func()) {
 	}
 }
 
-// validateUnary checks every request against its protovalidate rules and
-// answers InvalidArgument with google.rpc.BadRequest field violations.
+// validateUnary checks every request's text (no NUL, valid UTF-8) and its
+// protovalidate rules, and answers InvalidArgument with
+// google.rpc.BadRequest field violations.
 func (s *Server) validateUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if msg, ok := req.(proto.Message); ok {
-		if err := s.validate.Validate(msg); err != nil {
-			return nil, toStatus(ctx, s.log, validationError(err))
-		}
+	if err := s.checkRequest(ctx, req); err != nil {
+		return nil, err
 	}
 	return handler(ctx, req)
 }

@@ -69,10 +69,14 @@ type bundle struct {
 	registry debatedv1.RegistryServiceClient
 }
 
-func setup(t testing.TB, kind string, token string) *bundle {
+func setup(t testing.TB, kind string, token string, opts ...func(*server.Config)) *bundle {
 	t.Helper()
 	st := openStore(t, kind)
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st}, server.Config{AdminToken: token, MaxRecvMsgSize: 8 << 20, Logger: slog.New(slog.DiscardHandler)})
+	cfg := server.Config{AdminToken: token, MaxRecvMsgSize: 8 << 20, Logger: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st}, cfg)
 	require.NoError(t, err)
 	lis := bufconn.Listen(1 << 20)
 	go func() { _ = srv.Serve(lis) }()

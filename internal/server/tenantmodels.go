@@ -8,6 +8,7 @@ import (
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/netguard"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -32,8 +33,17 @@ func (s *Server) SetTenantModel(ctx context.Context, req *debatedv1.SetTenantMod
 	m := debate.TenantModel{TenantID: req.GetTenantId(), BaseURL: req.GetBaseUrl(), Model: req.GetModel(), UpdatedAt: s.now().UTC()}
 	if m.BaseURL != "" {
 		var v debate.Violations
-		if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 			v.Add("base_url", "must be an http or https URL")
+		} else if !s.cfg.AllowPrivateModelURLs {
+			// Checked here and again at every connection (the model
+			// client's dialer), since a name may resolve elsewhere later.
+			switch err := netguard.CheckURL(ctx, s.cfg.Resolver, m.BaseURL); {
+			case errors.Is(err, netguard.ErrBlocked):
+				v.Add("base_url", "%s (an operator may allow private model endpoints with DEBATED_LLM_ALLOW_PRIVATE=true)", err.Error())
+			case err != nil:
+				v.Add("base_url", "%s", err.Error())
+			}
 		}
 		if m.Model == "" {
 			v.Add("model", "is required with a base_url")

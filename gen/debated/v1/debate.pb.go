@@ -1722,8 +1722,12 @@ func (x *ExportDebateRequest) GetDebateId() string {
 
 type ExportDebateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The bundle (format "debated.ledger.v1"): events and public keys.
-	BundleJson    string `protobuf:"bytes,1,opt,name=bundle_json,json=bundleJson,proto3" json:"bundle_json,omitempty"`
+	// The next piece of the bundle's JSON (format "debated.ledger.v1":
+	// events and public keys); the pieces in order are the whole bundle.
+	Chunk []byte `protobuf:"bytes,2,opt,name=chunk,proto3" json:"chunk,omitempty"`
+	// The bundle's size in bytes, in the first message only, so a client can
+	// tell a complete bundle from a cut one.
+	TotalBytes    int64 `protobuf:"varint,3,opt,name=total_bytes,json=totalBytes,proto3" json:"total_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1758,11 +1762,18 @@ func (*ExportDebateResponse) Descriptor() ([]byte, []int) {
 	return file_debated_v1_debate_proto_rawDescGZIP(), []int{25}
 }
 
-func (x *ExportDebateResponse) GetBundleJson() string {
+func (x *ExportDebateResponse) GetChunk() []byte {
 	if x != nil {
-		return x.BundleJson
+		return x.Chunk
 	}
-	return ""
+	return nil
+}
+
+func (x *ExportDebateResponse) GetTotalBytes() int64 {
+	if x != nil {
+		return x.TotalBytes
+	}
+	return 0
 }
 
 type ValidateOutputRequest struct {
@@ -2248,10 +2259,11 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\thead_hash\x18\x05 \x01(\tR\bheadHash\">\n" +
 	"\x13ExportDebateRequest\x12'\n" +
 	"\tdebate_id\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\"7\n" +
-	"\x14ExportDebateResponse\x12\x1f\n" +
-	"\vbundle_json\x18\x01 \x01(\tR\n" +
-	"bundleJson\"j\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\"`\n" +
+	"\x14ExportDebateResponse\x12\x14\n" +
+	"\x05chunk\x18\x02 \x01(\fR\x05chunk\x12\x1f\n" +
+	"\vtotal_bytes\x18\x03 \x01(\x03R\n" +
+	"totalBytesJ\x04\b\x01\x10\x02R\vbundle_json\"j\n" +
 	"\x15ValidateOutputRequest\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12,\n" +
@@ -2285,7 +2297,7 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\x1aDEBATE_STATUS_NEEDS_REVIEW\x10\x04\x12\x1b\n" +
 	"\x17DEBATE_STATUS_COMPLETED\x10\x05\x12\x18\n" +
 	"\x14DEBATE_STATUS_FAILED\x10\x06\x12\x19\n" +
-	"\x15DEBATE_STATUS_ABORTED\x10\a2\xb1\a\n" +
+	"\x15DEBATE_STATUS_ABORTED\x10\a2\xb3\a\n" +
 	"\rDebateService\x12Q\n" +
 	"\fCreateDebate\x12\x1f.debated.v1.CreateDebateRequest\x1a .debated.v1.CreateDebateResponse\x12H\n" +
 	"\tGetDebate\x12\x1c.debated.v1.GetDebateRequest\x1a\x1d.debated.v1.GetDebateResponse\x12N\n" +
@@ -2294,8 +2306,8 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\fCancelDebate\x12\x1f.debated.v1.CancelDebateRequest\x1a .debated.v1.CancelDebateResponse\x12]\n" +
 	"\x10ResolveHumanGate\x12#.debated.v1.ResolveHumanGateRequest\x1a$.debated.v1.ResolveHumanGateResponse\x12T\n" +
 	"\rListProtocols\x12 .debated.v1.ListProtocolsRequest\x1a!.debated.v1.ListProtocolsResponse\x12Q\n" +
-	"\fVerifyDebate\x12\x1f.debated.v1.VerifyDebateRequest\x1a .debated.v1.VerifyDebateResponse\x12Q\n" +
-	"\fExportDebate\x12\x1f.debated.v1.ExportDebateRequest\x1a .debated.v1.ExportDebateResponse\x12W\n" +
+	"\fVerifyDebate\x12\x1f.debated.v1.VerifyDebateRequest\x1a .debated.v1.VerifyDebateResponse\x12S\n" +
+	"\fExportDebate\x12\x1f.debated.v1.ExportDebateRequest\x1a .debated.v1.ExportDebateResponse0\x01\x12W\n" +
 	"\x0eValidateOutput\x12!.debated.v1.ValidateOutputRequest\x1a\".debated.v1.ValidateOutputResponse\x12Z\n" +
 	"\x0fGetDeliverables\x12\".debated.v1.GetDeliverablesRequest\x1a#.debated.v1.GetDeliverablesResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
 

@@ -64,8 +64,10 @@ type DebateServiceClient interface {
 	// role guards and ordering rules. It names the first bad event.
 	VerifyDebate(ctx context.Context, in *VerifyDebateRequest, opts ...grpc.CallOption) (*VerifyDebateResponse, error)
 	// ExportDebate returns the ledger and its public keys as one JSON bundle
-	// that `debatectl verify` checks offline.
-	ExportDebate(ctx context.Context, in *ExportDebateRequest, opts ...grpc.CallOption) (*ExportDebateResponse, error)
+	// that `debatectl verify` checks offline. The bundle is streamed in
+	// pieces of at most 1 MiB, so a ledger of any size passes gRPC's message
+	// limits: the client concatenates the chunks in order.
+	ExportDebate(ctx context.Context, in *ExportDebateRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportDebateResponse], error)
 	// ValidateOutput checks an agent output against a deal with the same
 	// fail-closed gates the debates use (Muhasabah, No-Free-Facts, challenge
 	// validation). Nothing is stored.
@@ -173,15 +175,24 @@ func (c *debateServiceClient) VerifyDebate(ctx context.Context, in *VerifyDebate
 	return out, nil
 }
 
-func (c *debateServiceClient) ExportDebate(ctx context.Context, in *ExportDebateRequest, opts ...grpc.CallOption) (*ExportDebateResponse, error) {
+func (c *debateServiceClient) ExportDebate(ctx context.Context, in *ExportDebateRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportDebateResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ExportDebateResponse)
-	err := c.cc.Invoke(ctx, DebateService_ExportDebate_FullMethodName, in, out, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &DebateService_ServiceDesc.Streams[1], DebateService_ExportDebate_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	x := &grpc.GenericClientStream[ExportDebateRequest, ExportDebateResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type DebateService_ExportDebateClient = grpc.ServerStreamingClient[ExportDebateResponse]
 
 func (c *debateServiceClient) ValidateOutput(ctx context.Context, in *ValidateOutputRequest, opts ...grpc.CallOption) (*ValidateOutputResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -235,8 +246,10 @@ type DebateServiceServer interface {
 	// role guards and ordering rules. It names the first bad event.
 	VerifyDebate(context.Context, *VerifyDebateRequest) (*VerifyDebateResponse, error)
 	// ExportDebate returns the ledger and its public keys as one JSON bundle
-	// that `debatectl verify` checks offline.
-	ExportDebate(context.Context, *ExportDebateRequest) (*ExportDebateResponse, error)
+	// that `debatectl verify` checks offline. The bundle is streamed in
+	// pieces of at most 1 MiB, so a ledger of any size passes gRPC's message
+	// limits: the client concatenates the chunks in order.
+	ExportDebate(*ExportDebateRequest, grpc.ServerStreamingServer[ExportDebateResponse]) error
 	// ValidateOutput checks an agent output against a deal with the same
 	// fail-closed gates the debates use (Muhasabah, No-Free-Facts, challenge
 	// validation). Nothing is stored.
@@ -279,8 +292,8 @@ func (UnimplementedDebateServiceServer) ListProtocols(context.Context, *ListProt
 func (UnimplementedDebateServiceServer) VerifyDebate(context.Context, *VerifyDebateRequest) (*VerifyDebateResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method VerifyDebate not implemented")
 }
-func (UnimplementedDebateServiceServer) ExportDebate(context.Context, *ExportDebateRequest) (*ExportDebateResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method ExportDebate not implemented")
+func (UnimplementedDebateServiceServer) ExportDebate(*ExportDebateRequest, grpc.ServerStreamingServer[ExportDebateResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method ExportDebate not implemented")
 }
 func (UnimplementedDebateServiceServer) ValidateOutput(context.Context, *ValidateOutputRequest) (*ValidateOutputResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ValidateOutput not implemented")
@@ -446,23 +459,16 @@ func _DebateService_VerifyDebate_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
-func _DebateService_ExportDebate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ExportDebateRequest)
-	if err := dec(in); err != nil {
-		return nil, err
+func _DebateService_ExportDebate_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ExportDebateRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
 	}
-	if interceptor == nil {
-		return srv.(DebateServiceServer).ExportDebate(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: DebateService_ExportDebate_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(DebateServiceServer).ExportDebate(ctx, req.(*ExportDebateRequest))
-	}
-	return interceptor(ctx, in, info, handler)
+	return srv.(DebateServiceServer).ExportDebate(m, &grpc.GenericServerStream[ExportDebateRequest, ExportDebateResponse]{ServerStream: stream})
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type DebateService_ExportDebateServer = grpc.ServerStreamingServer[ExportDebateResponse]
 
 func _DebateService_ValidateOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ValidateOutputRequest)
@@ -536,10 +542,6 @@ var DebateService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _DebateService_VerifyDebate_Handler,
 		},
 		{
-			MethodName: "ExportDebate",
-			Handler:    _DebateService_ExportDebate_Handler,
-		},
-		{
 			MethodName: "ValidateOutput",
 			Handler:    _DebateService_ValidateOutput_Handler,
 		},
@@ -552,6 +554,11 @@ var DebateService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "WatchDebate",
 			Handler:       _DebateService_WatchDebate_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ExportDebate",
+			Handler:       _DebateService_ExportDebate_Handler,
 			ServerStreams: true,
 		},
 	},

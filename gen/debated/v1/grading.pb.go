@@ -1049,38 +1049,39 @@ func (x *CalcGrading) GetExplanation() []*ExplanationStep {
 	return nil
 }
 
-// DealGrading is the truth dashboard of a deal.
-type DealGrading struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	DealId string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
-	// Ordered by claim key.
-	Claims []*ClaimGrading `protobuf:"bytes,2,rep,name=claims,proto3" json:"claims,omitempty"`
-	// Every OPEN defect of the deal.
-	Defects     []*Defect `protobuf:"bytes,3,rep,name=defects,proto3" json:"defects,omitempty"`
-	GradeDCount int32     `protobuf:"varint,4,opt,name=grade_d_count,json=gradeDCount,proto3" json:"grade_d_count,omitempty"`
+// DealGradingSummary is the head of a deal's truth dashboard: its figures,
+// without its rows. The claims and calcs, which grow with the deal, are read
+// a page at a time (GetDealGrading); the open defects with ListDefects.
+type DealGradingSummary struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	DealId      string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
+	ClaimCount  int32                  `protobuf:"varint,2,opt,name=claim_count,json=claimCount,proto3" json:"claim_count,omitempty"`
+	GradeDCount int32                  `protobuf:"varint,3,opt,name=grade_d_count,json=gradeDCount,proto3" json:"grade_d_count,omitempty"`
 	// Share of claims whose primary evidence span resolves (3 decimals).
-	SanadCoverage    float64                `protobuf:"fixed64,5,opt,name=sanad_coverage,json=sanadCoverage,proto3" json:"sanad_coverage,omitempty"`
-	BlockedClaimKeys []string               `protobuf:"bytes,6,rep,name=blocked_claim_keys,json=blockedClaimKeys,proto3" json:"blocked_claim_keys,omitempty"`
-	Calcs            []*CalcGrading         `protobuf:"bytes,7,rep,name=calcs,proto3" json:"calcs,omitempty"`
-	GradeTime        *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=grade_time,json=gradeTime,proto3" json:"grade_time,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	SanadCoverage     float64 `protobuf:"fixed64,4,opt,name=sanad_coverage,json=sanadCoverage,proto3" json:"sanad_coverage,omitempty"`
+	BlockedClaimCount int32   `protobuf:"varint,5,opt,name=blocked_claim_count,json=blockedClaimCount,proto3" json:"blocked_claim_count,omitempty"`
+	// OPEN defects of the deal.
+	OpenDefectCount int32                  `protobuf:"varint,6,opt,name=open_defect_count,json=openDefectCount,proto3" json:"open_defect_count,omitempty"`
+	CalcCount       int32                  `protobuf:"varint,7,opt,name=calc_count,json=calcCount,proto3" json:"calc_count,omitempty"`
+	GradeTime       *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=grade_time,json=gradeTime,proto3" json:"grade_time,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
-func (x *DealGrading) Reset() {
-	*x = DealGrading{}
+func (x *DealGradingSummary) Reset() {
+	*x = DealGradingSummary{}
 	mi := &file_debated_v1_grading_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *DealGrading) String() string {
+func (x *DealGradingSummary) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*DealGrading) ProtoMessage() {}
+func (*DealGradingSummary) ProtoMessage() {}
 
-func (x *DealGrading) ProtoReflect() protoreflect.Message {
+func (x *DealGradingSummary) ProtoReflect() protoreflect.Message {
 	mi := &file_debated_v1_grading_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -1092,61 +1093,61 @@ func (x *DealGrading) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use DealGrading.ProtoReflect.Descriptor instead.
-func (*DealGrading) Descriptor() ([]byte, []int) {
+// Deprecated: Use DealGradingSummary.ProtoReflect.Descriptor instead.
+func (*DealGradingSummary) Descriptor() ([]byte, []int) {
 	return file_debated_v1_grading_proto_rawDescGZIP(), []int{4}
 }
 
-func (x *DealGrading) GetDealId() string {
+func (x *DealGradingSummary) GetDealId() string {
 	if x != nil {
 		return x.DealId
 	}
 	return ""
 }
 
-func (x *DealGrading) GetClaims() []*ClaimGrading {
+func (x *DealGradingSummary) GetClaimCount() int32 {
 	if x != nil {
-		return x.Claims
+		return x.ClaimCount
 	}
-	return nil
+	return 0
 }
 
-func (x *DealGrading) GetDefects() []*Defect {
-	if x != nil {
-		return x.Defects
-	}
-	return nil
-}
-
-func (x *DealGrading) GetGradeDCount() int32 {
+func (x *DealGradingSummary) GetGradeDCount() int32 {
 	if x != nil {
 		return x.GradeDCount
 	}
 	return 0
 }
 
-func (x *DealGrading) GetSanadCoverage() float64 {
+func (x *DealGradingSummary) GetSanadCoverage() float64 {
 	if x != nil {
 		return x.SanadCoverage
 	}
 	return 0
 }
 
-func (x *DealGrading) GetBlockedClaimKeys() []string {
+func (x *DealGradingSummary) GetBlockedClaimCount() int32 {
 	if x != nil {
-		return x.BlockedClaimKeys
+		return x.BlockedClaimCount
 	}
-	return nil
+	return 0
 }
 
-func (x *DealGrading) GetCalcs() []*CalcGrading {
+func (x *DealGradingSummary) GetOpenDefectCount() int32 {
 	if x != nil {
-		return x.Calcs
+		return x.OpenDefectCount
 	}
-	return nil
+	return 0
 }
 
-func (x *DealGrading) GetGradeTime() *timestamppb.Timestamp {
+func (x *DealGradingSummary) GetCalcCount() int32 {
+	if x != nil {
+		return x.CalcCount
+	}
+	return 0
+}
+
+func (x *DealGradingSummary) GetGradeTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.GradeTime
 	}
@@ -1243,8 +1244,11 @@ func (x *DealEvent) GetCreateTime() *timestamppb.Timestamp {
 }
 
 type GradeDealRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	DealId        string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	DealId string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
+	// Rows (claims, then calcs) in the response: 0 means 100, the maximum is
+	// 1000.
+	PageSize      int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1286,11 +1290,28 @@ func (x *GradeDealRequest) GetDealId() string {
 	return ""
 }
 
+func (x *GradeDealRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
 type GradeDealResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
-	Grading *DealGrading           `protobuf:"bytes,1,opt,name=grading,proto3" json:"grading,omitempty"`
-	// The events this grading recorded (changes since the previous one).
-	Events        []*DealEvent `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	Summary *DealGradingSummary    `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The first page of rows: the claims ordered by claim key, then the calcs
+	// ordered by calc id. GetDealGrading with next_page_token reads the rest.
+	Claims []*ClaimGrading `protobuf:"bytes,4,rep,name=claims,proto3" json:"claims,omitempty"`
+	Calcs  []*CalcGrading  `protobuf:"bytes,5,rep,name=calcs,proto3" json:"calcs,omitempty"`
+	// Empty when this page holds every row.
+	NextPageToken string `protobuf:"bytes,6,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// The events this grading recorded (changes since the previous one):
+	// event_count of them, seq first_event_seq to last_event_seq
+	// (ListDealEvents with after_seq = first_event_seq - 1 reads them).
+	EventCount    int32 `protobuf:"varint,7,opt,name=event_count,json=eventCount,proto3" json:"event_count,omitempty"`
+	FirstEventSeq int64 `protobuf:"varint,8,opt,name=first_event_seq,json=firstEventSeq,proto3" json:"first_event_seq,omitempty"`
+	LastEventSeq  int64 `protobuf:"varint,9,opt,name=last_event_seq,json=lastEventSeq,proto3" json:"last_event_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1325,18 +1346,186 @@ func (*GradeDealResponse) Descriptor() ([]byte, []int) {
 	return file_debated_v1_grading_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *GradeDealResponse) GetGrading() *DealGrading {
+func (x *GradeDealResponse) GetSummary() *DealGradingSummary {
 	if x != nil {
-		return x.Grading
+		return x.Summary
 	}
 	return nil
 }
 
-func (x *GradeDealResponse) GetEvents() []*DealEvent {
+func (x *GradeDealResponse) GetClaims() []*ClaimGrading {
 	if x != nil {
-		return x.Events
+		return x.Claims
 	}
 	return nil
+}
+
+func (x *GradeDealResponse) GetCalcs() []*CalcGrading {
+	if x != nil {
+		return x.Calcs
+	}
+	return nil
+}
+
+func (x *GradeDealResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *GradeDealResponse) GetEventCount() int32 {
+	if x != nil {
+		return x.EventCount
+	}
+	return 0
+}
+
+func (x *GradeDealResponse) GetFirstEventSeq() int64 {
+	if x != nil {
+		return x.FirstEventSeq
+	}
+	return 0
+}
+
+func (x *GradeDealResponse) GetLastEventSeq() int64 {
+	if x != nil {
+		return x.LastEventSeq
+	}
+	return 0
+}
+
+type GetDealGradingRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	DealId string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
+	// Rows (claims, then calcs) per page: 0 means 100, the maximum is 1000.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From a previous response; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDealGradingRequest) Reset() {
+	*x = GetDealGradingRequest{}
+	mi := &file_debated_v1_grading_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDealGradingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDealGradingRequest) ProtoMessage() {}
+
+func (x *GetDealGradingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_grading_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDealGradingRequest.ProtoReflect.Descriptor instead.
+func (*GetDealGradingRequest) Descriptor() ([]byte, []int) {
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *GetDealGradingRequest) GetDealId() string {
+	if x != nil {
+		return x.DealId
+	}
+	return ""
+}
+
+func (x *GetDealGradingRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetDealGradingRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type GetDealGradingResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Summary *DealGradingSummary    `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Claims ordered by claim key, then calcs ordered by calc id.
+	Claims []*ClaimGrading `protobuf:"bytes,2,rep,name=claims,proto3" json:"claims,omitempty"`
+	Calcs  []*CalcGrading  `protobuf:"bytes,3,rep,name=calcs,proto3" json:"calcs,omitempty"`
+	// Empty on the last page. A token outlives no new grading of the deal:
+	// after one, it answers FAILED_PRECONDITION (start again).
+	NextPageToken string `protobuf:"bytes,4,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDealGradingResponse) Reset() {
+	*x = GetDealGradingResponse{}
+	mi := &file_debated_v1_grading_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDealGradingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDealGradingResponse) ProtoMessage() {}
+
+func (x *GetDealGradingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_grading_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDealGradingResponse.ProtoReflect.Descriptor instead.
+func (*GetDealGradingResponse) Descriptor() ([]byte, []int) {
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *GetDealGradingResponse) GetSummary() *DealGradingSummary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *GetDealGradingResponse) GetClaims() []*ClaimGrading {
+	if x != nil {
+		return x.Claims
+	}
+	return nil
+}
+
+func (x *GetDealGradingResponse) GetCalcs() []*CalcGrading {
+	if x != nil {
+		return x.Calcs
+	}
+	return nil
+}
+
+func (x *GetDealGradingResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 type FlagDefectRequest struct {
@@ -1360,7 +1549,7 @@ type FlagDefectRequest struct {
 
 func (x *FlagDefectRequest) Reset() {
 	*x = FlagDefectRequest{}
-	mi := &file_debated_v1_grading_proto_msgTypes[8]
+	mi := &file_debated_v1_grading_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1372,7 +1561,7 @@ func (x *FlagDefectRequest) String() string {
 func (*FlagDefectRequest) ProtoMessage() {}
 
 func (x *FlagDefectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[8]
+	mi := &file_debated_v1_grading_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1385,7 +1574,7 @@ func (x *FlagDefectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlagDefectRequest.ProtoReflect.Descriptor instead.
 func (*FlagDefectRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{8}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FlagDefectRequest) GetDealId() string {
@@ -1447,15 +1636,17 @@ func (x *FlagDefectRequest) GetActor() string {
 type FlagDefectResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Defect *Defect                `protobuf:"bytes,1,opt,name=defect,proto3" json:"defect,omitempty"`
-	// The deal's dashboard after the flag.
-	Grading       *DealGrading `protobuf:"bytes,2,opt,name=grading,proto3" json:"grading,omitempty"`
+	// The deal's dashboard after the change (its rows: GetDealGrading).
+	Summary *DealGradingSummary `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The grading of the defect's claim after the change.
+	Claim         *ClaimGrading `protobuf:"bytes,4,opt,name=claim,proto3" json:"claim,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FlagDefectResponse) Reset() {
 	*x = FlagDefectResponse{}
-	mi := &file_debated_v1_grading_proto_msgTypes[9]
+	mi := &file_debated_v1_grading_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1467,7 +1658,7 @@ func (x *FlagDefectResponse) String() string {
 func (*FlagDefectResponse) ProtoMessage() {}
 
 func (x *FlagDefectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[9]
+	mi := &file_debated_v1_grading_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +1671,7 @@ func (x *FlagDefectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlagDefectResponse.ProtoReflect.Descriptor instead.
 func (*FlagDefectResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{9}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *FlagDefectResponse) GetDefect() *Defect {
@@ -1490,9 +1681,16 @@ func (x *FlagDefectResponse) GetDefect() *Defect {
 	return nil
 }
 
-func (x *FlagDefectResponse) GetGrading() *DealGrading {
+func (x *FlagDefectResponse) GetSummary() *DealGradingSummary {
 	if x != nil {
-		return x.Grading
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *FlagDefectResponse) GetClaim() *ClaimGrading {
+	if x != nil {
+		return x.Claim
 	}
 	return nil
 }
@@ -1509,7 +1707,7 @@ type CureDefectRequest struct {
 
 func (x *CureDefectRequest) Reset() {
 	*x = CureDefectRequest{}
-	mi := &file_debated_v1_grading_proto_msgTypes[10]
+	mi := &file_debated_v1_grading_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1521,7 +1719,7 @@ func (x *CureDefectRequest) String() string {
 func (*CureDefectRequest) ProtoMessage() {}
 
 func (x *CureDefectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[10]
+	mi := &file_debated_v1_grading_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1534,7 +1732,7 @@ func (x *CureDefectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CureDefectRequest.ProtoReflect.Descriptor instead.
 func (*CureDefectRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{10}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CureDefectRequest) GetDealId() string {
@@ -1566,16 +1764,19 @@ func (x *CureDefectRequest) GetReason() string {
 }
 
 type CureDefectResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Defect        *Defect                `protobuf:"bytes,1,opt,name=defect,proto3" json:"defect,omitempty"`
-	Grading       *DealGrading           `protobuf:"bytes,2,opt,name=grading,proto3" json:"grading,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Defect *Defect                `protobuf:"bytes,1,opt,name=defect,proto3" json:"defect,omitempty"`
+	// The deal's dashboard after the change (its rows: GetDealGrading).
+	Summary *DealGradingSummary `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The grading of the defect's claim after the change.
+	Claim         *ClaimGrading `protobuf:"bytes,4,opt,name=claim,proto3" json:"claim,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CureDefectResponse) Reset() {
 	*x = CureDefectResponse{}
-	mi := &file_debated_v1_grading_proto_msgTypes[11]
+	mi := &file_debated_v1_grading_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1788,7 @@ func (x *CureDefectResponse) String() string {
 func (*CureDefectResponse) ProtoMessage() {}
 
 func (x *CureDefectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[11]
+	mi := &file_debated_v1_grading_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +1801,7 @@ func (x *CureDefectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CureDefectResponse.ProtoReflect.Descriptor instead.
 func (*CureDefectResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{11}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CureDefectResponse) GetDefect() *Defect {
@@ -1610,9 +1811,16 @@ func (x *CureDefectResponse) GetDefect() *Defect {
 	return nil
 }
 
-func (x *CureDefectResponse) GetGrading() *DealGrading {
+func (x *CureDefectResponse) GetSummary() *DealGradingSummary {
 	if x != nil {
-		return x.Grading
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *CureDefectResponse) GetClaim() *ClaimGrading {
+	if x != nil {
+		return x.Claim
 	}
 	return nil
 }
@@ -1629,7 +1837,7 @@ type WaiveDefectRequest struct {
 
 func (x *WaiveDefectRequest) Reset() {
 	*x = WaiveDefectRequest{}
-	mi := &file_debated_v1_grading_proto_msgTypes[12]
+	mi := &file_debated_v1_grading_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +1849,7 @@ func (x *WaiveDefectRequest) String() string {
 func (*WaiveDefectRequest) ProtoMessage() {}
 
 func (x *WaiveDefectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[12]
+	mi := &file_debated_v1_grading_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +1862,7 @@ func (x *WaiveDefectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaiveDefectRequest.ProtoReflect.Descriptor instead.
 func (*WaiveDefectRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{12}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WaiveDefectRequest) GetDealId() string {
@@ -1686,16 +1894,19 @@ func (x *WaiveDefectRequest) GetReason() string {
 }
 
 type WaiveDefectResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Defect        *Defect                `protobuf:"bytes,1,opt,name=defect,proto3" json:"defect,omitempty"`
-	Grading       *DealGrading           `protobuf:"bytes,2,opt,name=grading,proto3" json:"grading,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Defect *Defect                `protobuf:"bytes,1,opt,name=defect,proto3" json:"defect,omitempty"`
+	// The deal's dashboard after the change (its rows: GetDealGrading).
+	Summary *DealGradingSummary `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The grading of the defect's claim after the change.
+	Claim         *ClaimGrading `protobuf:"bytes,4,opt,name=claim,proto3" json:"claim,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WaiveDefectResponse) Reset() {
 	*x = WaiveDefectResponse{}
-	mi := &file_debated_v1_grading_proto_msgTypes[13]
+	mi := &file_debated_v1_grading_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1707,7 +1918,7 @@ func (x *WaiveDefectResponse) String() string {
 func (*WaiveDefectResponse) ProtoMessage() {}
 
 func (x *WaiveDefectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[13]
+	mi := &file_debated_v1_grading_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1720,7 +1931,7 @@ func (x *WaiveDefectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaiveDefectResponse.ProtoReflect.Descriptor instead.
 func (*WaiveDefectResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{13}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WaiveDefectResponse) GetDefect() *Defect {
@@ -1730,9 +1941,16 @@ func (x *WaiveDefectResponse) GetDefect() *Defect {
 	return nil
 }
 
-func (x *WaiveDefectResponse) GetGrading() *DealGrading {
+func (x *WaiveDefectResponse) GetSummary() *DealGradingSummary {
 	if x != nil {
-		return x.Grading
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *WaiveDefectResponse) GetClaim() *ClaimGrading {
+	if x != nil {
+		return x.Claim
 	}
 	return nil
 }
@@ -1748,7 +1966,7 @@ type ListDefectsRequest struct {
 
 func (x *ListDefectsRequest) Reset() {
 	*x = ListDefectsRequest{}
-	mi := &file_debated_v1_grading_proto_msgTypes[14]
+	mi := &file_debated_v1_grading_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +1978,7 @@ func (x *ListDefectsRequest) String() string {
 func (*ListDefectsRequest) ProtoMessage() {}
 
 func (x *ListDefectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[14]
+	mi := &file_debated_v1_grading_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +1991,7 @@ func (x *ListDefectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefectsRequest.ProtoReflect.Descriptor instead.
 func (*ListDefectsRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{14}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListDefectsRequest) GetDealId() string {
@@ -1799,7 +2017,7 @@ type ListDefectsResponse struct {
 
 func (x *ListDefectsResponse) Reset() {
 	*x = ListDefectsResponse{}
-	mi := &file_debated_v1_grading_proto_msgTypes[15]
+	mi := &file_debated_v1_grading_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1811,7 +2029,7 @@ func (x *ListDefectsResponse) String() string {
 func (*ListDefectsResponse) ProtoMessage() {}
 
 func (x *ListDefectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[15]
+	mi := &file_debated_v1_grading_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1824,7 +2042,7 @@ func (x *ListDefectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefectsResponse.ProtoReflect.Descriptor instead.
 func (*ListDefectsResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{15}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListDefectsResponse) GetDefects() []*Defect {
@@ -1847,7 +2065,7 @@ type ListDealEventsRequest struct {
 
 func (x *ListDealEventsRequest) Reset() {
 	*x = ListDealEventsRequest{}
-	mi := &file_debated_v1_grading_proto_msgTypes[16]
+	mi := &file_debated_v1_grading_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1859,7 +2077,7 @@ func (x *ListDealEventsRequest) String() string {
 func (*ListDealEventsRequest) ProtoMessage() {}
 
 func (x *ListDealEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[16]
+	mi := &file_debated_v1_grading_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1872,7 +2090,7 @@ func (x *ListDealEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDealEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListDealEventsRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{16}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListDealEventsRequest) GetDealId() string {
@@ -1905,7 +2123,7 @@ type ListDealEventsResponse struct {
 
 func (x *ListDealEventsResponse) Reset() {
 	*x = ListDealEventsResponse{}
-	mi := &file_debated_v1_grading_proto_msgTypes[17]
+	mi := &file_debated_v1_grading_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1917,7 +2135,7 @@ func (x *ListDealEventsResponse) String() string {
 func (*ListDealEventsResponse) ProtoMessage() {}
 
 func (x *ListDealEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[17]
+	mi := &file_debated_v1_grading_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1930,7 +2148,7 @@ func (x *ListDealEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDealEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListDealEventsResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{17}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListDealEventsResponse) GetEvents() []*DealEvent {
@@ -1992,15 +2210,17 @@ const file_debated_v1_grading_proto_rawDesc = "" +
 	"\vexplanation\x18\x05 \x03(\v2\x1b.debated.v1.ExplanationStepR\vexplanation\x1a9\n" +
 	"\vOutputEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xe9\x02\n" +
-	"\vDealGrading\x12\x17\n" +
-	"\adeal_id\x18\x01 \x01(\tR\x06dealId\x120\n" +
-	"\x06claims\x18\x02 \x03(\v2\x18.debated.v1.ClaimGradingR\x06claims\x12,\n" +
-	"\adefects\x18\x03 \x03(\v2\x12.debated.v1.DefectR\adefects\x12\"\n" +
-	"\rgrade_d_count\x18\x04 \x01(\x05R\vgradeDCount\x12%\n" +
-	"\x0esanad_coverage\x18\x05 \x01(\x01R\rsanadCoverage\x12,\n" +
-	"\x12blocked_claim_keys\x18\x06 \x03(\tR\x10blockedClaimKeys\x12-\n" +
-	"\x05calcs\x18\a \x03(\v2\x17.debated.v1.CalcGradingR\x05calcs\x129\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xcf\x02\n" +
+	"\x12DealGradingSummary\x12\x17\n" +
+	"\adeal_id\x18\x01 \x01(\tR\x06dealId\x12\x1f\n" +
+	"\vclaim_count\x18\x02 \x01(\x05R\n" +
+	"claimCount\x12\"\n" +
+	"\rgrade_d_count\x18\x03 \x01(\x05R\vgradeDCount\x12%\n" +
+	"\x0esanad_coverage\x18\x04 \x01(\x01R\rsanadCoverage\x12.\n" +
+	"\x13blocked_claim_count\x18\x05 \x01(\x05R\x11blockedClaimCount\x12*\n" +
+	"\x11open_defect_count\x18\x06 \x01(\x05R\x0fopenDefectCount\x12\x1d\n" +
+	"\n" +
+	"calc_count\x18\a \x01(\x05R\tcalcCount\x129\n" +
 	"\n" +
 	"grade_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tgradeTime\"\xdb\x01\n" +
 	"\tDealEvent\x12\x10\n" +
@@ -2011,13 +2231,33 @@ const file_debated_v1_grading_proto_rawDesc = "" +
 	"\x05actor\x18\x04 \x01(\tR\x05actor\x121\n" +
 	"\apayload\x18\x05 \x01(\v2\x17.google.protobuf.StructR\apayload\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"7\n" +
+	"createTime\"`\n" +
 	"\x10GradeDealRequest\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\"u\n" +
-	"\x11GradeDealResponse\x121\n" +
-	"\agrading\x18\x01 \x01(\v2\x17.debated.v1.DealGradingR\agrading\x12-\n" +
-	"\x06events\x18\x02 \x03(\v2\x15.debated.v1.DealEventR\x06events\"\xb9\x03\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12'\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\"\xe2\x02\n" +
+	"\x11GradeDealResponse\x128\n" +
+	"\asummary\x18\x03 \x01(\v2\x1e.debated.v1.DealGradingSummaryR\asummary\x120\n" +
+	"\x06claims\x18\x04 \x03(\v2\x18.debated.v1.ClaimGradingR\x06claims\x12-\n" +
+	"\x05calcs\x18\x05 \x03(\v2\x17.debated.v1.CalcGradingR\x05calcs\x12&\n" +
+	"\x0fnext_page_token\x18\x06 \x01(\tR\rnextPageToken\x12\x1f\n" +
+	"\vevent_count\x18\a \x01(\x05R\n" +
+	"eventCount\x12&\n" +
+	"\x0ffirst_event_seq\x18\b \x01(\x03R\rfirstEventSeq\x12$\n" +
+	"\x0elast_event_seq\x18\t \x01(\x03R\flastEventSeqJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03R\agradingR\x06events\"\x8d\x01\n" +
+	"\x15GetDealGradingRequest\x12#\n" +
+	"\adeal_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12'\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12&\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\tpageToken\"\xdb\x01\n" +
+	"\x16GetDealGradingResponse\x128\n" +
+	"\asummary\x18\x01 \x01(\v2\x1e.debated.v1.DealGradingSummaryR\asummary\x120\n" +
+	"\x06claims\x18\x02 \x03(\v2\x18.debated.v1.ClaimGradingR\x06claims\x12-\n" +
+	"\x05calcs\x18\x03 \x03(\v2\x17.debated.v1.CalcGradingR\x05calcs\x12&\n" +
+	"\x0fnext_page_token\x18\x04 \x01(\tR\rnextPageToken\"\xb9\x03\n" +
 	"\x11FlagDefectRequest\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12%\n" +
@@ -2030,10 +2270,11 @@ const file_debated_v1_grading_proto_rawDesc = "" +
 	"\rcure_protocol\x18\x05 \x01(\x0e2\x18.debated.v1.CureProtocolB\b\xbaH\x05\x82\x01\x02\x10\x01R\fcureProtocol\x12-\n" +
 	"\vdescription\x18\x06 \x01(\tB\v\xbaH\br\x06\x102\x18\x80\x80\x01R\vdescription\x129\n" +
 	"\revidence_refs\x18\a \x03(\tB\x14\xbaH\x11\x92\x01\x0e\b\x01\x10\x80\x02\"\ar\x05\x10\x01\x18\x80\x01R\fevidenceRefs\x12\x1e\n" +
-	"\x05actor\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x05actor\"s\n" +
+	"\x05actor\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x05actor\"\xb9\x01\n" +
 	"\x12FlagDefectResponse\x12*\n" +
-	"\x06defect\x18\x01 \x01(\v2\x12.debated.v1.DefectR\x06defect\x121\n" +
-	"\agrading\x18\x02 \x01(\v2\x17.debated.v1.DealGradingR\agrading\"\xa7\x01\n" +
+	"\x06defect\x18\x01 \x01(\v2\x12.debated.v1.DefectR\x06defect\x128\n" +
+	"\asummary\x18\x03 \x01(\v2\x1e.debated.v1.DealGradingSummaryR\asummary\x12.\n" +
+	"\x05claim\x18\x04 \x01(\v2\x18.debated.v1.ClaimGradingR\x05claimJ\x04\b\x02\x10\x03R\agrading\"\xa7\x01\n" +
 	"\x11CureDefectRequest\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12'\n" +
@@ -2042,10 +2283,11 @@ const file_debated_v1_grading_proto_rawDesc = "" +
 	"\x05actor\x18\x03 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\x05actor\x12\"\n" +
 	"\x06reason\x18\x04 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80 R\x06reason\"s\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80 R\x06reason\"\xb9\x01\n" +
 	"\x12CureDefectResponse\x12*\n" +
-	"\x06defect\x18\x01 \x01(\v2\x12.debated.v1.DefectR\x06defect\x121\n" +
-	"\agrading\x18\x02 \x01(\v2\x17.debated.v1.DealGradingR\agrading\"\xa8\x01\n" +
+	"\x06defect\x18\x01 \x01(\v2\x12.debated.v1.DefectR\x06defect\x128\n" +
+	"\asummary\x18\x03 \x01(\v2\x1e.debated.v1.DealGradingSummaryR\asummary\x12.\n" +
+	"\x05claim\x18\x04 \x01(\v2\x18.debated.v1.ClaimGradingR\x05claimJ\x04\b\x02\x10\x03R\agrading\"\xa8\x01\n" +
 	"\x12WaiveDefectRequest\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12'\n" +
@@ -2054,10 +2296,11 @@ const file_debated_v1_grading_proto_rawDesc = "" +
 	"\x05actor\x18\x03 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\x05actor\x12\"\n" +
 	"\x06reason\x18\x04 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80 R\x06reason\"t\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80 R\x06reason\"\xba\x01\n" +
 	"\x13WaiveDefectResponse\x12*\n" +
-	"\x06defect\x18\x01 \x01(\v2\x12.debated.v1.DefectR\x06defect\x121\n" +
-	"\agrading\x18\x02 \x01(\v2\x17.debated.v1.DealGradingR\agrading\"`\n" +
+	"\x06defect\x18\x01 \x01(\v2\x12.debated.v1.DefectR\x06defect\x128\n" +
+	"\asummary\x18\x03 \x01(\v2\x1e.debated.v1.DealGradingSummaryR\asummary\x12.\n" +
+	"\x05claim\x18\x04 \x01(\v2\x18.debated.v1.ClaimGradingR\x05claimJ\x04\b\x02\x10\x03R\agrading\"`\n" +
 	"\x12ListDefectsRequest\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12%\n" +
@@ -2155,7 +2398,7 @@ func file_debated_v1_grading_proto_rawDescGZIP() []byte {
 }
 
 var file_debated_v1_grading_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_debated_v1_grading_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_debated_v1_grading_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_debated_v1_grading_proto_goTypes = []any{
 	(CalcType)(0),                  // 0: debated.v1.CalcType
 	(Grade)(0),                     // 1: debated.v1.Grade
@@ -2171,23 +2414,25 @@ var file_debated_v1_grading_proto_goTypes = []any{
 	(*ExplanationStep)(nil),        // 11: debated.v1.ExplanationStep
 	(*ClaimGrading)(nil),           // 12: debated.v1.ClaimGrading
 	(*CalcGrading)(nil),            // 13: debated.v1.CalcGrading
-	(*DealGrading)(nil),            // 14: debated.v1.DealGrading
+	(*DealGradingSummary)(nil),     // 14: debated.v1.DealGradingSummary
 	(*DealEvent)(nil),              // 15: debated.v1.DealEvent
 	(*GradeDealRequest)(nil),       // 16: debated.v1.GradeDealRequest
 	(*GradeDealResponse)(nil),      // 17: debated.v1.GradeDealResponse
-	(*FlagDefectRequest)(nil),      // 18: debated.v1.FlagDefectRequest
-	(*FlagDefectResponse)(nil),     // 19: debated.v1.FlagDefectResponse
-	(*CureDefectRequest)(nil),      // 20: debated.v1.CureDefectRequest
-	(*CureDefectResponse)(nil),     // 21: debated.v1.CureDefectResponse
-	(*WaiveDefectRequest)(nil),     // 22: debated.v1.WaiveDefectRequest
-	(*WaiveDefectResponse)(nil),    // 23: debated.v1.WaiveDefectResponse
-	(*ListDefectsRequest)(nil),     // 24: debated.v1.ListDefectsRequest
-	(*ListDefectsResponse)(nil),    // 25: debated.v1.ListDefectsResponse
-	(*ListDealEventsRequest)(nil),  // 26: debated.v1.ListDealEventsRequest
-	(*ListDealEventsResponse)(nil), // 27: debated.v1.ListDealEventsResponse
-	nil,                            // 28: debated.v1.CalcGrading.OutputEntry
-	(*timestamppb.Timestamp)(nil),  // 29: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 30: google.protobuf.Struct
+	(*GetDealGradingRequest)(nil),  // 18: debated.v1.GetDealGradingRequest
+	(*GetDealGradingResponse)(nil), // 19: debated.v1.GetDealGradingResponse
+	(*FlagDefectRequest)(nil),      // 20: debated.v1.FlagDefectRequest
+	(*FlagDefectResponse)(nil),     // 21: debated.v1.FlagDefectResponse
+	(*CureDefectRequest)(nil),      // 22: debated.v1.CureDefectRequest
+	(*CureDefectResponse)(nil),     // 23: debated.v1.CureDefectResponse
+	(*WaiveDefectRequest)(nil),     // 24: debated.v1.WaiveDefectRequest
+	(*WaiveDefectResponse)(nil),    // 25: debated.v1.WaiveDefectResponse
+	(*ListDefectsRequest)(nil),     // 26: debated.v1.ListDefectsRequest
+	(*ListDefectsResponse)(nil),    // 27: debated.v1.ListDefectsResponse
+	(*ListDealEventsRequest)(nil),  // 28: debated.v1.ListDealEventsRequest
+	(*ListDealEventsResponse)(nil), // 29: debated.v1.ListDealEventsResponse
+	nil,                            // 30: debated.v1.CalcGrading.OutputEntry
+	(*timestamppb.Timestamp)(nil),  // 31: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 32: google.protobuf.Struct
 }
 var file_debated_v1_grading_proto_depIdxs = []int32{
 	2,  // 0: debated.v1.Defect.defect_type:type_name -> debated.v1.DefectType
@@ -2195,8 +2440,8 @@ var file_debated_v1_grading_proto_depIdxs = []int32{
 	4,  // 2: debated.v1.Defect.cure_protocol:type_name -> debated.v1.CureProtocol
 	5,  // 3: debated.v1.Defect.status:type_name -> debated.v1.DefectStatus
 	6,  // 4: debated.v1.Defect.origin:type_name -> debated.v1.DefectOrigin
-	29, // 5: debated.v1.Defect.create_time:type_name -> google.protobuf.Timestamp
-	29, // 6: debated.v1.Defect.update_time:type_name -> google.protobuf.Timestamp
+	31, // 5: debated.v1.Defect.create_time:type_name -> google.protobuf.Timestamp
+	31, // 6: debated.v1.Defect.update_time:type_name -> google.protobuf.Timestamp
 	1,  // 7: debated.v1.ClaimGrading.base_grade:type_name -> debated.v1.Grade
 	1,  // 8: debated.v1.ClaimGrading.grade:type_name -> debated.v1.Grade
 	7,  // 9: debated.v1.ClaimGrading.verdict:type_name -> debated.v1.Verdict
@@ -2206,32 +2451,36 @@ var file_debated_v1_grading_proto_depIdxs = []int32{
 	11, // 13: debated.v1.ClaimGrading.explanation:type_name -> debated.v1.ExplanationStep
 	0,  // 14: debated.v1.CalcGrading.calc_type:type_name -> debated.v1.CalcType
 	1,  // 15: debated.v1.CalcGrading.grade:type_name -> debated.v1.Grade
-	28, // 16: debated.v1.CalcGrading.output:type_name -> debated.v1.CalcGrading.OutputEntry
+	30, // 16: debated.v1.CalcGrading.output:type_name -> debated.v1.CalcGrading.OutputEntry
 	11, // 17: debated.v1.CalcGrading.explanation:type_name -> debated.v1.ExplanationStep
-	12, // 18: debated.v1.DealGrading.claims:type_name -> debated.v1.ClaimGrading
-	10, // 19: debated.v1.DealGrading.defects:type_name -> debated.v1.Defect
-	13, // 20: debated.v1.DealGrading.calcs:type_name -> debated.v1.CalcGrading
-	29, // 21: debated.v1.DealGrading.grade_time:type_name -> google.protobuf.Timestamp
-	30, // 22: debated.v1.DealEvent.payload:type_name -> google.protobuf.Struct
-	29, // 23: debated.v1.DealEvent.create_time:type_name -> google.protobuf.Timestamp
-	14, // 24: debated.v1.GradeDealResponse.grading:type_name -> debated.v1.DealGrading
-	15, // 25: debated.v1.GradeDealResponse.events:type_name -> debated.v1.DealEvent
-	2,  // 26: debated.v1.FlagDefectRequest.defect_type:type_name -> debated.v1.DefectType
-	3,  // 27: debated.v1.FlagDefectRequest.severity:type_name -> debated.v1.DefectSeverity
-	4,  // 28: debated.v1.FlagDefectRequest.cure_protocol:type_name -> debated.v1.CureProtocol
-	10, // 29: debated.v1.FlagDefectResponse.defect:type_name -> debated.v1.Defect
-	14, // 30: debated.v1.FlagDefectResponse.grading:type_name -> debated.v1.DealGrading
-	10, // 31: debated.v1.CureDefectResponse.defect:type_name -> debated.v1.Defect
-	14, // 32: debated.v1.CureDefectResponse.grading:type_name -> debated.v1.DealGrading
-	10, // 33: debated.v1.WaiveDefectResponse.defect:type_name -> debated.v1.Defect
-	14, // 34: debated.v1.WaiveDefectResponse.grading:type_name -> debated.v1.DealGrading
-	10, // 35: debated.v1.ListDefectsResponse.defects:type_name -> debated.v1.Defect
-	15, // 36: debated.v1.ListDealEventsResponse.events:type_name -> debated.v1.DealEvent
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	31, // 18: debated.v1.DealGradingSummary.grade_time:type_name -> google.protobuf.Timestamp
+	32, // 19: debated.v1.DealEvent.payload:type_name -> google.protobuf.Struct
+	31, // 20: debated.v1.DealEvent.create_time:type_name -> google.protobuf.Timestamp
+	14, // 21: debated.v1.GradeDealResponse.summary:type_name -> debated.v1.DealGradingSummary
+	12, // 22: debated.v1.GradeDealResponse.claims:type_name -> debated.v1.ClaimGrading
+	13, // 23: debated.v1.GradeDealResponse.calcs:type_name -> debated.v1.CalcGrading
+	14, // 24: debated.v1.GetDealGradingResponse.summary:type_name -> debated.v1.DealGradingSummary
+	12, // 25: debated.v1.GetDealGradingResponse.claims:type_name -> debated.v1.ClaimGrading
+	13, // 26: debated.v1.GetDealGradingResponse.calcs:type_name -> debated.v1.CalcGrading
+	2,  // 27: debated.v1.FlagDefectRequest.defect_type:type_name -> debated.v1.DefectType
+	3,  // 28: debated.v1.FlagDefectRequest.severity:type_name -> debated.v1.DefectSeverity
+	4,  // 29: debated.v1.FlagDefectRequest.cure_protocol:type_name -> debated.v1.CureProtocol
+	10, // 30: debated.v1.FlagDefectResponse.defect:type_name -> debated.v1.Defect
+	14, // 31: debated.v1.FlagDefectResponse.summary:type_name -> debated.v1.DealGradingSummary
+	12, // 32: debated.v1.FlagDefectResponse.claim:type_name -> debated.v1.ClaimGrading
+	10, // 33: debated.v1.CureDefectResponse.defect:type_name -> debated.v1.Defect
+	14, // 34: debated.v1.CureDefectResponse.summary:type_name -> debated.v1.DealGradingSummary
+	12, // 35: debated.v1.CureDefectResponse.claim:type_name -> debated.v1.ClaimGrading
+	10, // 36: debated.v1.WaiveDefectResponse.defect:type_name -> debated.v1.Defect
+	14, // 37: debated.v1.WaiveDefectResponse.summary:type_name -> debated.v1.DealGradingSummary
+	12, // 38: debated.v1.WaiveDefectResponse.claim:type_name -> debated.v1.ClaimGrading
+	10, // 39: debated.v1.ListDefectsResponse.defects:type_name -> debated.v1.Defect
+	15, // 40: debated.v1.ListDealEventsResponse.events:type_name -> debated.v1.DealEvent
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_grading_proto_init() }
@@ -2245,7 +2494,7 @@ func file_debated_v1_grading_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_debated_v1_grading_proto_rawDesc), len(file_debated_v1_grading_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -2461,7 +2461,7 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\x17ARTIFACT_TYPE_FIN_MODEL\x10\x02\x12 \n" +
 	"\x1cARTIFACT_TYPE_DATA_ROOM_FILE\x10\x03\x12\x1c\n" +
 	"\x18ARTIFACT_TYPE_TRANSCRIPT\x10\x04\x12\x17\n" +
-	"\x13ARTIFACT_TYPE_OTHER\x10\x052\xdd\x06\n" +
+	"\x13ARTIFACT_TYPE_OTHER\x10\x052\xb6\a\n" +
 	"\x0fRegistryService\x12K\n" +
 	"\n" +
 	"ImportDeal\x12\x1d.debated.v1.ImportDealRequest\x1a\x1e.debated.v1.ImportDealResponse\x12B\n" +
@@ -2470,7 +2470,8 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\bGetClaim\x12\x1b.debated.v1.GetClaimRequest\x1a\x1c.debated.v1.GetClaimResponse\x12K\n" +
 	"\n" +
 	"ListClaims\x12\x1d.debated.v1.ListClaimsRequest\x1a\x1e.debated.v1.ListClaimsResponse\x12H\n" +
-	"\tGradeDeal\x12\x1c.debated.v1.GradeDealRequest\x1a\x1d.debated.v1.GradeDealResponse\x12K\n" +
+	"\tGradeDeal\x12\x1c.debated.v1.GradeDealRequest\x1a\x1d.debated.v1.GradeDealResponse\x12W\n" +
+	"\x0eGetDealGrading\x12!.debated.v1.GetDealGradingRequest\x1a\".debated.v1.GetDealGradingResponse\x12K\n" +
 	"\n" +
 	"FlagDefect\x12\x1d.debated.v1.FlagDefectRequest\x1a\x1e.debated.v1.FlagDefectResponse\x12K\n" +
 	"\n" +
@@ -2528,17 +2529,19 @@ var file_debated_v1_registry_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil),  // 31: google.protobuf.Timestamp
 	(CalcType)(0),                  // 32: debated.v1.CalcType
 	(*GradeDealRequest)(nil),       // 33: debated.v1.GradeDealRequest
-	(*FlagDefectRequest)(nil),      // 34: debated.v1.FlagDefectRequest
-	(*CureDefectRequest)(nil),      // 35: debated.v1.CureDefectRequest
-	(*WaiveDefectRequest)(nil),     // 36: debated.v1.WaiveDefectRequest
-	(*ListDefectsRequest)(nil),     // 37: debated.v1.ListDefectsRequest
-	(*ListDealEventsRequest)(nil),  // 38: debated.v1.ListDealEventsRequest
-	(*GradeDealResponse)(nil),      // 39: debated.v1.GradeDealResponse
-	(*FlagDefectResponse)(nil),     // 40: debated.v1.FlagDefectResponse
-	(*CureDefectResponse)(nil),     // 41: debated.v1.CureDefectResponse
-	(*WaiveDefectResponse)(nil),    // 42: debated.v1.WaiveDefectResponse
-	(*ListDefectsResponse)(nil),    // 43: debated.v1.ListDefectsResponse
-	(*ListDealEventsResponse)(nil), // 44: debated.v1.ListDealEventsResponse
+	(*GetDealGradingRequest)(nil),  // 34: debated.v1.GetDealGradingRequest
+	(*FlagDefectRequest)(nil),      // 35: debated.v1.FlagDefectRequest
+	(*CureDefectRequest)(nil),      // 36: debated.v1.CureDefectRequest
+	(*WaiveDefectRequest)(nil),     // 37: debated.v1.WaiveDefectRequest
+	(*ListDefectsRequest)(nil),     // 38: debated.v1.ListDefectsRequest
+	(*ListDealEventsRequest)(nil),  // 39: debated.v1.ListDealEventsRequest
+	(*GradeDealResponse)(nil),      // 40: debated.v1.GradeDealResponse
+	(*GetDealGradingResponse)(nil), // 41: debated.v1.GetDealGradingResponse
+	(*FlagDefectResponse)(nil),     // 42: debated.v1.FlagDefectResponse
+	(*CureDefectResponse)(nil),     // 43: debated.v1.CureDefectResponse
+	(*WaiveDefectResponse)(nil),    // 44: debated.v1.WaiveDefectResponse
+	(*ListDefectsResponse)(nil),    // 45: debated.v1.ListDefectsResponse
+	(*ListDealEventsResponse)(nil), // 46: debated.v1.ListDealEventsResponse
 }
 var file_debated_v1_registry_proto_depIdxs = []int32{
 	31, // 0: debated.v1.Deal.create_time:type_name -> google.protobuf.Timestamp
@@ -2591,24 +2594,26 @@ var file_debated_v1_registry_proto_depIdxs = []int32{
 	25, // 47: debated.v1.RegistryService.GetClaim:input_type -> debated.v1.GetClaimRequest
 	27, // 48: debated.v1.RegistryService.ListClaims:input_type -> debated.v1.ListClaimsRequest
 	33, // 49: debated.v1.RegistryService.GradeDeal:input_type -> debated.v1.GradeDealRequest
-	34, // 50: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
-	35, // 51: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
-	36, // 52: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
-	37, // 53: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
-	38, // 54: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
-	20, // 55: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
-	22, // 56: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
-	24, // 57: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
-	26, // 58: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
-	28, // 59: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
-	39, // 60: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
-	40, // 61: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
-	41, // 62: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
-	42, // 63: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
-	43, // 64: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
-	44, // 65: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
-	55, // [55:66] is the sub-list for method output_type
-	44, // [44:55] is the sub-list for method input_type
+	34, // 50: debated.v1.RegistryService.GetDealGrading:input_type -> debated.v1.GetDealGradingRequest
+	35, // 51: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
+	36, // 52: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
+	37, // 53: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
+	38, // 54: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
+	39, // 55: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
+	20, // 56: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
+	22, // 57: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
+	24, // 58: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
+	26, // 59: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
+	28, // 60: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
+	40, // 61: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
+	41, // 62: debated.v1.RegistryService.GetDealGrading:output_type -> debated.v1.GetDealGradingResponse
+	42, // 63: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
+	43, // 64: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
+	44, // 65: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
+	45, // 66: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
+	46, // 67: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
+	56, // [56:68] is the sub-list for method output_type
+	44, // [44:56] is the sub-list for method input_type
 	44, // [44:44] is the sub-list for extension type_name
 	44, // [44:44] is the sub-list for extension extendee
 	0,  // [0:44] is the sub-list for field type_name

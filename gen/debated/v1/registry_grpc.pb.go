@@ -25,6 +25,7 @@ const (
 	RegistryService_GetClaim_FullMethodName       = "/debated.v1.RegistryService/GetClaim"
 	RegistryService_ListClaims_FullMethodName     = "/debated.v1.RegistryService/ListClaims"
 	RegistryService_GradeDeal_FullMethodName      = "/debated.v1.RegistryService/GradeDeal"
+	RegistryService_GetDealGrading_FullMethodName = "/debated.v1.RegistryService/GetDealGrading"
 	RegistryService_FlagDefect_FullMethodName     = "/debated.v1.RegistryService/FlagDefect"
 	RegistryService_CureDefect_FullMethodName     = "/debated.v1.RegistryService/CureDefect"
 	RegistryService_WaiveDefect_FullMethodName    = "/debated.v1.RegistryService/WaiveDefect"
@@ -57,8 +58,14 @@ type RegistryServiceClient interface {
 	ListClaims(ctx context.Context, in *ListClaimsRequest, opts ...grpc.CallOption) (*ListClaimsResponse, error)
 	// GradeDeal computes the truth dashboard of a deal from its registry and
 	// its defect records, persists it, and records every change of grade or
-	// verdict and every newly detected defect as a deal event.
+	// verdict and every newly detected defect as a deal event. It answers
+	// the dashboard's summary and its first page of rows, whatever the size
+	// of the deal. A deal with more claims than the server grades is refused
+	// before anything is written (FAILED_PRECONDITION).
 	GradeDeal(ctx context.Context, in *GradeDealRequest, opts ...grpc.CallOption) (*GradeDealResponse, error)
+	// GetDealGrading reads the last stored dashboard of a deal, a page at a
+	// time.
+	GetDealGrading(ctx context.Context, in *GetDealGradingRequest, opts ...grpc.CallOption) (*GetDealGradingResponse, error)
 	// FlagDefect records a defect found by an agent or a person, with
 	// evidence references, and re-grades the deal.
 	FlagDefect(ctx context.Context, in *FlagDefectRequest, opts ...grpc.CallOption) (*FlagDefectResponse, error)
@@ -141,6 +148,16 @@ func (c *registryServiceClient) GradeDeal(ctx context.Context, in *GradeDealRequ
 	return out, nil
 }
 
+func (c *registryServiceClient) GetDealGrading(ctx context.Context, in *GetDealGradingRequest, opts ...grpc.CallOption) (*GetDealGradingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetDealGradingResponse)
+	err := c.cc.Invoke(ctx, RegistryService_GetDealGrading_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *registryServiceClient) FlagDefect(ctx context.Context, in *FlagDefectRequest, opts ...grpc.CallOption) (*FlagDefectResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(FlagDefectResponse)
@@ -216,8 +233,14 @@ type RegistryServiceServer interface {
 	ListClaims(context.Context, *ListClaimsRequest) (*ListClaimsResponse, error)
 	// GradeDeal computes the truth dashboard of a deal from its registry and
 	// its defect records, persists it, and records every change of grade or
-	// verdict and every newly detected defect as a deal event.
+	// verdict and every newly detected defect as a deal event. It answers
+	// the dashboard's summary and its first page of rows, whatever the size
+	// of the deal. A deal with more claims than the server grades is refused
+	// before anything is written (FAILED_PRECONDITION).
 	GradeDeal(context.Context, *GradeDealRequest) (*GradeDealResponse, error)
+	// GetDealGrading reads the last stored dashboard of a deal, a page at a
+	// time.
+	GetDealGrading(context.Context, *GetDealGradingRequest) (*GetDealGradingResponse, error)
 	// FlagDefect records a defect found by an agent or a person, with
 	// evidence references, and re-grades the deal.
 	FlagDefect(context.Context, *FlagDefectRequest) (*FlagDefectResponse, error)
@@ -257,6 +280,9 @@ func (UnimplementedRegistryServiceServer) ListClaims(context.Context, *ListClaim
 }
 func (UnimplementedRegistryServiceServer) GradeDeal(context.Context, *GradeDealRequest) (*GradeDealResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GradeDeal not implemented")
+}
+func (UnimplementedRegistryServiceServer) GetDealGrading(context.Context, *GetDealGradingRequest) (*GetDealGradingResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetDealGrading not implemented")
 }
 func (UnimplementedRegistryServiceServer) FlagDefect(context.Context, *FlagDefectRequest) (*FlagDefectResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method FlagDefect not implemented")
@@ -402,6 +428,24 @@ func _RegistryService_GradeDeal_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_GetDealGrading_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDealGradingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).GetDealGrading(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_GetDealGrading_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).GetDealGrading(ctx, req.(*GetDealGradingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RegistryService_FlagDefect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(FlagDefectRequest)
 	if err := dec(in); err != nil {
@@ -522,6 +566,10 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GradeDeal",
 			Handler:    _RegistryService_GradeDeal_Handler,
+		},
+		{
+			MethodName: "GetDealGrading",
+			Handler:    _RegistryService_GetDealGrading_Handler,
 		},
 		{
 			MethodName: "FlagDefect",

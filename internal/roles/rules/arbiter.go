@@ -125,6 +125,13 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		x := dissent{Role: r, Recommendation: p.Recommendation}
 		x.UpheldChallengeIDs, x.ClaimIDs = v.backing(r, upheld)
 		x.EvidenceBacked = len(x.UpheldChallengeIDs)+len(x.ClaimIDs) > 0
+		// The dissent's claims are cited in the structured content: the
+		// output references them (No-Free-Facts reads structured content).
+		for _, id := range x.ClaimIDs {
+			if c := v.byID[id]; c != nil {
+				d.ref(c)
+			}
+		}
 		st.Dissent = append(st.Dissent, x)
 	}
 	if len(st.Dissent) > 0 {
