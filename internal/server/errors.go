@@ -23,6 +23,7 @@ var codeTable = []struct {
 	{debate.ErrUnauthenticated, codes.Unauthenticated},
 	{debate.ErrPermissionDenied, codes.PermissionDenied},
 	{debate.ErrFailedPrecondition, codes.FailedPrecondition},
+	{debate.ErrDataLoss, codes.DataLoss},
 	{context.Canceled, codes.Canceled},
 	{context.DeadlineExceeded, codes.DeadlineExceeded},
 }

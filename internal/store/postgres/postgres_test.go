@@ -304,7 +304,7 @@ func TestMigrateConcurrently(t *testing.T) {
 	require.NoError(t, err)
 	versions, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	require.NoError(t, err)
-	require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9}, versions)
+	require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, versions)
 
 	s, err := New(ctx, Config{URL: dbURL})
 	require.NoError(t, err)

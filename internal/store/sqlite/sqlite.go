@@ -29,6 +29,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/store/internal/rows"
 	"github.com/debated/debated/migrations"
 )
 
@@ -37,6 +38,8 @@ type Store struct {
 	write *sql.DB     // one connection: the only writer
 	read  *sql.DB     // readers; the same pool as write for an in-memory database
 	hooks debateHooks // see SetOnRunnable and SetOnEvents (debates.go)
+	// logDirty: tenants whose logs have queued leaves (tlog.go).
+	logDirty rows.Dirty
 }
 
 // Compile-time checks that Store is what the domain asks of a store.

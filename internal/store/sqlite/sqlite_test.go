@@ -114,7 +114,7 @@ func TestReopenKeepsDataAndMigratesOnce(t *testing.T) {
 		versions = append(versions, v)
 	}
 	require.NoError(t, rows.Err())
-	require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9}, versions)
+	require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, versions)
 }
 
 // TestMigrateAppliesInOrder runs the migration runner on migrations of its
