@@ -299,8 +299,10 @@ func (c *cli) debateVerify(ctx context.Context, args []string) error {
 	return fmt.Errorf("debate %s does not verify: first bad event is seq %d", id, resp.GetFirstBadSeq())
 }
 
-// verifyBundle checks an exported bundle offline: no server is contacted.
-func verifyBundle(out io.Writer, asJSON bool, path string) error {
+// verifyBundle checks an exported bundle offline (the server is contacted
+// only to prove consistency with a later checkpoint, see verifyLog).
+func (c *cli) verifyBundle(ctx context.Context, out io.Writer, path string, opts verifyOptions) error {
+	asJSON := c.json
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -326,7 +328,11 @@ func verifyBundle(out io.Writer, asJSON bool, path string) error {
 	if !rep.OK {
 		return fmt.Errorf("bundle does not verify: first bad event is seq %d", rep.FirstBadSeq)
 	}
-	return nil
+	logOut := out
+	if asJSON {
+		logOut = io.Discard
+	}
+	return c.verifyLog(ctx, logOut, b, opts)
 }
 
 func (c *cli) protocolsList(ctx context.Context, args []string) error {

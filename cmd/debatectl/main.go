@@ -62,7 +62,11 @@ commands:
   debate deliverables DEBATE_ID [--markdown] [--artifacts DIR]
                                        the committee deliverables and per-round artifacts
   validate-output --deal ID FILE.json  check an agent output against the gates (nothing stored)
-  verify BUNDLE.json                   verify an exported ledger offline (no server)
+  verify BUNDLE.json [--checkpoint FILE|DIR] [--checkpoint-key VKEY] [--partial]
+                                       verify an exported ledger offline; with --checkpoint, prove
+                                       its head in a later (witnessed) checkpoint (asks the server)
+  witness --dir DIR [--checkpoint-key VKEY]
+                                       keep the tenant's checkpoints; fail on a rewritten log
 `
 
 func main() {
@@ -108,10 +112,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	if rest[0] == "verify" {
-		if len(rest) != 2 {
-			return errors.New("verify: want BUNDLE.json")
+		path, opts, err := parseVerify(rest[1:])
+		if err != nil {
+			return err
 		}
-		return verifyBundle(stdout, c.json, rest[1])
+		defer func() {
+			if c.conn != nil {
+				_ = c.conn.Close()
+			}
+		}()
+		return c.verifyBundle(ctx, stdout, path, opts)
 	}
 	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -174,6 +184,9 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 		return c.debateVerify(ctx, args[2:])
 	case "debate deliverables":
 		return c.debateDeliverables(ctx, args[2:])
+	}
+	if args[0] == "witness" {
+		return c.witness(ctx, args[1:])
 	}
 	if args[0] == "validate-output" {
 		return c.validateOutput(ctx, args[1:])

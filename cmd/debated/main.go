@@ -130,6 +130,7 @@ type config struct {
 	llmModel          string
 	llmTimeout        time.Duration
 	llmBudget         int
+	tlog              logConfig
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -258,6 +259,9 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		fs.StringVar(&cfg.healthAddr, "health-addr", env("DEBATED_HEALTH_ADDR", ""), "plaintext gRPC health-only address for probes; empty: health on the API port only (DEBATED_HEALTH_ADDR)")
 		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
 		fs.DurationVar(&cfg.rescueAfter, "rescue-after", rescue, "when a dead replica's debates are taken over (PostgreSQL) (DEBATED_RESCUE_AFTER)")
+		if err := logFlags(fs, env, &cfg.tlog); err != nil {
+			return cfg, err
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -342,7 +346,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		}
 		defer stopMetrics()
 	}
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st}, server.Config{
+	tl, err := startLog(ctx, cfg, st, log)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st, Log: tl}, server.Config{
 		Secrets:           box,
 		TenantRPS:         cfg.tenantRPS,
 		TenantBurst:       cfg.tenantBurst,

@@ -83,6 +83,9 @@ type Stores struct {
 	Debates *Debates
 	// TenantModels, when set, enables the tenant model overrides.
 	TenantModels debate.TenantModelStore
+	// Log, when set, enables LogService, and DebateService checks debates
+	// against the log and hands out checkpoints.
+	Log *Log
 }
 
 // Server is the debated gRPC server.
@@ -169,7 +172,13 @@ func New(stores Stores, cfg Config) (*Server, error) {
 			return nil, errors.New("server: Debates needs a store, an engine, protocols, keys and a hub")
 		}
 		s.hub = stores.Debates.Hub
-		debatedv1.RegisterDebateServiceServer(s.grpc, &debateService{s: s, Debates: *stores.Debates})
+		debatedv1.RegisterDebateServiceServer(s.grpc, &debateService{s: s, Debates: *stores.Debates, tlog: stores.Log})
+	}
+	if stores.Log != nil {
+		if !stores.Log.valid() {
+			return nil, errors.New("server: Log needs a store, a checkpoint keyring and an origin")
+		}
+		debatedv1.RegisterLogServiceServer(s.grpc, &logService{s: s, l: stores.Log})
 	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)

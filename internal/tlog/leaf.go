@@ -117,3 +117,9 @@ func isHexHash(s string) bool {
 	}
 	return true
 }
+
+// IndexedLeaf is a leaf with its index in the log.
+type IndexedLeaf struct {
+	Index uint64
+	Leaf  Leaf
+}
