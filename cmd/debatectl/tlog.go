@@ -193,8 +193,15 @@ func parseVerify(args []string) (string, verifyOptions, error) {
 // checkpoint is consistent with the later one. It prints what it checked
 // and returns an error for any failure.
 func (c *cli) verifyLog(ctx context.Context, out io.Writer, b *ledger.Bundle, o verifyOptions) error {
-	terminal := ledger.HasTerminal(b.Events, b.Policy)
-	if !terminal {
+	var cp tlog.Checkpoint
+	var later *tlog.Checkpoint
+	if b.Log != nil {
+		var err error
+		if cp, later, err = verifyBundleProof(out, b, o); err != nil {
+			return err
+		}
+	}
+	if !ledger.HasTerminal(b.Events, b.Policy) {
 		end := "it has no events"
 		if n := len(b.Events); n > 0 {
 			end = fmt.Sprintf("its last event is seq %d", b.Events[n-1].Seq)
@@ -214,44 +221,6 @@ func (c *cli) verifyLog(ctx context.Context, out io.Writer, b *ledger.Bundle, o 
 		fmt.Fprintln(out, "log: not checked (the bundle carries no transparency log proof)")
 		return nil
 	}
-	if len(b.Events) == 0 {
-		return errors.New("the bundle carries a log proof but no events")
-	}
-	signed := []byte(b.Log.Checkpoint)
-	cp, err := tlog.ParseUnverified(signed)
-	if err != nil {
-		return err
-	}
-	if !strings.HasSuffix(cp.Origin, "/tenants/"+b.TenantID) {
-		return fmt.Errorf("the bundle's checkpoint is of log %q, not of tenant %s", cp.Origin, b.TenantID)
-	}
-	vkey := o.checkpointKey
-	var later *tlog.Checkpoint
-	if o.checkpoint != "" {
-		lp, key, err := readLaterCheckpoint(o.checkpoint, cp.Origin, vkey)
-		if err != nil {
-			return err
-		}
-		later, vkey = &lp, key
-	}
-	if vkey != "" {
-		if cp, err = tlog.Open(signed, cp.Origin, vkey); err != nil {
-			return fmt.Errorf("the bundle's checkpoint is not signed by the trusted key: %w", err)
-		}
-	}
-	last := b.Events[len(b.Events)-1]
-	leafHash, err := tlog.Leaf{Kind: tlog.KindStep, Subject: b.DebateID, Seq: last.Seq, Hash: last.Hash}.LeafHash()
-	if err != nil {
-		return err
-	}
-	if err := tlog.VerifyInclusion(b.Log.LeafIndex, cp.Size, leafHash, b.Log.InclusionProof, cp.Root); err != nil {
-		return fmt.Errorf("the bundle's last event (seq %d) is not the head its log proof proves: %w", last.Seq, err)
-	}
-	signedBy := "signature not checked: give --checkpoint-key or --checkpoint"
-	if vkey != "" {
-		signedBy = "signed by " + vkey
-	}
-	fmt.Fprintf(out, "log: the last event (seq %d) is leaf %d of %s at size %d (%s)\n", last.Seq, b.Log.LeafIndex, cp.Origin, cp.Size, signedBy)
 	if later == nil {
 		return nil
 	}
@@ -272,6 +241,52 @@ func (c *cli) verifyLog(ctx context.Context, out io.Writer, b *ledger.Bundle, o 
 	}
 	fmt.Fprintf(out, "log: the bundle's checkpoint (size %d) is consistent with the given one (size %d)\n", cp.Size, later.Size)
 	return nil
+}
+
+// verifyBundleProof checks the bundle's log proof: its last event is the
+// leaf the inclusion proof proves in its checkpoint, signed by the trusted
+// key when there is one. It returns the checkpoint, and the later one of
+// o.checkpoint (nil without).
+func verifyBundleProof(out io.Writer, b *ledger.Bundle, o verifyOptions) (tlog.Checkpoint, *tlog.Checkpoint, error) {
+	if len(b.Events) == 0 {
+		return tlog.Checkpoint{}, nil, errors.New("the bundle carries a log proof but no events: events were cut")
+	}
+	signed := []byte(b.Log.Checkpoint)
+	cp, err := tlog.ParseUnverified(signed)
+	if err != nil {
+		return tlog.Checkpoint{}, nil, err
+	}
+	if !strings.HasSuffix(cp.Origin, "/tenants/"+b.TenantID) {
+		return tlog.Checkpoint{}, nil, fmt.Errorf("the bundle's checkpoint is of log %q, not of tenant %s", cp.Origin, b.TenantID)
+	}
+	vkey := o.checkpointKey
+	var later *tlog.Checkpoint
+	if o.checkpoint != "" {
+		lp, key, err := readLaterCheckpoint(o.checkpoint, cp.Origin, vkey)
+		if err != nil {
+			return tlog.Checkpoint{}, nil, err
+		}
+		later, vkey = &lp, key
+	}
+	if vkey != "" {
+		if cp, err = tlog.Open(signed, cp.Origin, vkey); err != nil {
+			return tlog.Checkpoint{}, nil, fmt.Errorf("the bundle's checkpoint is not signed by the trusted key: %w", err)
+		}
+	}
+	last := b.Events[len(b.Events)-1]
+	leafHash, err := tlog.Leaf{Kind: tlog.KindStep, Subject: b.DebateID, Seq: last.Seq, Hash: last.Hash}.LeafHash()
+	if err != nil {
+		return tlog.Checkpoint{}, nil, err
+	}
+	if err := tlog.VerifyInclusion(b.Log.LeafIndex, cp.Size, leafHash, b.Log.InclusionProof, cp.Root); err != nil {
+		return tlog.Checkpoint{}, nil, fmt.Errorf("the bundle's last event (seq %d) is not the head its log proof proves (events were cut or changed): %w", last.Seq, err)
+	}
+	signedBy := "signature not checked: give --checkpoint-key or --checkpoint"
+	if vkey != "" {
+		signedBy = "signed by " + vkey
+	}
+	fmt.Fprintf(out, "log: the last event (seq %d) is leaf %d of %s at size %d (%s)\n", last.Seq, b.Log.LeafIndex, cp.Origin, cp.Size, signedBy)
+	return cp, later, nil
 }
 
 // readLaterCheckpoint reads a checkpoint file, or the latest checkpoint of
