@@ -335,6 +335,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	if err != nil {
 		return err
 	}
+	tl, err := startLog(ctx, cfg, st, log)
+	if err != nil {
+		return err
+	}
 	debates, sched, err := startDebates(ctx, cfg, st, log, m, box)
 	if err != nil {
 		return err
@@ -345,10 +349,6 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 			return err
 		}
 		defer stopMetrics()
-	}
-	tl, err := startLog(ctx, cfg, st, log)
-	if err != nil {
-		return err
 	}
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st, Log: tl}, server.Config{
 		Secrets:           box,
