@@ -75,6 +75,16 @@ CREATE TRIGGER tlog_queue_no_update
     BEFORE UPDATE OR TRUNCATE ON tlog_queue
     FOR EACH STATEMENT EXECUTE FUNCTION tlog_refuse_change();
 
+-- Debates committed before the log existed: their current heads are its
+-- first leaves, so that VerifyDebate and proofs cover them from now on.
+-- The owner lifts FORCE on debates for this one read (it is restored in
+-- the same transaction), since no tenant is set here.
+ALTER TABLE debates NO FORCE ROW LEVEL SECURITY;
+INSERT INTO tlog_queue (tenant_id, kind, subject, seq, hash)
+    SELECT tenant_id, 'step', debate_id, last_seq, head_hash FROM debates
+    WHERE last_seq > 0 ORDER BY tenant_id, created_at, debate_id;
+ALTER TABLE debates FORCE ROW LEVEL SECURITY;
+
 ALTER TABLE tlog_queue ENABLE ROW LEVEL SECURITY;
 ALTER TABLE tlog_queue FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON tlog_queue

@@ -41,6 +41,12 @@ CREATE TABLE tlog_heads (
     PRIMARY KEY (tenant_id, tree_size)
 ) STRICT;
 
+-- Debates committed before the log existed: their current heads are its
+-- first leaves.
+INSERT INTO tlog_queue (tenant_id, kind, subject, seq, hash)
+    SELECT tenant_id, 'step', debate_id, last_seq, head_hash FROM debates
+    WHERE last_seq > 0 ORDER BY tenant_id, created_at, debate_id;
+
 CREATE TRIGGER tlog_leaves_no_update BEFORE UPDATE ON tlog_leaves
 BEGIN
     SELECT RAISE(ABORT, 'tlog_leaves is append-only: UPDATE refused');
