@@ -15,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	_ "modernc.org/sqlite" // the tamperer's own connection to the embedded store's file
 
 	"github.com/debated/debated/internal/dealfile"
@@ -262,9 +264,15 @@ func TestTruncationIsCaught(t *testing.T) {
 				}
 			}
 			require.NotNil(t, keep)
-			tamper(t,
-				fmt.Sprintf(`DELETE FROM debate_events WHERE debate_id = '%s' AND seq > %d`, id, keep.Seq),
-				fmt.Sprintf(`UPDATE debates SET last_seq = %d, head_hash = '%s' WHERE debate_id = '%s'`, keep.Seq, keep.Hash, id))
+			tamper(t, fmt.Sprintf(`DELETE FROM debate_events WHERE debate_id = '%s' AND seq > %d`, id, keep.Seq))
+			// A watch of the cut tail ends with DATA_LOSS instead of waiting.
+			out, err = ctl(t, addr, env, "debate", "watch", id)
+			require.Error(t, err, out)
+			require.Contains(t, out, fmt.Sprintf("its events stop at seq %d", keep.Seq))
+			require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
+			out, err = ctl(t, addr, env, "debate", "verify", id)
+			require.Error(t, err, out)
+			tamper(t, fmt.Sprintf(`UPDATE debates SET last_seq = %d, head_hash = '%s' WHERE debate_id = '%s'`, keep.Seq, keep.Hash, id))
 			out, err = ctl(t, addr, env, "debate", "verify", id)
 			require.Error(t, err, out)
 			require.Contains(t, out, "log: the transparency log records seq")
