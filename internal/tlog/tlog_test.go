@@ -248,3 +248,30 @@ func TestNewKeyringRefuses(t *testing.T) {
 		require.ErrorIs(t, err, tlog.ErrInvalidKeyring, name)
 	}
 }
+
+// TestDocumentedExample pins the worked example of docs/transparency.md,
+// so that the document stays true to the code.
+func TestDocumentedExample(t *testing.T) {
+	t.Parallel()
+	const debateID = "3f2b7c1e-5d6a-4e8f-9a0b-1c2d3e4f5a6b"
+	l1 := tlog.Leaf{Kind: tlog.KindStep, Subject: debateID, Seq: 7, Hash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}
+	l2 := tlog.Leaf{Kind: tlog.KindStep, Subject: debateID, Seq: 12, Hash: "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"}
+	h1, err := l1.LeafHash()
+	require.NoError(t, err)
+	h2, err := l2.LeafHash()
+	require.NoError(t, err)
+	require.Equal(t, "0360e3ba07aa49d2a6ce04074c55e64b54178c4461d75ae8774de72556a5885f", hex.EncodeToString(h1))
+	require.Equal(t, "745122165a09bb0966a5fe99e58b6f46ef9a293d2d0a226cf10eda13aaad7f32", hex.EncodeToString(h2))
+	_, head, err := tlog.Append(0, nil, [][]byte{h1, h2})
+	require.NoError(t, err)
+	require.Equal(t, "756b98d7636ca7f02f827e640750c8fafb3cdc6b3668aab10d6c62f5def594ec", hex.EncodeToString(head.Root))
+	k, err := tlog.NewKeyring("debated.example", map[string][]byte{"v1": []byte("an-example-secret-of-32-bytes-!!")}, "v1")
+	require.NoError(t, err)
+	require.Equal(t, "debated.example+ee3a700d+Ach2yGdSTP3VLrrqePf/Db4c0htOHHVfkqPo2bW26zgE", k.VerifierKey())
+	signed, err := k.Sign(tlog.Checkpoint{Origin: tlog.TenantOrigin("debated.example", "t-0001"), Size: head.Size, Root: head.Root})
+	require.NoError(t, err)
+	require.Equal(t, "debated.example/tenants/t-0001\n2\ndWuY12Nsp/Avgn5kB1DI+vs83Gs2aKqxDWxi9d71lOw=\n\n"+
+		"— debated.example 7jpwDeB9y/MSuIXnaT8+LRldoy9Ytz0TDxuwI/gKpddn8iRwTnbgIHn6ovY3+YBf9RsV6iAzHhLhqLi1owuTeW8ULAY=\n", string(signed))
+	// Leaf 0's inclusion proof in the tree of 2 is leaf 1's hash.
+	require.NoError(t, tlog.VerifyInclusion(0, 2, h1, [][]byte{h2}, head.Root))
+}
