@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/tlog"
 	"github.com/debated/debated/internal/store/internal/rows"
+	"github.com/debated/debated/internal/tlog"
 )
 
 // Store keeps debates, their ledgers, checkpoints and human gates too.
