@@ -60,3 +60,35 @@ func TestLogMigrationLogsExistingHeads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []tlog.IndexedLeaf{{Index: 0, Leaf: tlog.Leaf{Kind: tlog.KindStep, Subject: d.ID, Seq: 3, Hash: c.Events[2].Hash}}}, leaves)
 }
+
+// TestQueueLogLeafInTransaction: a leaf queued inside any transaction (the
+// deal audit log's) is logged when it commits, and not when it rolls back.
+func TestQueueLogLeafInTransaction(t *testing.T) {
+	t.Parallel()
+	setup(t)
+	ctx := context.Background()
+	s, err := New(ctx, Config{URL: testDB.url})
+	require.NoError(t, err)
+	defer s.Close()
+	tctx, tenant := storetest.NewTenant(t, s)
+	hash := strings.Repeat("ab", 32)
+	for _, commit := range []bool{false, true} {
+		tx, err := s.pool.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, setTenantSQL, tenant)
+		require.NoError(t, err)
+		require.NoError(t, QueueLogLeaf(ctx, tx, tenant, tlog.Leaf{Kind: tlog.KindDeal, Subject: "deal-1", Seq: 1, Hash: hash}))
+		require.ErrorIs(t, QueueLogLeaf(ctx, tx, tenant, tlog.Leaf{Kind: tlog.KindDeal, Subject: "deal-1", Seq: 0, Hash: hash}), tlog.ErrInvalidLeaf)
+		if commit {
+			require.NoError(t, tx.Commit(ctx))
+		} else {
+			require.NoError(t, tx.Rollback(ctx))
+		}
+	}
+	head, err := s.LogIntegrate(tctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), head.Size)
+	leaves, err := s.LogLeaves(tctx, tlog.KindDeal, "deal-1")
+	require.NoError(t, err)
+	require.Equal(t, []tlog.IndexedLeaf{{Index: 0, Leaf: tlog.Leaf{Kind: tlog.KindDeal, Subject: "deal-1", Seq: 1, Hash: hash}}}, leaves)
+}
