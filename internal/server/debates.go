@@ -14,6 +14,7 @@ import (
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/stream"
+	"github.com/debated/debated/internal/tlog"
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -295,6 +296,15 @@ func LedgerPolicy(p *orchestrator.Protocol) ledger.Policy {
 }
 
 func (ds *debateService) VerifyDebate(ctx context.Context, req *debatedv1.VerifyDebateRequest) (*debatedv1.VerifyDebateResponse, error) {
+	var before tlog.Head
+	if ds.tlog != nil {
+		// Integrated before the events are read: every leaf of this head
+		// has its events among them.
+		var err error
+		if before, err = ds.tlog.Store.LogIntegrate(ctx); err != nil {
+			return nil, toStatus(ctx, ds.s.log, err)
+		}
+	}
 	d, events, policy, keys, err := ds.ledgerOf(ctx, req.GetDebateId())
 	if err != nil {
 		return nil, toStatus(ctx, ds.s.log, err)
@@ -319,7 +329,7 @@ func (ds *debateService) VerifyDebate(ctx context.Context, req *debatedv1.Verify
 			"the debate is %s but its ledger has no terminal event: it ends early (events were removed)", d.Status)})
 	}
 	if ds.tlog != nil {
-		problems, _, err := ds.tlog.checkDebate(ctx, d, events)
+		problems, _, err := ds.tlog.checkDebate(ctx, d, events, before)
 		if err != nil {
 			return nil, toStatus(ctx, ds.s.log, err)
 		}

@@ -146,10 +146,13 @@ func (l *Log) inclusion(ctx context.Context, debateID string, seq int64, size ui
 
 // checkDebate checks a debate's ledger against its leaves in the log: every
 // logged head is an event of the ledger with the same hash, and the
-// ledger's last event is the debate's last logged head. So events deleted
-// from the database, and the head columns rewritten to match, are caught.
-// It returns the problems found and the checkpoint it checked against.
-func (l *Log) checkDebate(ctx context.Context, d debate.Debate, events []debate.Event) ([]ledger.Problem, *debatedv1.Checkpoint, error) {
+// ledger's last event is a logged head. So events deleted from the
+// database, and the head columns rewritten to match, are caught. before is
+// the head integrated before the events were read: only its leaves must
+// have their events among them (a running debate's later steps may have
+// been logged since). It returns the problems found and the checkpoint it
+// checked against.
+func (l *Log) checkDebate(ctx context.Context, d debate.Debate, events []debate.Event, before tlog.Head) ([]ledger.Problem, *debatedv1.Checkpoint, error) {
 	head, err := l.Store.LogIntegrate(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -166,6 +169,9 @@ func (l *Log) checkDebate(ctx context.Context, d debate.Debate, events []debate.
 	for _, il := range leaves {
 		hash, ok := bySeq[il.Leaf.Seq]
 		switch {
+		case il.Index >= before.Size:
+			// Logged after the events were read: checked when it has to
+			// be the last event, below.
 		case !ok:
 			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
 				"the transparency log records seq %d (leaf %d) but the ledger has no such event: events were removed", il.Leaf.Seq, il.Index)})
@@ -174,26 +180,31 @@ func (l *Log) checkDebate(ctx context.Context, d debate.Debate, events []debate.
 				"the transparency log records hash %s for seq %d (leaf %d), the ledger has %s: the event was rewritten", il.Leaf.Hash, il.Leaf.Seq, il.Index, hash)})
 		}
 	}
+	var lastLeaf *tlog.IndexedLeaf
 	if n := len(events); n > 0 {
 		last := events[n-1]
-		if len(leaves) == 0 || leaves[len(leaves)-1].Leaf.Seq != last.Seq {
+		for i := range leaves {
+			if leaves[i].Leaf.Seq == last.Seq && leaves[i].Leaf.Hash == last.Hash {
+				lastLeaf = &leaves[i]
+			}
+		}
+		if lastLeaf == nil {
 			problems = append(problems, ledger.Problem{Seq: last.Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
-				"the ledger's last event (seq %d) is not the debate's last head in the transparency log", last.Seq)})
+				"the ledger's last event (seq %d) is not a head the transparency log recorded", last.Seq)})
 		}
 	}
-	if len(leaves) > 0 {
-		// The leaves row must be in the tree the checkpoint signs.
-		il := leaves[len(leaves)-1]
-		plan, err := tlog.InclusionPlan(il.Index, head.Size)
+	if lastLeaf != nil {
+		// The leaf's row must be in the tree the checkpoint signs.
+		plan, err := tlog.InclusionPlan(lastLeaf.Index, head.Size)
 		if err != nil {
-			return nil, nil, fmt.Errorf("leaf %d beyond the log's %d: %w", il.Index, head.Size, debate.ErrDataLoss)
+			return nil, nil, fmt.Errorf("leaf %d beyond the log's %d: %w", lastLeaf.Index, head.Size, debate.ErrDataLoss)
 		}
 		hashes, perr := l.proof(ctx, plan)
-		leafHash, herr := il.Leaf.LeafHash()
+		leafHash, herr := lastLeaf.Leaf.LeafHash()
 		if err := errors.Join(perr, herr); err != nil {
-			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: "the log cannot prove the debate's last head: " + err.Error()})
-		} else if err := tlog.VerifyInclusion(il.Index, head.Size, leafHash, hashes, head.Root); err != nil {
-			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: "the debate's last logged head is not in the log's tree: the log was changed"})
+			problems = append(problems, ledger.Problem{Seq: lastLeaf.Leaf.Seq, Rule: LogRuleLog, Detail: "the log cannot prove the debate's last head: " + err.Error()})
+		} else if err := tlog.VerifyInclusion(lastLeaf.Index, head.Size, leafHash, hashes, head.Root); err != nil {
+			problems = append(problems, ledger.Problem{Seq: lastLeaf.Leaf.Seq, Rule: LogRuleLog, Detail: "the debate's last head is not in the log's tree: the log was changed"})
 		}
 	}
 	cp, err := l.checkpoint(ctx, head)
