@@ -3,7 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -105,4 +110,31 @@ func TestCheckpointKeysRequiredWithPostgres(t *testing.T) {
 		require.Error(t, err, name)
 		require.Contains(t, err.Error(), c.want, name)
 	}
+}
+
+// TestWitnessDirReceivesCheckpoints: with DEBATED_WITNESS_DIR the
+// background integration writes each tenant's new checkpoints to the
+// folder, signed, without any client asking for one.
+func TestWitnessDirReceivesCheckpoints(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startStack(t, "sqlite", map[string]string{"DEBATED_WITNESS_DIR": dir, "DEBATED_LOG_INTEGRATE_INTERVAL": "20ms"})
+	d := s.create(t, s.a, "deal-a", map[string]any{"max_rounds": 1})
+	msgs := s.watch(t, s.a, d.GetDebateId(), 0, nil)
+	cpb := msgs[len(msgs)-1].GetCheckpoint()
+	require.NotNil(t, cpb)
+	tenant := cpb.GetOrigin()[strings.LastIndex(cpb.GetOrigin(), "/")+1:]
+	want := filepath.Join(dir, tenant, fmt.Sprintf("%020d.checkpoint", cpb.GetTreeSize()))
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(want)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond, "the checkpoint of the debate's last step reaches the witness folder")
+	signed, err := os.ReadFile(want)
+	require.NoError(t, err)
+	cp, err := tlog.Open(signed, cpb.GetOrigin(), cpb.GetVerifierKey())
+	require.NoError(t, err)
+	require.Equal(t, cpb.GetRootHash(), cp.Root)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only the tenant with steps has checkpoints")
 }
