@@ -84,9 +84,14 @@ type verifyReport struct {
 
 // verifyCmd checks an exported bundle (a debate's ledger or a deal's audit
 // log, told apart by its format) offline: no server is contacted.
-func verifyCmd(out io.Writer, asJSON bool, args []string) error {
+func (c *cli) verifyCmd(ctx context.Context, out io.Writer, args []string) error {
+	asJSON := c.json
 	fs := subflags("verify")
 	trustedPath := fs.String("trusted-keys", "", "the file `debatectl --json keys` printed")
+	var o verifyOptions
+	fs.StringVar(&o.checkpoint, "checkpoint", "", "a later (witnessed) checkpoint file, or a witness folder")
+	fs.StringVar(&o.checkpointKey, "checkpoint-key", "", "the checkpoint verifier key to trust")
+	fs.BoolVar(&o.partial, "partial", false, "accept a bundle that ends before its debate's terminal event")
 	path, err := oneArg(fs, args, "BUNDLE.json")
 	if err != nil {
 		return err
@@ -109,12 +114,14 @@ func verifyCmd(out io.Writer, asJSON bool, args []string) error {
 	}
 	var rep ledger.Report
 	var what, protocol string
+	var debateBundle *ledger.Bundle
 	switch format {
 	case ledger.FormatV1:
 		b, err := ledger.ParseBundle(data)
 		if err != nil {
 			return err
 		}
+		debateBundle = b
 		what, protocol = fmt.Sprintf("debate %s, %d events", b.DebateID, len(b.Events)), b.Protocol
 		if trust != nil {
 			rep = ledger.VerifyBundleTrusted(b, *trust)
@@ -122,6 +129,9 @@ func verifyCmd(out io.Writer, asJSON bool, args []string) error {
 			rep = ledger.VerifyBundle(b)
 		}
 	case ledger.FormatDealV1:
+		if o.checkpoint != "" {
+			return errors.New("--checkpoint proves a debate bundle's head: a deal bundle carries no log proof yet")
+		}
 		b, err := ledger.ParseDealBundle(data)
 		if err != nil {
 			return err
@@ -167,7 +177,14 @@ func verifyCmd(out io.Writer, asJSON bool, args []string) error {
 		}
 		return fmt.Errorf("bundle does not verify: first bad event is seq %d", rep.FirstBadSeq)
 	}
-	return nil
+	if debateBundle == nil {
+		return nil
+	}
+	logOut := out
+	if asJSON {
+		logOut = io.Discard
+	}
+	return c.verifyLog(ctx, logOut, debateBundle, o)
 }
 
 // dealVerify asks the server to verify a deal's audit log.

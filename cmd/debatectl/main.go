@@ -66,10 +66,14 @@ commands:
                                        the tenant (--json: the file verify --trusted-keys reads)
   deal verify DEAL_ID                  server-side verification of the deal's audit log
   deal export DEAL_ID                  the deal's audit log as a bundle for verify
-  verify BUNDLE.json [--trusted-keys KEYS.json]
+  verify BUNDLE.json [--trusted-keys KEYS.json] [--checkpoint FILE|DIR] [--checkpoint-key VKEY] [--partial]
                                        verify an exported debate ledger or deal audit log offline
                                        (no server); without --trusted-keys it checks integrity,
-                                       with them also who signed it and under which policy
+                                       with them also who signed it and under which policy; with
+                                       --checkpoint, prove its head in a later (witnessed)
+                                       checkpoint (asks the server)
+  witness --dir DIR [--checkpoint-key VKEY]
+                                       keep the tenant's checkpoints; fail on a rewritten log
 `
 
 func main() {
@@ -116,7 +120,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	if rest[0] == "verify" {
-		return verifyCmd(stdout, c.json, rest[1:])
+		defer func() {
+			if c.conn != nil {
+				_ = c.conn.Close()
+			}
+		}()
+		return c.verifyCmd(ctx, stdout, rest[1:])
 	}
 	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -183,6 +192,9 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 		return c.debateVerify(ctx, args[2:])
 	case "debate deliverables":
 		return c.debateDeliverables(ctx, args[2:])
+	}
+	if args[0] == "witness" {
+		return c.witness(ctx, args[1:])
 	}
 	if args[0] == "validate-output" {
 		return c.validateOutput(ctx, args[1:])

@@ -157,7 +157,7 @@ func TestCrashRecoveryPostgres(t *testing.T) {
 	url := migratedDatabase(t)
 	metrics := freeAddr(t)
 	crashHarness(t, []string{
-		"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
+		"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys, "DEBATED_CHECKPOINT_KEYS=" + testCheckpointKeys,
 		"DEBATED_ADMIN_TOKEN=crash-admin", "DEBATED_JOB_SLICE=300ms", "DEBATED_RESCUE_AFTER=700ms",
 		"DEBATED_METRICS_ADDR=" + metrics,
 	}, 50)

@@ -42,6 +42,7 @@ func startStack(t *testing.T, kind string, extra map[string]string) *stack {
 	case "postgres":
 		env["DEBATED_DATABASE_URL"] = pgtest.NewDatabase(t)
 		env["DEBATED_SIGNING_KEYS"] = testSigningKeys
+		env["DEBATED_CHECKPOINT_KEYS"] = testCheckpointKeys
 	}
 	dbURL := env["DEBATED_DATABASE_URL"]
 	for k, v := range extra {

@@ -210,7 +210,7 @@ func TestModelResponseSurvivesACrash(t *testing.T) {
 	defer srv.Close()
 
 	url := migratedDatabase(t)
-	env := []string{"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
+	env := []string{"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys, "DEBATED_CHECKPOINT_KEYS=" + testCheckpointKeys,
 		"DEBATED_ADMIN_TOKEN=e2e-admin", "DEBATED_JOB_SLICE=300ms", "DEBATED_RESCUE_AFTER=700ms",
 		"DEBATED_LLM_BASE_URL=" + srv.URL + "/v1", "DEBATED_LLM_MODEL=m"}
 	addr := freeAddr(t)

@@ -138,6 +138,7 @@ type config struct {
 	llmAllowPrivate bool
 	maxGradeClaims  int
 	gradingBudget   int
+	tlog            logConfig
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -289,6 +290,9 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 			return cfg, fmt.Errorf("DEBATED_KEY_RECHECK: %w", err)
 		}
 		fs.DurationVar(&cfg.keyRecheck, "key-recheck", recheck, "how often open streams re-check their API key; a revoked key's streams end within it (DEBATED_KEY_RECHECK)")
+		if err := logFlags(fs, env, &cfg.tlog); err != nil {
+			return cfg, err
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -382,6 +386,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		log.WarnContext(ctx, "reading tenants' model keys to mask them", slog.Int("keys", n), slog.String("error", err.Error()))
 	}
 	cancelLearn()
+	tl, err := startLog(ctx, cfg, st, log)
+	if err != nil {
+		return err
+	}
 	debates, sched, err := startDebates(ctx, cfg, st, keys, log, m, box)
 	if err != nil {
 		return err
@@ -393,7 +401,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		}
 		defer stopMetrics()
 	}
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st}, server.Config{
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st, Log: tl}, server.Config{
 		Secrets:               box,
 		AllowPrivateModelURLs: cfg.llmAllowPrivate,
 		MaxGradeClaims:        cfg.maxGradeClaims,

@@ -139,7 +139,7 @@ func TestServePostgres(t *testing.T) {
 	t.Parallel()
 	url := migratedDatabase(t)
 	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_DATABASE_URL": url, "DEBATED_MIGRATE_ON_START": "false",
-		"DEBATED_SIGNING_KEYS": testSigningKeys}
+		"DEBATED_SIGNING_KEYS": testSigningKeys, "DEBATED_CHECKPOINT_KEYS": testCheckpointKeys}
 	conn, stop, _ := start(t, []string{"serve", "--listen", "127.0.0.1:0"}, env)
 	exercise(t, conn)
 	require.NoError(t, stop())
@@ -160,3 +160,6 @@ func TestBadCommandLine(t *testing.T) {
 
 // testSigningKeys is a fixed ledger signing secret for tests.
 const testSigningKeys = "v1:c2lnbmluZy1zZWNyZXQtZm9yLXRlc3RzLW9ubHktMzItYnl0ZXMh"
+
+// testCheckpointKeys signs the tests' checkpoints (32 bytes, base64).
+const testCheckpointKeys = "v1:Y2hlY2twb2ludC1zZWNyZXQtZm9yLXRlc3RzLW9ubHktMzJi"

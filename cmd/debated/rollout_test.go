@@ -23,7 +23,7 @@ import (
 func TestRollingRestart(t *testing.T) {
 	t.Parallel()
 	url := migratedDatabase(t)
-	env := []string{"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
+	env := []string{"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys, "DEBATED_CHECKPOINT_KEYS=" + testCheckpointKeys,
 		"DEBATED_ADMIN_TOKEN=e2e-admin", "DEBATED_JOB_SLICE=300ms", "DEBATED_RESCUE_AFTER=700ms", "DEBATED_SHUTDOWN_TIMEOUT=10s"}
 	addrA, addrB := freeAddr(t), freeAddr(t)
 	a := startChild(t, addrA, env)

@@ -40,7 +40,7 @@ const (
 )
 
 // The variables that carry secrets: never in the ConfigMap, never inline.
-var secretVars = []string{"DEBATED_DATABASE_URL", "DEBATED_ADMIN_TOKEN", "DEBATED_SIGNING_KEYS", "DEBATED_LLM_API_KEY"}
+var secretVars = []string{"DEBATED_DATABASE_URL", "DEBATED_ADMIN_TOKEN", "DEBATED_SIGNING_KEYS", "DEBATED_CHECKPOINT_KEYS", "DEBATED_LLM_API_KEY"}
 
 // serviceMonitor is the part of monitoring.coreos.com/v1 ServiceMonitor the
 // chart uses; strict decoding rejects any field not listed here.
@@ -677,10 +677,11 @@ func TestInlineSecrets(t *testing.T) {
 	vals := map[string]any{
 		"replicaCount": 2,
 		"secrets": map[string]any{
-			"databaseURL": "postgres://app:s3cret-db@pg:5432/debated",
-			"adminToken":  "s3cret-admin",
-			"signingKeys": "v1:s3cret-signing-key-base64",
-			"llmAPIKey":   "s3cret-llm",
+			"databaseURL":    "postgres://app:s3cret-db@pg:5432/debated",
+			"adminToken":     "s3cret-admin",
+			"signingKeys":    "v1:s3cret-signing-key-base64",
+			"checkpointKeys": "v1:s3cret-checkpoint-key-base64",
+			"llmAPIKey":      "s3cret-llm",
 		},
 		"config": map[string]any{
 			"llm":       map[string]any{"baseURL": "https://api.openai.com/v1", "model": "gpt-4.1"},

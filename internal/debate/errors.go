@@ -32,6 +32,10 @@ var (
 	// first); nothing was written. The loser reloads and carries on from
 	// the new head, or stops.
 	ErrConflict = errors.New("conflict")
+	// ErrDataLoss: stored data contradicts itself or the transparency log
+	// (events missing below a recorded head, a log node missing): it was
+	// lost or changed outside the service.
+	ErrDataLoss = errors.New("data loss")
 )
 
 // FieldViolation names one bad field by its path in the request

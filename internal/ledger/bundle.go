@@ -34,6 +34,28 @@ type Bundle struct {
 	Events     []Event                  `json:"events"`
 	PublicKeys map[string]PublicKeyInfo `json:"public_keys"`
 	Policy     Policy                   `json:"policy"`
+	// Log, when present, proves the last event in the tenant's
+	// transparency log (docs/transparency.md). Bundles exported before the
+	// log existed have none; they verify, with the log unchecked.
+	Log *BundleLog `json:"log,omitempty"`
+}
+
+// BundleLog is a bundle's proof that its last event is a head the tenant's
+// transparency log recorded: the inclusion proof of the leaf (kind "step",
+// the debate id, the last event's seq and hash) in a signed checkpoint.
+// Package ledger only carries it; debatectl checks it.
+type BundleLog struct {
+	// Checkpoint is the signed checkpoint (a C2SP signed note) the proof is
+	// against.
+	Checkpoint string `json:"checkpoint"`
+	// LeafIndex is the leaf's index in the log.
+	LeafIndex uint64 `json:"leaf_index"`
+	// InclusionProof is the RFC 9162 inclusion proof, from the leaf's
+	// sibling up (base64 in JSON).
+	InclusionProof [][]byte `json:"inclusion_proof"`
+	// DebateStatus is the debate's status when it was exported: a bundle
+	// of a terminal debate must end with its terminal event.
+	DebateStatus string `json:"debate_status"`
 }
 
 // NewBundle returns a bundle of format FormatV1 over the given values (not
@@ -134,4 +156,16 @@ func VerifyBundle(b *Bundle) Report {
 	c := newChecker(b.PublicKeys, b.Policy)
 	c.scope(b.DebateID, b.TenantID)
 	return c.run(b.Events)
+}
+
+// HasTerminal reports whether events hold one of policy's terminal event
+// types: a debate whose status is terminal must (Verify checks that only
+// bookkeeping follows it).
+func HasTerminal(events []Event, policy Policy) bool {
+	for i := range events {
+		if slices.Contains(policy.Terminal, events[i].Type) {
+			return true
+		}
+	}
+	return false
 }

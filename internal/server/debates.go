@@ -14,6 +14,7 @@ import (
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/stream"
+	"github.com/debated/debated/internal/tlog"
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -49,6 +50,7 @@ type debateService struct {
 	debatedv1.UnimplementedDebateServiceServer
 	s *Server
 	Debates
+	tlog *Log // nil: no transparency log
 }
 
 // maxCommitRetries bounds how often an operator act retries after losing
@@ -112,6 +114,12 @@ func (ds *debateService) GetDebate(ctx context.Context, req *debatedv1.GetDebate
 	for _, g := range gates {
 		out.Gates = append(out.Gates, apiconv.GateToProto(g))
 	}
+	if ds.tlog != nil {
+		// Integrated after the read: the checkpoint covers the head returned.
+		if out.Checkpoint, err = ds.tlog.latestCheckpoint(ctx); err != nil {
+			return nil, toStatus(ctx, ds.s.log, err)
+		}
+	}
 	return out, nil
 }
 
@@ -135,7 +143,17 @@ func (ds *debateService) WatchDebate(req *debatedv1.WatchDebateRequest, srv grpc
 	}
 	last := req.GetAfterSeq()
 	err := ds.Hub.Watch(ctx, req.GetDebateId(), last, func(it stream.Item) error {
-		if err := srv.Send(&debatedv1.WatchDebateResponse{Event: apiconv.EventToProto(it.Event), Status: apiconv.DebateStatusToProto(it.Status)}); err != nil {
+		msg := &debatedv1.WatchDebateResponse{Event: apiconv.EventToProto(it.Event), Status: apiconv.DebateStatusToProto(it.Status)}
+		if ds.tlog != nil && it.Status.Terminal() {
+			// The stream's last message carries the checkpoint that covers
+			// the debate's final head.
+			cp, err := ds.tlog.latestCheckpoint(ctx)
+			if err != nil {
+				return err
+			}
+			msg.Checkpoint = cp
+		}
+		if err := srv.Send(msg); err != nil {
 			return err
 		}
 		last = it.Event.Seq
@@ -278,6 +296,15 @@ func LedgerPolicy(p *orchestrator.Protocol) ledger.Policy {
 }
 
 func (ds *debateService) VerifyDebate(ctx context.Context, req *debatedv1.VerifyDebateRequest) (*debatedv1.VerifyDebateResponse, error) {
+	var before tlog.Head
+	if ds.tlog != nil {
+		// Integrated before the events are read: every leaf of this head
+		// has its events among them.
+		var err error
+		if before, err = ds.tlog.Store.LogIntegrate(ctx); err != nil {
+			return nil, toStatus(ctx, ds.s.log, err)
+		}
+	}
 	d, events, policy, keys, err := ds.ledgerOf(ctx, req.GetDebateId())
 	if err != nil {
 		return nil, toStatus(ctx, ds.s.log, err)
@@ -291,6 +318,29 @@ func (ds *debateService) VerifyDebate(ctx context.Context, req *debatedv1.Verify
 		out.Ok = false
 		out.FirstBadSeq = events[len(events)-1].Seq
 		out.Problems = append(out.Problems, &debatedv1.VerifyProblem{Seq: out.FirstBadSeq, Rule: "head", Detail: "the last event is not the debate's recorded head: events are missing"})
+	}
+	var more []ledger.Problem
+	if d.Status.Terminal() && !ledger.HasTerminal(events, policy) {
+		seq := int64(0)
+		if n := len(events); n > 0 {
+			seq = events[n-1].Seq
+		}
+		more = append(more, ledger.Problem{Seq: seq, Rule: ledger.RuleTerminal, Detail: fmt.Sprintf(
+			"the debate is %s but its ledger has no terminal event: it ends early (events were removed)", d.Status)})
+	}
+	if ds.tlog != nil {
+		problems, _, err := ds.tlog.checkDebate(ctx, d, events, before)
+		if err != nil {
+			return nil, toStatus(ctx, ds.s.log, err)
+		}
+		more = append(more, problems...)
+	}
+	for _, p := range more {
+		if out.Ok || p.Seq < out.FirstBadSeq {
+			out.FirstBadSeq = p.Seq
+		}
+		out.Ok = false
+		out.Problems = append(out.Problems, &debatedv1.VerifyProblem{Seq: p.Seq, Rule: p.Rule, Detail: p.Detail})
 	}
 	return out, nil
 }
@@ -328,5 +378,19 @@ func (ds *debateService) exportBundle(ctx context.Context, debateID string) ([]b
 	}
 	b := ledger.NewBundle(d.ID, d.TenantID, events, keys, policy)
 	b.Protocol = d.Protocol
+	if ds.tlog != nil && len(events) > 0 {
+		inc, err := ds.tlog.inclusion(ctx, d.ID, events[len(events)-1].Seq, 0)
+		switch {
+		case errors.Is(err, debate.ErrNotFound):
+			// The last event is no logged head (a debate older than the log,
+			// or a damaged one): the bundle goes without a log proof, and
+			// verify says the log was not checked.
+		case err != nil:
+			return nil, err
+		default:
+			b.Log = &ledger.BundleLog{Checkpoint: inc.Checkpoint.GetSignedNote(), LeafIndex: inc.Leaf.Index,
+				InclusionProof: inc.Hashes, DebateStatus: string(d.Status)}
+		}
+	}
 	return ledger.MarshalBundle(b)
 }

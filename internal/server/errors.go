@@ -27,6 +27,7 @@ var codeTable = []struct {
 	{debate.ErrFailedPrecondition, codes.FailedPrecondition},
 	{debate.ErrInvalid, codes.InvalidArgument},
 	{debate.ErrConflict, codes.Aborted},
+	{debate.ErrDataLoss, codes.DataLoss},
 	{context.Canceled, codes.Canceled},
 	{context.DeadlineExceeded, codes.DeadlineExceeded},
 }

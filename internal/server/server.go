@@ -106,6 +106,9 @@ type Stores struct {
 	Debates *Debates
 	// TenantModels, when set, enables the tenant model overrides.
 	TenantModels debate.TenantModelStore
+	// Log, when set, enables LogService, and DebateService checks debates
+	// against the log and hands out checkpoints.
+	Log *Log
 }
 
 // Server is the debated gRPC server.
@@ -206,10 +209,16 @@ func New(stores Stores, cfg Config) (*Server, error) {
 			return nil, errors.New("server: Debates needs a store, an engine, protocols, keys and a hub")
 		}
 		s.hub = stores.Debates.Hub
-		debatedv1.RegisterDebateServiceServer(s.grpc, &debateService{s: s, Debates: *stores.Debates})
+		debatedv1.RegisterDebateServiceServer(s.grpc, &debateService{s: s, Debates: *stores.Debates, tlog: stores.Log})
 		debatedv1.RegisterKeyServiceServer(s.grpc, &keyService{s: s, keys: stores.Debates.Keys,
-			protocols: stores.Debates.Protocols, checkpoint: cfg.CheckpointKeys})
+			protocols: stores.Debates.Protocols, checkpoint: checkpointKeys(cfg, stores.Log)})
 		debatedv1.RegisterDealAuditServiceServer(s.grpc, &dealAuditService{s: s, keys: stores.Debates.Keys})
+	}
+	if stores.Log != nil {
+		if !stores.Log.valid() {
+			return nil, errors.New("server: Log needs a store, a checkpoint keyring and an origin")
+		}
+		debatedv1.RegisterLogServiceServer(s.grpc, &logService{s: s, l: stores.Log})
 	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -291,4 +300,13 @@ func slogAdapter(l *slog.Logger) logging.Logger {
 	return logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		l.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
+}
+
+// checkpointKeys returns what GetSigningKeys publishes as checkpoint keys:
+// Config.CheckpointKeys if set, else the keys of the log's keyring.
+func checkpointKeys(cfg Config, l *Log) func() []debate.PublicKey {
+	if cfg.CheckpointKeys != nil || l == nil || l.Keys == nil {
+		return cfg.CheckpointKeys
+	}
+	return l.Keys.PublicKeys
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -237,7 +238,8 @@ type Item struct {
 // been sent. It returns nil then, ctx's error when the watcher leaves,
 // ErrClosed when the hub closes, and send's error when sending fails. ctx
 // carries the watcher's tenant. Returns debate.ErrNotFound for an unknown
-// debate.
+// debate, and debate.ErrDataLoss when a terminal debate's recorded head is
+// beyond the events the store has (they were removed behind its back).
 func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func(Item) error) error {
 	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
@@ -283,6 +285,19 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 			}
 			if d.Status.Terminal() && after >= d.LastSeq {
 				return nil
+			}
+			if d.Status.Terminal() && !covered {
+				// A terminal debate no longer moves: if the store still has
+				// no event after this one, its recorded head names events
+				// that are gone, and waiting would be forever.
+				more, err := h.store.EventList(ctx, debateID, after, 1)
+				if err != nil {
+					return err
+				}
+				if len(more) == 0 {
+					return fmt.Errorf("debate %s is %s with its head at seq %d, but its events stop at seq %d: %w",
+						debateID, d.Status, d.LastSeq, after, debate.ErrDataLoss)
+				}
 			}
 		}
 		timer := time.NewTimer(h.cfg.Poll)

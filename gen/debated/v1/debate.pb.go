@@ -658,9 +658,13 @@ func (x *GetDebateRequest) GetDebateId() string {
 }
 
 type GetDebateResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Debate        *Debate                `protobuf:"bytes,1,opt,name=debate,proto3" json:"debate,omitempty"`
-	Gates         []*HumanGate           `protobuf:"bytes,2,rep,name=gates,proto3" json:"gates,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Debate *Debate                `protobuf:"bytes,1,opt,name=debate,proto3" json:"debate,omitempty"`
+	Gates  []*HumanGate           `protobuf:"bytes,2,rep,name=gates,proto3" json:"gates,omitempty"`
+	// The tenant's latest log checkpoint, which covers the debate's head as
+	// returned (LogService.GetInclusionProof proves it); unset when the
+	// service keeps no log.
+	Checkpoint    *Checkpoint `protobuf:"bytes,3,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -705,6 +709,13 @@ func (x *GetDebateResponse) GetDebate() *Debate {
 func (x *GetDebateResponse) GetGates() []*HumanGate {
 	if x != nil {
 		return x.Gates
+	}
+	return nil
+}
+
+func (x *GetDebateResponse) GetCheckpoint() *Checkpoint {
+	if x != nil {
+		return x.Checkpoint
 	}
 	return nil
 }
@@ -890,7 +901,11 @@ type WatchDebateResponse struct {
 	Event *LedgerEvent           `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
 	// The debate's status as of this event; a terminal status ends the
 	// stream after its last event.
-	Status        DebateStatus `protobuf:"varint,2,opt,name=status,proto3,enum=debated.v1.DebateStatus" json:"status,omitempty"`
+	Status DebateStatus `protobuf:"varint,2,opt,name=status,proto3,enum=debated.v1.DebateStatus" json:"status,omitempty"`
+	// On the stream's last message (a terminal status): the tenant's log
+	// checkpoint that covers the debate's final head. Otherwise unset: ask
+	// LogService.GetCheckpoint and GetInclusionProof.
+	Checkpoint    *Checkpoint `protobuf:"bytes,4,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -937,6 +952,13 @@ func (x *WatchDebateResponse) GetStatus() DebateStatus {
 		return x.Status
 	}
 	return DebateStatus_DEBATE_STATUS_UNSPECIFIED
+}
+
+func (x *WatchDebateResponse) GetCheckpoint() *Checkpoint {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
 }
 
 type CancelDebateRequest struct {
@@ -2114,7 +2136,7 @@ var File_debated_v1_debate_proto protoreflect.FileDescriptor
 const file_debated_v1_debate_proto_rawDesc = "" +
 	"\n" +
 	"\x17debated/v1/debate.proto\x12\n" +
-	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x84\x04\n" +
+	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x14debated/v1/log.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x84\x04\n" +
 	"\x06Debate\x12\x1b\n" +
 	"\tdebate_id\x18\x01 \x01(\tR\bdebateId\x12\x17\n" +
 	"\adeal_id\x18\x02 \x01(\tR\x06dealId\x12\x1a\n" +
@@ -2175,10 +2197,13 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\acreated\x18\x02 \x01(\bR\acreated\";\n" +
 	"\x10GetDebateRequest\x12'\n" +
 	"\tdebate_id\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\"l\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\"\xa4\x01\n" +
 	"\x11GetDebateResponse\x12*\n" +
 	"\x06debate\x18\x01 \x01(\v2\x12.debated.v1.DebateR\x06debate\x12+\n" +
-	"\x05gates\x18\x02 \x03(\v2\x15.debated.v1.HumanGateR\x05gates\"\xc5\x01\n" +
+	"\x05gates\x18\x02 \x03(\v2\x15.debated.v1.HumanGateR\x05gates\x126\n" +
+	"\n" +
+	"checkpoint\x18\x03 \x01(\v2\x16.debated.v1.CheckpointR\n" +
+	"checkpoint\"\xc5\x01\n" +
 	"\x12ListDebatesRequest\x12:\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x18.debated.v1.DebateStatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12!\n" +
 	"\adeal_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06dealId\x12'\n" +
@@ -2192,10 +2217,13 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\x12WatchDebateRequest\x12'\n" +
 	"\tdebate_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\x12$\n" +
-	"\tafter_seq\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bafterSeq\"v\n" +
+	"\tafter_seq\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bafterSeq\"\xae\x01\n" +
 	"\x13WatchDebateResponse\x12-\n" +
 	"\x05event\x18\x01 \x01(\v2\x17.debated.v1.LedgerEventR\x05event\x120\n" +
-	"\x06status\x18\x02 \x01(\x0e2\x18.debated.v1.DebateStatusR\x06status\"b\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x18.debated.v1.DebateStatusR\x06status\x126\n" +
+	"\n" +
+	"checkpoint\x18\x04 \x01(\v2\x16.debated.v1.CheckpointR\n" +
+	"checkpoint\"b\n" +
 	"\x13CancelDebateRequest\x12'\n" +
 	"\tdebate_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\x12\"\n" +
@@ -2363,6 +2391,7 @@ var file_debated_v1_debate_proto_goTypes = []any{
 	nil,                              // 34: debated.v1.Protocol.RoleGuardEntry
 	(*structpb.Struct)(nil),          // 35: google.protobuf.Struct
 	(*timestamppb.Timestamp)(nil),    // 36: google.protobuf.Timestamp
+	(*Checkpoint)(nil),               // 37: debated.v1.Checkpoint
 }
 var file_debated_v1_debate_proto_depIdxs = []int32{
 	35, // 0: debated.v1.Debate.options:type_name -> google.protobuf.Struct
@@ -2376,50 +2405,52 @@ var file_debated_v1_debate_proto_depIdxs = []int32{
 	1,  // 8: debated.v1.CreateDebateResponse.debate:type_name -> debated.v1.Debate
 	1,  // 9: debated.v1.GetDebateResponse.debate:type_name -> debated.v1.Debate
 	2,  // 10: debated.v1.GetDebateResponse.gates:type_name -> debated.v1.HumanGate
-	0,  // 11: debated.v1.ListDebatesRequest.status:type_name -> debated.v1.DebateStatus
-	1,  // 12: debated.v1.ListDebatesResponse.debates:type_name -> debated.v1.Debate
-	3,  // 13: debated.v1.WatchDebateResponse.event:type_name -> debated.v1.LedgerEvent
-	0,  // 14: debated.v1.WatchDebateResponse.status:type_name -> debated.v1.DebateStatus
-	1,  // 15: debated.v1.CancelDebateResponse.debate:type_name -> debated.v1.Debate
-	1,  // 16: debated.v1.ResolveHumanGateResponse.debate:type_name -> debated.v1.Debate
-	17, // 17: debated.v1.ProtocolNode.branches:type_name -> debated.v1.ProtocolNode
-	17, // 18: debated.v1.Protocol.nodes:type_name -> debated.v1.ProtocolNode
-	33, // 19: debated.v1.Protocol.tools:type_name -> debated.v1.Protocol.ToolsEntry
-	34, // 20: debated.v1.Protocol.role_guard:type_name -> debated.v1.Protocol.RoleGuardEntry
-	20, // 21: debated.v1.ListProtocolsResponse.protocols:type_name -> debated.v1.Protocol
-	23, // 22: debated.v1.VerifyDebateResponse.problems:type_name -> debated.v1.VerifyProblem
-	28, // 23: debated.v1.ValidateOutputResponse.violations:type_name -> debated.v1.GateViolation
-	31, // 24: debated.v1.GetDeliverablesResponse.artifacts:type_name -> debated.v1.Artifact
-	24, // 25: debated.v1.GetDeliverablesResponse.verification:type_name -> debated.v1.VerifyDebateResponse
-	18, // 26: debated.v1.Protocol.ToolsEntry.value:type_name -> debated.v1.ToolPermissions
-	19, // 27: debated.v1.Protocol.RoleGuardEntry.value:type_name -> debated.v1.RoleEvents
-	4,  // 28: debated.v1.DebateService.CreateDebate:input_type -> debated.v1.CreateDebateRequest
-	6,  // 29: debated.v1.DebateService.GetDebate:input_type -> debated.v1.GetDebateRequest
-	8,  // 30: debated.v1.DebateService.ListDebates:input_type -> debated.v1.ListDebatesRequest
-	10, // 31: debated.v1.DebateService.WatchDebate:input_type -> debated.v1.WatchDebateRequest
-	12, // 32: debated.v1.DebateService.CancelDebate:input_type -> debated.v1.CancelDebateRequest
-	14, // 33: debated.v1.DebateService.ResolveHumanGate:input_type -> debated.v1.ResolveHumanGateRequest
-	16, // 34: debated.v1.DebateService.ListProtocols:input_type -> debated.v1.ListProtocolsRequest
-	22, // 35: debated.v1.DebateService.VerifyDebate:input_type -> debated.v1.VerifyDebateRequest
-	25, // 36: debated.v1.DebateService.ExportDebate:input_type -> debated.v1.ExportDebateRequest
-	27, // 37: debated.v1.DebateService.ValidateOutput:input_type -> debated.v1.ValidateOutputRequest
-	30, // 38: debated.v1.DebateService.GetDeliverables:input_type -> debated.v1.GetDeliverablesRequest
-	5,  // 39: debated.v1.DebateService.CreateDebate:output_type -> debated.v1.CreateDebateResponse
-	7,  // 40: debated.v1.DebateService.GetDebate:output_type -> debated.v1.GetDebateResponse
-	9,  // 41: debated.v1.DebateService.ListDebates:output_type -> debated.v1.ListDebatesResponse
-	11, // 42: debated.v1.DebateService.WatchDebate:output_type -> debated.v1.WatchDebateResponse
-	13, // 43: debated.v1.DebateService.CancelDebate:output_type -> debated.v1.CancelDebateResponse
-	15, // 44: debated.v1.DebateService.ResolveHumanGate:output_type -> debated.v1.ResolveHumanGateResponse
-	21, // 45: debated.v1.DebateService.ListProtocols:output_type -> debated.v1.ListProtocolsResponse
-	24, // 46: debated.v1.DebateService.VerifyDebate:output_type -> debated.v1.VerifyDebateResponse
-	26, // 47: debated.v1.DebateService.ExportDebate:output_type -> debated.v1.ExportDebateResponse
-	29, // 48: debated.v1.DebateService.ValidateOutput:output_type -> debated.v1.ValidateOutputResponse
-	32, // 49: debated.v1.DebateService.GetDeliverables:output_type -> debated.v1.GetDeliverablesResponse
-	39, // [39:50] is the sub-list for method output_type
-	28, // [28:39] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	37, // 11: debated.v1.GetDebateResponse.checkpoint:type_name -> debated.v1.Checkpoint
+	0,  // 12: debated.v1.ListDebatesRequest.status:type_name -> debated.v1.DebateStatus
+	1,  // 13: debated.v1.ListDebatesResponse.debates:type_name -> debated.v1.Debate
+	3,  // 14: debated.v1.WatchDebateResponse.event:type_name -> debated.v1.LedgerEvent
+	0,  // 15: debated.v1.WatchDebateResponse.status:type_name -> debated.v1.DebateStatus
+	37, // 16: debated.v1.WatchDebateResponse.checkpoint:type_name -> debated.v1.Checkpoint
+	1,  // 17: debated.v1.CancelDebateResponse.debate:type_name -> debated.v1.Debate
+	1,  // 18: debated.v1.ResolveHumanGateResponse.debate:type_name -> debated.v1.Debate
+	17, // 19: debated.v1.ProtocolNode.branches:type_name -> debated.v1.ProtocolNode
+	17, // 20: debated.v1.Protocol.nodes:type_name -> debated.v1.ProtocolNode
+	33, // 21: debated.v1.Protocol.tools:type_name -> debated.v1.Protocol.ToolsEntry
+	34, // 22: debated.v1.Protocol.role_guard:type_name -> debated.v1.Protocol.RoleGuardEntry
+	20, // 23: debated.v1.ListProtocolsResponse.protocols:type_name -> debated.v1.Protocol
+	23, // 24: debated.v1.VerifyDebateResponse.problems:type_name -> debated.v1.VerifyProblem
+	28, // 25: debated.v1.ValidateOutputResponse.violations:type_name -> debated.v1.GateViolation
+	31, // 26: debated.v1.GetDeliverablesResponse.artifacts:type_name -> debated.v1.Artifact
+	24, // 27: debated.v1.GetDeliverablesResponse.verification:type_name -> debated.v1.VerifyDebateResponse
+	18, // 28: debated.v1.Protocol.ToolsEntry.value:type_name -> debated.v1.ToolPermissions
+	19, // 29: debated.v1.Protocol.RoleGuardEntry.value:type_name -> debated.v1.RoleEvents
+	4,  // 30: debated.v1.DebateService.CreateDebate:input_type -> debated.v1.CreateDebateRequest
+	6,  // 31: debated.v1.DebateService.GetDebate:input_type -> debated.v1.GetDebateRequest
+	8,  // 32: debated.v1.DebateService.ListDebates:input_type -> debated.v1.ListDebatesRequest
+	10, // 33: debated.v1.DebateService.WatchDebate:input_type -> debated.v1.WatchDebateRequest
+	12, // 34: debated.v1.DebateService.CancelDebate:input_type -> debated.v1.CancelDebateRequest
+	14, // 35: debated.v1.DebateService.ResolveHumanGate:input_type -> debated.v1.ResolveHumanGateRequest
+	16, // 36: debated.v1.DebateService.ListProtocols:input_type -> debated.v1.ListProtocolsRequest
+	22, // 37: debated.v1.DebateService.VerifyDebate:input_type -> debated.v1.VerifyDebateRequest
+	25, // 38: debated.v1.DebateService.ExportDebate:input_type -> debated.v1.ExportDebateRequest
+	27, // 39: debated.v1.DebateService.ValidateOutput:input_type -> debated.v1.ValidateOutputRequest
+	30, // 40: debated.v1.DebateService.GetDeliverables:input_type -> debated.v1.GetDeliverablesRequest
+	5,  // 41: debated.v1.DebateService.CreateDebate:output_type -> debated.v1.CreateDebateResponse
+	7,  // 42: debated.v1.DebateService.GetDebate:output_type -> debated.v1.GetDebateResponse
+	9,  // 43: debated.v1.DebateService.ListDebates:output_type -> debated.v1.ListDebatesResponse
+	11, // 44: debated.v1.DebateService.WatchDebate:output_type -> debated.v1.WatchDebateResponse
+	13, // 45: debated.v1.DebateService.CancelDebate:output_type -> debated.v1.CancelDebateResponse
+	15, // 46: debated.v1.DebateService.ResolveHumanGate:output_type -> debated.v1.ResolveHumanGateResponse
+	21, // 47: debated.v1.DebateService.ListProtocols:output_type -> debated.v1.ListProtocolsResponse
+	24, // 48: debated.v1.DebateService.VerifyDebate:output_type -> debated.v1.VerifyDebateResponse
+	26, // 49: debated.v1.DebateService.ExportDebate:output_type -> debated.v1.ExportDebateResponse
+	29, // 50: debated.v1.DebateService.ValidateOutput:output_type -> debated.v1.ValidateOutputResponse
+	32, // 51: debated.v1.DebateService.GetDeliverables:output_type -> debated.v1.GetDeliverablesResponse
+	41, // [41:52] is the sub-list for method output_type
+	30, // [30:41] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_debate_proto_init() }
@@ -2427,6 +2458,7 @@ func file_debated_v1_debate_proto_init() {
 	if File_debated_v1_debate_proto != nil {
 		return
 	}
+	file_debated_v1_log_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

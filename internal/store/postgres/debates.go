@@ -316,6 +316,7 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) (err error)
 	defer func() {
 		if err == nil && st.Events.Len() > 0 {
 			s.notify.notify(tenant, st.DebateID)
+			s.logDirty.Mark(tenant)
 		}
 	}()
 	defer func() { err = s.headError(ctx, op, tenant, st.DebateID, err) }()
@@ -393,10 +394,11 @@ func queueStep(b *pgx.Batch, tenant string, st *rows.Step) {
 		return "$" + strconv.Itoa(len(args))
 	}
 	const moved = ` WHERE EXISTS (SELECT FROM debate)`
+	lastSeq, headHash := arg(st.LastSeq), arg(st.HeadHash)
 	ctes := []string{`debate AS (UPDATE debates SET status = ` + arg(string(st.Status)) + `,
 			stop_reason = ` + arg(st.StopReason) + `, error = ` + arg(st.Error) + `, round = ` + arg(st.Round) + `,
-			next_node = ` + arg(st.NextNode) + `, attempt = ` + arg(st.Attempt) + `, last_seq = ` + arg(st.LastSeq) + `,
-			head_hash = ` + arg(st.HeadHash) + `, updated_at = ` + arg(st.At) + `
+			next_node = ` + arg(st.NextNode) + `, attempt = ` + arg(st.Attempt) + `, last_seq = ` + lastSeq + `,
+			head_hash = ` + headHash + `, updated_at = ` + arg(st.At) + `
 		WHERE tenant_id = $1 AND debate_id = $2 AND last_seq = ` + arg(st.ExpectSeq) + `::bigint
 			AND head_hash = ` + arg(st.ExpectHash) + `::text
 		RETURNING 1)`}
@@ -410,6 +412,10 @@ func queueStep(b *pgx.Batch, tenant string, st *rows.Step) {
 			arg(e.Times)+`::timestamptz[], `+arg(e.PrevHashes)+`::text[], `+arg(e.Hashes)+`::text[], `+
 			arg(e.KeyIDs)+`::text[], `+arg(e.Signatures)+`::text[])
 				AS u (seq, type, actor, node, round, payload, time, prev_hash, hash, key_id, signature)`+moved+`)`)
+		// The step's new head is a leaf of the tenant's transparency log,
+		// queued in this statement (see tlog.go).
+		ctes = append(ctes, `tlog AS (INSERT INTO tlog_queue (tenant_id, kind, subject, seq, hash)
+			SELECT $1, 'step', $2, `+lastSeq+`::bigint, `+headHash+`::text`+moved+`)`)
 	}
 	if cp := st.Checkpoint; cp != nil {
 		ctes = append(ctes, `checkpoint AS (INSERT INTO debate_checkpoints (tenant_id, debate_id, step, seq, node, next_node,

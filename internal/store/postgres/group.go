@@ -254,6 +254,7 @@ func (s *Store) commitGroup(group []*pendingStep) {
 		}
 		if p.st.Events.Len() > 0 {
 			s.notify.notify(tenant, p.st.DebateID)
+			s.logDirty.Mark(tenant)
 		}
 		p.done <- nil
 	}
@@ -268,6 +269,7 @@ func (s *Store) commitOne(ctx context.Context, tenant string, st *rows.Step) err
 	err := s.headError(ctx, op, tenant, st.DebateID, stepError(op, s.pool.SendBatch(ctx, b).Close()))
 	if err == nil && st.Events.Len() > 0 {
 		s.notify.notify(tenant, st.DebateID)
+		s.logDirty.Mark(tenant)
 	}
 	return err
 }
@@ -275,7 +277,8 @@ func (s *Store) commitOne(ctx context.Context, tenant string, st *rows.Step) err
 // stepGroupSQL writes the steps of several debates of the tenant $1 in
 // one statement, each fenced as queueStep fences one: the first CTE moves
 // the head of every debate still at its step's expected head, and the
-// events and checkpoints of only those debates are inserted. It returns
+// events and checkpoints of only those debates are inserted, with a leaf
+// of the tenant's transparency log for each head that moved. It returns
 // the ids of the debates it moved. Two groups hold a debate in common only
 // when two workers run it (one of them has lost it); with primary-key
 // lookups the rows are locked in the arrays' order, debate id order, so
@@ -298,7 +301,10 @@ const stepGroupSQL = `WITH h AS (
 		next_node = h.next_node, attempt = h.attempt, last_seq = h.last_seq, head_hash = h.head_hash, updated_at = h.updated_at
 	FROM h
 	WHERE d.tenant_id = $1 AND d.debate_id = h.debate_id AND d.last_seq = h.expect_seq AND d.head_hash = h.expect_hash
-	RETURNING d.debate_id
+	RETURNING d.debate_id, d.last_seq, d.head_hash, h.expect_seq
+), tlog AS (
+	INSERT INTO tlog_queue (tenant_id, kind, subject, seq, hash)
+	SELECT $1, 'step', debate_id, last_seq, head_hash FROM debate WHERE last_seq <> expect_seq
 ), events AS (
 	INSERT INTO debate_events (tenant_id, debate_id, seq, type, actor, node, round, payload, time, prev_hash, hash, key_id, signature)
 	SELECT $1, u.debate_id, u.seq, u.type, u.actor, u.node, u.round, u.payload::json, u.time, u.prev_hash, u.hash, u.key_id, u.signature

@@ -13,6 +13,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/tlog"
 )
 
 // groupFixture is a store with one group slot, a tenant and debates of one
@@ -171,6 +172,27 @@ func TestStepCommitGroup(t *testing.T) {
 	require.Zero(t, dc.LastSeq)
 	_, err = f.s.CheckpointLatest(f.ctx, c.DebateID)
 	require.ErrorIs(t, err, debate.ErrNotFound)
+
+	// Each moved head queued its log leaf in its step's transaction (the
+	// grouped steps' one statement included); the stale step queued none.
+	for _, id := range []string{a.DebateID, b.DebateID, d.DebateID} {
+		var xmin string
+		require.NoError(t, f.owner.QueryRow(context.Background(),
+			`SELECT xmin::text FROM tlog_queue WHERE subject = $1`, id).Scan(&xmin), id)
+		require.Equal(t, tx[id], xmin, "debate %s's leaf was queued by its step's transaction", id)
+	}
+	var stale int
+	require.NoError(t, f.owner.QueryRow(context.Background(), `SELECT count(*) FROM tlog_queue WHERE subject = $1`, c.DebateID).Scan(&stale))
+	require.Zero(t, stale)
+	head, err := f.s.LogIntegrate(f.ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), head.Size)
+	for _, l := range []*storetest.Ledger{a, b, d} {
+		leaves, err := f.s.LogLeaves(f.ctx, tlog.KindStep, l.DebateID)
+		require.NoError(t, err)
+		require.Len(t, leaves, 1)
+		require.Equal(t, l.Hash, leaves[0].Leaf.Hash)
+	}
 
 	// The steps after a grouped step carry on from the head it wrote.
 	require.NoError(t, f.s.StepCommit(f.ctx, b.Next(1)))

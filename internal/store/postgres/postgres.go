@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/store/internal/rows"
 )
 
 // AppRole is the role the service's queries run as. The migrations create
@@ -61,6 +62,8 @@ type Store struct {
 	notify *notifier
 	group  *committer // nil: no group commit
 	sealer debate.DealSealer
+	// logDirty: tenants whose logs have leaves this replica queued (tlog.go).
+	logDirty rows.Dirty
 }
 
 // Compile-time checks that Store is what the domain asks of a store.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/store/internal/rows"
+	"github.com/debated/debated/internal/tlog"
 )
 
 // Store keeps debates, their ledgers, checkpoints and human gates too.
@@ -307,6 +308,9 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
 		eventsSQL = insertSQL(stepEventsSQL, "", stepEventColumns, n)
 		queries = append(queries, eventsSQL)
 	}
+	if e.Len() > 0 {
+		queries = append(queries, queueLeafSQL)
+	}
 	stmts := make(map[string]*sql.Stmt, len(queries))
 	for _, q := range queries {
 		if stmts[q], err = s.prepared(ctx, q); err != nil {
@@ -345,6 +349,13 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
 			}
 		} else if _, err := insertRows(ctx, tx, stepEventsSQL, ``, stepEventColumns, e.Len(), eventValues); err != nil {
 			return err
+		}
+		if e.Len() > 0 {
+			// The step's new head is a leaf of the tenant's transparency
+			// log, queued in the step's transaction (see tlog.go).
+			if err := exec(tx, queueLeafSQL, tenant, tlog.KindStep, st.DebateID, st.LastSeq, st.HeadHash); err != nil {
+				return err
+			}
 		}
 		if cp := st.Checkpoint; cp != nil {
 			if err := exec(tx, stepCheckpointSQL, tenant, st.DebateID, cp.Step, cp.Seq, cp.Node, cp.NextNode, cp.Round,
@@ -385,6 +396,7 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
 		return wrap(op, err)
 	}
 	if e.Len() > 0 {
+		s.logDirty.Mark(tenant)
 		callHook(&s.hooks.onEvents, tenant, st.DebateID)
 	}
 	if st.Enqueue {

@@ -29,6 +29,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/store/internal/rows"
 	"github.com/debated/debated/migrations"
 )
 
@@ -39,6 +40,8 @@ type Store struct {
 	hooks debateHooks // see SetOnRunnable and SetOnEvents (debates.go)
 	// sealer chains and signs deal audit events; nil stores them unchained.
 	sealer debate.DealSealer
+	// logDirty: tenants whose logs have queued leaves (tlog.go).
+	logDirty rows.Dirty
 }
 
 // Config configures OpenConfig.

@@ -60,7 +60,7 @@ app.kubernetes.io/part-of: debated
 {{- define "debated.secretName" -}}
 {{- if .Values.secrets.existingSecret }}
 {{- .Values.secrets.existingSecret }}
-{{- else if or .Values.secrets.databaseURL .Values.secrets.adminToken .Values.secrets.signingKeys .Values.secrets.llmAPIKey }}
+{{- else if or .Values.secrets.databaseURL .Values.secrets.adminToken .Values.secrets.signingKeys .Values.secrets.checkpointKeys .Values.secrets.llmAPIKey }}
 {{- include "debated.fullname" . }}
 {{- end }}
 {{- end }}
@@ -76,7 +76,7 @@ true
 {{- define "debated.secretEnv" -}}
 {{- $secret := include "debated.secretName" . }}
 {{- if $secret }}
-{{- range $name := list "DEBATED_DATABASE_URL" "DEBATED_ADMIN_TOKEN" "DEBATED_SIGNING_KEYS" "DEBATED_LLM_API_KEY" }}
+{{- range $name := list "DEBATED_DATABASE_URL" "DEBATED_ADMIN_TOKEN" "DEBATED_SIGNING_KEYS" "DEBATED_CHECKPOINT_KEYS" "DEBATED_LLM_API_KEY" }}
 - name: {{ $name }}
   valueFrom:
     secretKeyRef:

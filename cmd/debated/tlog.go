@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/server"
+	"github.com/debated/debated/internal/tlog"
+)
+
+// logConfig configures the tenants' transparency logs.
+type logConfig struct {
+	keys, current string
+	origin        string
+	interval      time.Duration
+	witnessDir    string
+}
+
+// defaultLogOrigin names the deployment in checkpoints unless
+// DEBATED_LOG_ORIGIN does: set it to the service's public host name.
+const defaultLogOrigin = "debated.local"
+
+// logFlags registers the transparency log's flags.
+func logFlags(fs *flag.FlagSet, env func(name, def string) string, c *logConfig) error {
+	interval, err := time.ParseDuration(env("DEBATED_LOG_INTEGRATE_INTERVAL", "1s"))
+	if err != nil {
+		return fmt.Errorf("DEBATED_LOG_INTEGRATE_INTERVAL: %w", err)
+	}
+	fs.StringVar(&c.keys, "checkpoint-keys", env("DEBATED_CHECKPOINT_KEYS", ""), "checkpoint signing secrets VERSION:BASE64[,...]; required with PostgreSQL (DEBATED_CHECKPOINT_KEYS)")
+	fs.StringVar(&c.current, "checkpoint-key-current", env("DEBATED_CHECKPOINT_KEY_CURRENT", ""), "the checkpoint key version that signs; default the last (DEBATED_CHECKPOINT_KEY_CURRENT)")
+	fs.StringVar(&c.origin, "log-origin", env("DEBATED_LOG_ORIGIN", defaultLogOrigin), "the deployment's name in checkpoint origins and the checkpoint key's name (DEBATED_LOG_ORIGIN)")
+	fs.DurationVar(&c.interval, "log-integrate-interval", interval, "how often committed steps are integrated into the logs in the background (DEBATED_LOG_INTEGRATE_INTERVAL)")
+	fs.StringVar(&c.witnessDir, "witness-dir", env("DEBATED_WITNESS_DIR", ""), "a folder that receives every new checkpoint, DIR/<tenant>/<size>.checkpoint (DEBATED_WITNESS_DIR)")
+	return nil
+}
+
+// parseSecrets reads "v1:BASE64,v2:BASE64" (the last version is current
+// unless current names another).
+func parseSecrets(name, spec, current string) (map[string][]byte, string, error) {
+	secrets := map[string][]byte{}
+	var last string
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		version, b64, ok := strings.Cut(part, ":")
+		if !ok {
+			return nil, "", fmt.Errorf("%s: an entry is not VERSION:BASE64", name)
+		}
+		secret, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: version %s: %w", name, version, err)
+		}
+		secrets[version], last = secret, version
+	}
+	if last == "" {
+		return nil, "", fmt.Errorf("%s is empty", name)
+	}
+	if current == "" {
+		current = last
+	}
+	return secrets, current, nil
+}
+
+// checkpointKeyring returns the checkpoint keyring: from
+// DEBATED_CHECKPOINT_KEYS, or on the embedded store from a secret made in
+// the data folder on first use. With PostgreSQL the keys are required, so
+// that every replica signs the same checkpoints. They are never stored in
+// the database.
+func checkpointKeyring(cfg config) (*tlog.Keyring, error) {
+	spec, current := cfg.tlog.keys, cfg.tlog.current
+	switch {
+	case spec != "":
+	case cfg.databaseURL == "":
+		path := filepath.Join(cfg.dataDir, "checkpoint.key")
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			secret := make([]byte, 32)
+			if _, err := rand.Read(secret); err != nil {
+				return nil, err
+			}
+			data = []byte("v1:" + base64.StdEncoding.EncodeToString(secret) + "\n")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				return nil, fmt.Errorf("write checkpoint key: %w", err)
+			}
+		} else if err != nil {
+			return nil, fmt.Errorf("read checkpoint key: %w", err)
+		}
+		spec = strings.TrimSpace(string(data))
+	default:
+		return nil, errors.New("DEBATED_CHECKPOINT_KEYS is required with PostgreSQL: every replica must sign checkpoints with the same keys")
+	}
+	secrets, current, err := parseSecrets("DEBATED_CHECKPOINT_KEYS", spec, current)
+	if err != nil {
+		return nil, err
+	}
+	return tlog.NewKeyring(cfg.tlog.origin, secrets, current)
+}
+
+// logStore is what the transparency log needs of a store.
+type logStore interface {
+	server.LogStore
+	LogIntegrateDirty(ctx context.Context) (map[string]tlog.Head, error)
+}
+
+// startLog returns the transparency log's server side and starts its
+// background integration, which stops with ctx: at start-up every
+// tenant's log (leaves queued before a crash), then every interval the
+// tenants this replica committed steps for. New checkpoints go to the
+// witness folder when one is configured.
+func startLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*server.Log, error) {
+	ls, ok := st.(logStore)
+	if !ok {
+		return nil, fmt.Errorf("store %T keeps no transparency log", st)
+	}
+	keys, err := checkpointKeyring(cfg)
+	if err != nil {
+		return nil, err
+	}
+	l := &server.Log{Store: ls, Keys: keys, Origin: cfg.tlog.origin}
+	log.InfoContext(ctx, "transparency log", slog.String("origin", cfg.tlog.origin), slog.String("checkpoint_key", keys.VerifierKey()))
+	w := &logWitness{dir: cfg.tlog.witnessDir, keys: keys, origin: cfg.tlog.origin, log: log}
+	go func() {
+		integrateAll(ctx, st, ls, w, log)
+		t := time.NewTicker(max(cfg.tlog.interval, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			heads, err := ls.LogIntegrateDirty(ctx)
+			if err != nil && ctx.Err() == nil {
+				log.WarnContext(ctx, "integrating transparency logs", slog.String("error", err.Error()))
+			}
+			for tenant, head := range heads {
+				w.push(tenant, head)
+			}
+		}
+	}()
+	return l, nil
+}
+
+// integrateAll integrates every tenant's log once.
+func integrateAll(ctx context.Context, st stores, ls logStore, w *logWitness, log *slog.Logger) {
+	for after := ""; ; {
+		page, next, err := st.TenantList(ctx, debate.Page{After: after, Limit: 1000})
+		if err != nil {
+			if ctx.Err() == nil {
+				log.WarnContext(ctx, "listing tenants to integrate their logs", slog.String("error", err.Error()))
+			}
+			return
+		}
+		for _, t := range page {
+			head, err := ls.LogIntegrate(debate.WithPrincipal(ctx, debate.Principal{TenantID: t.ID}))
+			if err != nil {
+				log.WarnContext(ctx, "integrating a transparency log", slog.String("tenant_id", t.ID), slog.String("error", err.Error()))
+				continue
+			}
+			w.push(t.ID, head)
+		}
+		if next == "" {
+			return
+		}
+		after = next
+	}
+}
+
+// logWitness writes each new checkpoint of a tenant to
+// dir/<tenant>/<size>.checkpoint, a copy kept outside the database (a
+// mounted volume, a synced bucket).
+type logWitness struct {
+	dir    string
+	keys   *tlog.Keyring
+	origin string
+	log    *slog.Logger
+	last   map[string]uint64
+}
+
+func (w *logWitness) push(tenant string, head tlog.Head) {
+	if w.dir == "" || head.Size == 0 {
+		return
+	}
+	if w.last == nil {
+		w.last = map[string]uint64{}
+	}
+	if w.last[tenant] == head.Size {
+		return
+	}
+	signed, err := w.keys.Sign(tlog.Checkpoint{Origin: tlog.TenantOrigin(w.origin, tenant), Size: head.Size, Root: head.Root})
+	if err == nil {
+		err = writeCheckpoint(filepath.Join(w.dir, tenant), head.Size, signed)
+	}
+	if err != nil {
+		w.log.Warn("pushing a checkpoint to the witness folder", slog.String("tenant_id", tenant), slog.String("error", err.Error()))
+		return
+	}
+	w.last[tenant] = head.Size
+}
+
+// writeCheckpoint writes a signed checkpoint as dir/<size>.checkpoint,
+// atomically (a reader never sees half a file).
+func writeCheckpoint(dir string, size uint64, signed []byte) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	name := filepath.Join(dir, fmt.Sprintf("%020d.checkpoint", size))
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, signed, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}

@@ -1,0 +1,35 @@
+package rows
+
+import (
+	"maps"
+	"slices"
+	"sync"
+)
+
+// Dirty is a set of tenants whose transparency logs have leaves queued by
+// this process since their last integration: the background integration
+// loop visits only them. The zero value is an empty set; it is safe for
+// concurrent use.
+type Dirty struct {
+	mu      sync.Mutex
+	tenants map[string]struct{}
+}
+
+// Mark adds tenant to the set.
+func (d *Dirty) Mark(tenant string) {
+	d.mu.Lock()
+	if d.tenants == nil {
+		d.tenants = map[string]struct{}{}
+	}
+	d.tenants[tenant] = struct{}{}
+	d.mu.Unlock()
+}
+
+// Take empties the set and returns its tenants, sorted.
+func (d *Dirty) Take() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := slices.Sorted(maps.Keys(d.tenants))
+	clear(d.tenants)
+	return out
+}
