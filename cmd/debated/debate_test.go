@@ -235,6 +235,52 @@ func TestDebateIdempotencyAndBadInput(t *testing.T) {
 	}
 	_, err = s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "no-such-deal", Protocol: "synthetic.v1"})
 	require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
+	require.Equal(t, `deal "no-such-deal" not found`, status.Convert(err).Message(), "names the deal, not a generated debate id")
+
+	_, err = s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "idis.vc"})
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	for _, want := range []string{`"idis.vc"`, "idis.vc.v1", "legal.adat.v1", "agent.protocol.v1", "stratmaster.v1", "synthetic.v1", "debatectl protocols"} {
+		require.Contains(t, status.Convert(err).Message(), want, "an unknown protocol lists the valid names")
+	}
+
+	// Debate ids are UUIDs the server made: a malformed one is a bad argument,
+	// a well-formed one that names nothing is not found.
+	for name, call := range map[string]func(id string) error{
+		"GetDebate": func(id string) error {
+			_, err := s.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{DebateId: id})
+			return err
+		},
+		"CancelDebate": func(id string) error {
+			_, err := s.debate.CancelDebate(s.a, &debatedv1.CancelDebateRequest{DebateId: id, Reason: "r"})
+			return err
+		},
+		"WatchDebate": func(id string) error {
+			w, err := s.debate.WatchDebate(s.a, &debatedv1.WatchDebateRequest{DebateId: id})
+			if err != nil {
+				return err
+			}
+			_, err = w.Recv()
+			return err
+		},
+	} {
+		err := call("6f1c-not-a-uuid")
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%s: %v", name, err)
+		require.Contains(t, fieldsOf(err), "debate_id", name)
+		err = call("6f1c2a4e-0b7d-4c3e-9a52-1d8e7f6a9b30")
+		require.Equal(t, codes.NotFound, status.Code(err), "%s: %v", name, err)
+	}
+}
+
+func fieldsOf(err error) []string {
+	var fields []string
+	for _, d := range status.Convert(err).Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				fields = append(fields, v.GetField())
+			}
+		}
+	}
+	return fields
 }
 
 func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {

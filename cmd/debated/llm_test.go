@@ -336,7 +336,7 @@ func TestTenantModelOverride(t *testing.T) {
 	got, err = admin.GetTenantModel(actx, &debatedv1.GetTenantModelRequest{TenantId: tenantA})
 	require.NoError(t, err)
 	require.Empty(t, got.GetModel().GetBaseUrl())
-	_, err = admin.GetTenantModel(actx, &debatedv1.GetTenantModelRequest{TenantId: "no-such-tenant"})
+	_, err = admin.GetTenantModel(actx, &debatedv1.GetTenantModelRequest{TenantId: "6f1c2a4e-0b7d-4c3e-9a52-1d8e7f6a9b30"})
 	require.Equal(t, codes.NotFound, status.Code(err))
 }
 

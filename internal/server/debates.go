@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
@@ -65,7 +66,7 @@ func (ds *debateService) CreateDebate(ctx context.Context, req *debatedv1.Create
 	}
 	p, err := ds.Protocols.Get(req.GetProtocol())
 	if err != nil {
-		return nil, badRequest([]debate.FieldViolation{{Field: "protocol", Description: fmt.Sprintf("unknown protocol %q (see ListProtocols)", req.GetProtocol())}})
+		return nil, badRequest([]debate.FieldViolation{{Field: "protocol", Description: unknownProtocol(req.GetProtocol(), ds.Protocols)}})
 	}
 	raw := json.RawMessage("{}")
 	if req.GetOptions() != nil {
@@ -95,10 +96,25 @@ func (ds *debateService) CreateDebate(ctx context.Context, req *debatedv1.Create
 		UpdatedAt:      now,
 	}
 	stored, created, err := ds.Store.DebateCreate(ctx, d)
+	if errors.Is(err, debate.ErrNotFound) {
+		// The only thing a new debate can miss is its deal: name the deal the
+		// caller gave, not the id just generated for a debate that never was.
+		return nil, toStatus(ctx, s.log, fmt.Errorf("deal %q %w", req.GetDealId(), debate.ErrNotFound))
+	}
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
 	return &debatedv1.CreateDebateResponse{Debate: apiconv.DebateToProto(stored), Created: created}, nil
+}
+
+// unknownProtocol says that name is no protocol and lists those that are,
+// so the caller can correct a typo without another round trip.
+func unknownProtocol(name string, reg *orchestrator.Registry) string {
+	names := make([]string, 0, 8)
+	for _, p := range reg.List() {
+		names = append(names, p.Name)
+	}
+	return fmt.Sprintf("unknown protocol %q; valid protocols: %s (`debatectl protocols` describes each)", name, strings.Join(names, ", "))
 }
 
 func (ds *debateService) GetDebate(ctx context.Context, req *debatedv1.GetDebateRequest) (*debatedv1.GetDebateResponse, error) {

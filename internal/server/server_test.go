@@ -199,10 +199,18 @@ func TestAuthentication(t *testing.T) {
 		_, err = b.registry.ListDeals(kctx, &debatedv1.ListDealsRequest{})
 		requireCode(t, err, codes.Unauthenticated)
 
+		_, err = b.admin.RevokeAPIKey(actx, &debatedv1.RevokeAPIKeyRequest{KeyId: "6f1c2a4e-0b7d-4c3e-9a52-1d8e7f6a9b30"})
+		requireCode(t, err, codes.NotFound)
+		_, err = b.admin.CreateAPIKey(actx, &debatedv1.CreateAPIKeyRequest{TenantId: "6f1c2a4e-0b7d-4c3e-9a52-1d8e7f6a9b30"})
+		requireCode(t, err, codes.NotFound)
+		// Tenant and key ids are UUIDs the server made: a malformed one is a
+		// bad argument naming the field, not a missing object.
 		_, err = b.admin.RevokeAPIKey(actx, &debatedv1.RevokeAPIKeyRequest{KeyId: "no-such-key"})
-		requireCode(t, err, codes.NotFound)
+		requireCode(t, err, codes.InvalidArgument)
+		require.Equal(t, []string{"key_id"}, fieldViolations(t, err))
 		_, err = b.admin.CreateAPIKey(actx, &debatedv1.CreateAPIKeyRequest{TenantId: "no-such-tenant"})
-		requireCode(t, err, codes.NotFound)
+		requireCode(t, err, codes.InvalidArgument)
+		require.Equal(t, []string{"tenant_id"}, fieldViolations(t, err))
 		_, err = b.admin.CreateAPIKey(actx, &debatedv1.CreateAPIKeyRequest{TenantId: tenantID, Scopes: []debatedv1.Scope{99}})
 		require.Contains(t, fieldViolations(t, err), "scopes[0]")
 	})

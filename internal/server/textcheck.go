@@ -108,6 +108,9 @@ func (s *Server) checkRequest(ctx context.Context, req any) error {
 	if err := s.validate.Validate(msg); err != nil {
 		return toStatus(ctx, s.log, validationError(err))
 	}
+	if vs := idViolations(msg); len(vs) > 0 {
+		return badRequest(vs)
+	}
 	return nil
 }
 
