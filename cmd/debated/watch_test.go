@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
 	"github.com/stretchr/testify/require"
 )
 
@@ -57,7 +58,9 @@ func TestThousandWatchers(t *testing.T) {
 					errs[i] = err
 					return
 				}
-				results[i] = append(results[i], msg.GetEvent().GetSeq())
+				for _, e := range apiconv.WatchEvents(msg) {
+					results[i] = append(results[i], e.GetSeq())
+				}
 			}
 		}()
 	}

@@ -885,12 +885,26 @@ func (x *WatchDebateRequest) GetAfterSeq() int64 {
 	return 0
 }
 
+// One message of a WatchDebate stream: one event or a batch of them.
+//
+// Contract: a message carries either `event` (exactly one event, the live
+// path) or `events` (two or more consecutive events, for a watcher that is
+// behind), never both. Read `events` if it is not empty, `event` otherwise;
+// a client that reads only `event` sees every live event but skips the
+// batches, so clients must handle both. Events arrive in seq order, each
+// exactly once, and the seqs continue across messages: resume with the seq
+// of the last event read.
 type WatchDebateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Event *LedgerEvent           `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
-	// The debate's status as of this event; a terminal status ends the
-	// stream after its last event.
-	Status        DebateStatus `protobuf:"varint,2,opt,name=status,proto3,enum=debated.v1.DebateStatus" json:"status,omitempty"`
+	// The event, when the message carries exactly one.
+	Event *LedgerEvent `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	// The debate's status as of the message's last event; a terminal status
+	// ends the stream after its last event.
+	Status DebateStatus `protobuf:"varint,2,opt,name=status,proto3,enum=debated.v1.DebateStatus" json:"status,omitempty"`
+	// Consecutive events, in seq order, when the message carries two or
+	// more. A batch is bounded in bytes (about 64 KiB, or one event when a
+	// single event is larger).
+	Events        []*LedgerEvent `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -937,6 +951,13 @@ func (x *WatchDebateResponse) GetStatus() DebateStatus {
 		return x.Status
 	}
 	return DebateStatus_DEBATE_STATUS_UNSPECIFIED
+}
+
+func (x *WatchDebateResponse) GetEvents() []*LedgerEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
 }
 
 type CancelDebateRequest struct {
@@ -2181,10 +2202,11 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\x12WatchDebateRequest\x12'\n" +
 	"\tdebate_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\x12$\n" +
-	"\tafter_seq\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bafterSeq\"v\n" +
+	"\tafter_seq\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bafterSeq\"\xa7\x01\n" +
 	"\x13WatchDebateResponse\x12-\n" +
 	"\x05event\x18\x01 \x01(\v2\x17.debated.v1.LedgerEventR\x05event\x120\n" +
-	"\x06status\x18\x02 \x01(\x0e2\x18.debated.v1.DebateStatusR\x06status\"b\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x18.debated.v1.DebateStatusR\x06status\x12/\n" +
+	"\x06events\x18\x03 \x03(\v2\x17.debated.v1.LedgerEventR\x06events\"b\n" +
 	"\x13CancelDebateRequest\x12'\n" +
 	"\tdebate_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\x12\"\n" +
@@ -2368,46 +2390,47 @@ var file_debated_v1_debate_proto_depIdxs = []int32{
 	1,  // 12: debated.v1.ListDebatesResponse.debates:type_name -> debated.v1.Debate
 	3,  // 13: debated.v1.WatchDebateResponse.event:type_name -> debated.v1.LedgerEvent
 	0,  // 14: debated.v1.WatchDebateResponse.status:type_name -> debated.v1.DebateStatus
-	1,  // 15: debated.v1.CancelDebateResponse.debate:type_name -> debated.v1.Debate
-	1,  // 16: debated.v1.ResolveHumanGateResponse.debate:type_name -> debated.v1.Debate
-	17, // 17: debated.v1.ProtocolNode.branches:type_name -> debated.v1.ProtocolNode
-	17, // 18: debated.v1.Protocol.nodes:type_name -> debated.v1.ProtocolNode
-	33, // 19: debated.v1.Protocol.tools:type_name -> debated.v1.Protocol.ToolsEntry
-	34, // 20: debated.v1.Protocol.role_guard:type_name -> debated.v1.Protocol.RoleGuardEntry
-	20, // 21: debated.v1.ListProtocolsResponse.protocols:type_name -> debated.v1.Protocol
-	23, // 22: debated.v1.VerifyDebateResponse.problems:type_name -> debated.v1.VerifyProblem
-	28, // 23: debated.v1.ValidateOutputResponse.violations:type_name -> debated.v1.GateViolation
-	31, // 24: debated.v1.GetDeliverablesResponse.artifacts:type_name -> debated.v1.Artifact
-	24, // 25: debated.v1.GetDeliverablesResponse.verification:type_name -> debated.v1.VerifyDebateResponse
-	18, // 26: debated.v1.Protocol.ToolsEntry.value:type_name -> debated.v1.ToolPermissions
-	19, // 27: debated.v1.Protocol.RoleGuardEntry.value:type_name -> debated.v1.RoleEvents
-	4,  // 28: debated.v1.DebateService.CreateDebate:input_type -> debated.v1.CreateDebateRequest
-	6,  // 29: debated.v1.DebateService.GetDebate:input_type -> debated.v1.GetDebateRequest
-	8,  // 30: debated.v1.DebateService.ListDebates:input_type -> debated.v1.ListDebatesRequest
-	10, // 31: debated.v1.DebateService.WatchDebate:input_type -> debated.v1.WatchDebateRequest
-	12, // 32: debated.v1.DebateService.CancelDebate:input_type -> debated.v1.CancelDebateRequest
-	14, // 33: debated.v1.DebateService.ResolveHumanGate:input_type -> debated.v1.ResolveHumanGateRequest
-	16, // 34: debated.v1.DebateService.ListProtocols:input_type -> debated.v1.ListProtocolsRequest
-	22, // 35: debated.v1.DebateService.VerifyDebate:input_type -> debated.v1.VerifyDebateRequest
-	25, // 36: debated.v1.DebateService.ExportDebate:input_type -> debated.v1.ExportDebateRequest
-	27, // 37: debated.v1.DebateService.ValidateOutput:input_type -> debated.v1.ValidateOutputRequest
-	30, // 38: debated.v1.DebateService.GetDeliverables:input_type -> debated.v1.GetDeliverablesRequest
-	5,  // 39: debated.v1.DebateService.CreateDebate:output_type -> debated.v1.CreateDebateResponse
-	7,  // 40: debated.v1.DebateService.GetDebate:output_type -> debated.v1.GetDebateResponse
-	9,  // 41: debated.v1.DebateService.ListDebates:output_type -> debated.v1.ListDebatesResponse
-	11, // 42: debated.v1.DebateService.WatchDebate:output_type -> debated.v1.WatchDebateResponse
-	13, // 43: debated.v1.DebateService.CancelDebate:output_type -> debated.v1.CancelDebateResponse
-	15, // 44: debated.v1.DebateService.ResolveHumanGate:output_type -> debated.v1.ResolveHumanGateResponse
-	21, // 45: debated.v1.DebateService.ListProtocols:output_type -> debated.v1.ListProtocolsResponse
-	24, // 46: debated.v1.DebateService.VerifyDebate:output_type -> debated.v1.VerifyDebateResponse
-	26, // 47: debated.v1.DebateService.ExportDebate:output_type -> debated.v1.ExportDebateResponse
-	29, // 48: debated.v1.DebateService.ValidateOutput:output_type -> debated.v1.ValidateOutputResponse
-	32, // 49: debated.v1.DebateService.GetDeliverables:output_type -> debated.v1.GetDeliverablesResponse
-	39, // [39:50] is the sub-list for method output_type
-	28, // [28:39] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	3,  // 15: debated.v1.WatchDebateResponse.events:type_name -> debated.v1.LedgerEvent
+	1,  // 16: debated.v1.CancelDebateResponse.debate:type_name -> debated.v1.Debate
+	1,  // 17: debated.v1.ResolveHumanGateResponse.debate:type_name -> debated.v1.Debate
+	17, // 18: debated.v1.ProtocolNode.branches:type_name -> debated.v1.ProtocolNode
+	17, // 19: debated.v1.Protocol.nodes:type_name -> debated.v1.ProtocolNode
+	33, // 20: debated.v1.Protocol.tools:type_name -> debated.v1.Protocol.ToolsEntry
+	34, // 21: debated.v1.Protocol.role_guard:type_name -> debated.v1.Protocol.RoleGuardEntry
+	20, // 22: debated.v1.ListProtocolsResponse.protocols:type_name -> debated.v1.Protocol
+	23, // 23: debated.v1.VerifyDebateResponse.problems:type_name -> debated.v1.VerifyProblem
+	28, // 24: debated.v1.ValidateOutputResponse.violations:type_name -> debated.v1.GateViolation
+	31, // 25: debated.v1.GetDeliverablesResponse.artifacts:type_name -> debated.v1.Artifact
+	24, // 26: debated.v1.GetDeliverablesResponse.verification:type_name -> debated.v1.VerifyDebateResponse
+	18, // 27: debated.v1.Protocol.ToolsEntry.value:type_name -> debated.v1.ToolPermissions
+	19, // 28: debated.v1.Protocol.RoleGuardEntry.value:type_name -> debated.v1.RoleEvents
+	4,  // 29: debated.v1.DebateService.CreateDebate:input_type -> debated.v1.CreateDebateRequest
+	6,  // 30: debated.v1.DebateService.GetDebate:input_type -> debated.v1.GetDebateRequest
+	8,  // 31: debated.v1.DebateService.ListDebates:input_type -> debated.v1.ListDebatesRequest
+	10, // 32: debated.v1.DebateService.WatchDebate:input_type -> debated.v1.WatchDebateRequest
+	12, // 33: debated.v1.DebateService.CancelDebate:input_type -> debated.v1.CancelDebateRequest
+	14, // 34: debated.v1.DebateService.ResolveHumanGate:input_type -> debated.v1.ResolveHumanGateRequest
+	16, // 35: debated.v1.DebateService.ListProtocols:input_type -> debated.v1.ListProtocolsRequest
+	22, // 36: debated.v1.DebateService.VerifyDebate:input_type -> debated.v1.VerifyDebateRequest
+	25, // 37: debated.v1.DebateService.ExportDebate:input_type -> debated.v1.ExportDebateRequest
+	27, // 38: debated.v1.DebateService.ValidateOutput:input_type -> debated.v1.ValidateOutputRequest
+	30, // 39: debated.v1.DebateService.GetDeliverables:input_type -> debated.v1.GetDeliverablesRequest
+	5,  // 40: debated.v1.DebateService.CreateDebate:output_type -> debated.v1.CreateDebateResponse
+	7,  // 41: debated.v1.DebateService.GetDebate:output_type -> debated.v1.GetDebateResponse
+	9,  // 42: debated.v1.DebateService.ListDebates:output_type -> debated.v1.ListDebatesResponse
+	11, // 43: debated.v1.DebateService.WatchDebate:output_type -> debated.v1.WatchDebateResponse
+	13, // 44: debated.v1.DebateService.CancelDebate:output_type -> debated.v1.CancelDebateResponse
+	15, // 45: debated.v1.DebateService.ResolveHumanGate:output_type -> debated.v1.ResolveHumanGateResponse
+	21, // 46: debated.v1.DebateService.ListProtocols:output_type -> debated.v1.ListProtocolsResponse
+	24, // 47: debated.v1.DebateService.VerifyDebate:output_type -> debated.v1.VerifyDebateResponse
+	26, // 48: debated.v1.DebateService.ExportDebate:output_type -> debated.v1.ExportDebateResponse
+	29, // 49: debated.v1.DebateService.ValidateOutput:output_type -> debated.v1.ValidateOutputResponse
+	32, // 50: debated.v1.DebateService.GetDeliverables:output_type -> debated.v1.GetDeliverablesResponse
+	40, // [40:51] is the sub-list for method output_type
+	29, // [29:40] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_debate_proto_init() }
