@@ -19,13 +19,16 @@ type feed struct {
 	win atomic.Pointer[window]
 	// wake is closed (and replaced) to wake the watchers.
 	wake atomic.Pointer[chan struct{}]
+	// shared holds the memos of recent batches (span → *Memo). Watchers
+	// look them up without taking mu, which the publisher needs: a
+	// thousand watchers queueing on a mutex would hold up the commit
+	// that publishes.
+	shared sync.Map
 
 	mu       sync.Mutex
 	tracker  statusTracker
 	loading  bool // a goroutine reads the store for Poke
 	reload   bool // a Poke came while loading
-	shared   map[span]*Memo
-	order    []span // of shared, oldest first
 	lastFire time.Time
 	pending  *time.Timer // a wake-up waiting for the pace interval
 	stopped  bool
@@ -40,11 +43,12 @@ type window struct {
 // span names the entries [from, to] of a batch.
 type span struct{ from, to int64 }
 
-// maxShared bounds how many batches' shared values a feed remembers.
-const maxShared = 256
+// sharedSpan is how far behind the head a batch's memo is kept: batches
+// that end further back are forgotten as the window moves.
+const sharedSpan = 1024
 
 func newFeed(cfg Config) *feed {
-	f := &feed{cfg: cfg, shared: map[span]*Memo{}}
+	f := &feed{cfg: cfg}
 	f.win.Store(&window{})
 	ch := make(chan struct{})
 	f.wake.Store(&ch)
@@ -105,6 +109,14 @@ func (f *feed) append(events []debate.Event) {
 		entries = append(make([]*Entry, 0, len(entries)-drop+len(entries)/4), entries[drop:]...)
 	}
 	f.win.Store(&window{entries: entries, bytes: bytes})
+	if last%64 == 0 {
+		f.shared.Range(func(k, _ any) bool {
+			if k.(span).to < last-sharedSpan {
+				f.shared.Delete(k)
+			}
+			return true
+		})
+	}
 	fire := f.schedule(time.Now())
 	f.mu.Unlock()
 	if fire {
@@ -183,17 +195,9 @@ func (f *feed) since(after int64) ([]Batch, bool) {
 // sharedMemo returns the memo of the batch s, the same for every watcher
 // while the feed remembers it.
 func (f *feed) sharedMemo(s span) *Memo {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if m, ok := f.shared[s]; ok {
-		return m
+	if m, ok := f.shared.Load(s); ok {
+		return m.(*Memo)
 	}
-	m := &Memo{}
-	f.shared[s] = m
-	f.order = append(f.order, s)
-	if len(f.order) > maxShared {
-		delete(f.shared, f.order[0])
-		f.order = append(f.order[:0:0], f.order[1:]...)
-	}
-	return m
+	m, _ := f.shared.LoadOrStore(s, &Memo{})
+	return m.(*Memo)
 }

@@ -59,10 +59,11 @@ type Config struct {
 	// wake-up the next waits at least PacePerWatcher × watchers (at most
 	// MaxPace), and the events published meanwhile go out together as
 	// batches. One watcher is woken at once; a thousand share the machine
-	// with the debate instead of starving it. Default 20µs; negative
-	// disables pacing.
+	// with the debate instead of starving it. Default 50µs (about twice
+	// what sending one message costs the server, so that fan-out takes at
+	// most about half a core); negative disables pacing.
 	PacePerWatcher time.Duration
-	// MaxPace caps the interval of PacePerWatcher; default 20ms.
+	// MaxPace caps the interval of PacePerWatcher; default 25ms.
 	MaxPace time.Duration
 	Logger  *slog.Logger
 }
@@ -104,10 +105,10 @@ func New(store Store, cfg Config) *Hub {
 		cfg.MaxBatchEvents = 512
 	}
 	if cfg.PacePerWatcher == 0 {
-		cfg.PacePerWatcher = 20 * time.Microsecond
+		cfg.PacePerWatcher = 50 * time.Microsecond
 	}
 	if cfg.MaxPace <= 0 {
-		cfg.MaxPace = 20 * time.Millisecond
+		cfg.MaxPace = 25 * time.Millisecond
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -313,6 +314,7 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 	f := h.acquire(k)
 	defer h.release(k, f)
 	var tracker statusTracker
+	var timer *time.Timer
 	forceStore := false
 	for {
 		wake := f.wakeChan()
@@ -349,13 +351,16 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 				return nil
 			}
 		}
-		timer := time.NewTimer(h.cfg.Poll)
+		if timer == nil {
+			timer = time.NewTimer(h.cfg.Poll)
+			defer timer.Stop()
+		} else {
+			timer.Reset(h.cfg.Poll)
+		}
 		select {
 		case <-ctx.Done():
-			timer.Stop()
 			return ctx.Err()
 		case <-h.closing:
-			timer.Stop()
 			return ErrClosed
 		case <-wake:
 			timer.Stop()
