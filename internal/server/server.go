@@ -156,9 +156,6 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		grpc.MaxRecvMsgSize(cmp.Or(cfg.MaxRecvMsgSize, 16<<20)),
 		grpc.MaxSendMsgSize(cmp.Or(cfg.MaxSendMsgSize, 16<<20)),
 		grpc.MaxConcurrentStreams(cmp.Or(cfg.MaxConcurrentStreams, 1024)),
-		// A connection's 32 KiB write buffer goes back to a pool after each
-		// flush: a thousand watchers idle between events do not hold 32 MiB.
-		grpc.SharedWriteBuffer(true),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 2 * time.Minute, Timeout: 20 * time.Second,
 			MaxConnectionAge: cmp.Or(cfg.MaxConnectionAge, 30*time.Minute), MaxConnectionAgeGrace: cmp.Or(cfg.MaxConnectionAgeGrace, time.Minute)}),

@@ -103,7 +103,7 @@ func (b *bundle) watch(t *testing.T, after int64, hold <-chan struct{}) *watcher
 			return nil
 		})
 	}()
-	t.Cleanup(func() { cancel(); <-w.done })
+	t.Cleanup(func() { cancel(); _ = <-w.done })
 	return w
 }
 
