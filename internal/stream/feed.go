@@ -25,6 +25,13 @@ type feed struct {
 	// that publishes.
 	shared sync.Map
 
+	// Rounds of wake-ups: how many watchers are parked, how many a wake-up
+	// woke, how many have parked again since, when it fired (UnixNano)
+	// and how long the last complete round took (ns). Approximate by
+	// design: they only pace.
+	parked, woken, reparked atomic.Int64
+	fireAt, round           atomic.Int64
+
 	mu       sync.Mutex
 	tracker  statusTracker
 	loading  bool // a goroutine reads the store for Poke
@@ -133,6 +140,10 @@ func (f *feed) schedule(now time.Time) bool {
 	pace := time.Duration(0)
 	if f.cfg.PacePerWatcher > 0 {
 		pace = min(f.cfg.MaxPace, f.cfg.PacePerWatcher*time.Duration(f.refs.Load()))
+		// When a round takes longer than the pace (the machine is short
+		// of CPU), rest as long as it took before the next: fan-out then
+		// takes at most about half the CPU, the rest is the debate's.
+		pace = max(pace, min(f.cfg.MaxBackoff, 2*time.Duration(f.round.Load())))
 	}
 	wait := f.lastFire.Add(pace).Sub(now)
 	if wait <= 0 {
@@ -151,10 +162,26 @@ func (f *feed) schedule(now time.Time) bool {
 
 // fire wakes every watcher waiting on the current wake channel.
 func (f *feed) fire() {
+	f.woken.Store(f.parked.Load())
+	f.reparked.Store(0)
+	f.fireAt.Store(time.Now().UnixNano())
 	ch := make(chan struct{})
 	old := f.wake.Swap(&ch)
 	close(*old)
 }
+
+// park records that a watcher has sent what it had and waits; the last of
+// those a wake-up woke ends the round.
+func (f *feed) park() {
+	f.parked.Add(1)
+	if f.reparked.Add(1) == f.woken.Load() {
+		if at := f.fireAt.Swap(0); at != 0 {
+			f.round.Store(time.Now().UnixNano() - at)
+		}
+	}
+}
+
+func (f *feed) unpark() { f.parked.Add(-1) }
 
 // stop ends the feed's pending wake-up once it has no watchers.
 func (f *feed) stop() {

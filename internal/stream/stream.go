@@ -65,6 +65,11 @@ type Config struct {
 	PacePerWatcher time.Duration
 	// MaxPace caps the interval of PacePerWatcher; default 25ms.
 	MaxPace time.Duration
+	// MaxBackoff caps the rest after a round of wake-ups that took longer
+	// than the pace: the next round waits as long as the last one took
+	// (fan-out then takes at most about half the CPU it gets, the rest is
+	// the debate's), at most MaxBackoff. Default 200ms.
+	MaxBackoff time.Duration
 	Logger  *slog.Logger
 }
 
@@ -109,6 +114,9 @@ func New(store Store, cfg Config) *Hub {
 	}
 	if cfg.MaxPace <= 0 {
 		cfg.MaxPace = 25 * time.Millisecond
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 200 * time.Millisecond
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -357,14 +365,19 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 		} else {
 			timer.Reset(h.cfg.Poll)
 		}
+		f.park()
 		select {
 		case <-ctx.Done():
+			f.unpark()
 			return ctx.Err()
 		case <-h.closing:
+			f.unpark()
 			return ErrClosed
 		case <-wake:
+			f.unpark()
 			timer.Stop()
 		case <-timer.C:
+			f.unpark()
 			// Nothing heard: a notification may have been lost. Read the
 			// store, and the debate's status, next time round.
 			forceStore = true
