@@ -70,7 +70,7 @@ type Config struct {
 	// (fan-out then takes at most about half the CPU it gets, the rest is
 	// the debate's), at most MaxBackoff. Default 200ms.
 	MaxBackoff time.Duration
-	Logger  *slog.Logger
+	Logger     *slog.Logger
 }
 
 // Hub holds the feeds of the debates watched on this replica.

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -103,7 +104,12 @@ func (b *bundle) watch(t *testing.T, after int64, hold <-chan struct{}) *watcher
 			return nil
 		})
 	}()
-	t.Cleanup(func() { cancel(); _ = <-w.done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-w.done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("watch: %v", err)
+		}
+	})
 	return w
 }
 
