@@ -38,7 +38,7 @@ func run() error {
 	rounds := flag.Int("rounds", 50, "rounds of each synthetic debate (the gate holds it after the first)")
 	msgBytes := flag.Int("message-bytes", 300, "size of each node's message")
 	header := flag.Bool("header", true, "print the table's header")
-	label := flag.String("label", "", "a first column naming the server (e.g. its commit)")
+	label := flag.String("label", "debated", "a first column naming the server (e.g. its commit)")
 	flag.Parse()
 
 	ns, err := ints(*watchers)
