@@ -9,8 +9,8 @@ import (
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
-	"github.com/debated/debated/internal/tlog"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/tlog"
 )
 
 // keyService implements KeyService: what the deployment publishes so that
