@@ -186,19 +186,33 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%w (resume with --after %d)", err, *after)
 		}
-		e := apiconv.EventFromProto(msg.GetEvent(), "")
-		if prevHash != "" && e.PrevHash != prevHash {
-			return fmt.Errorf("event %d does not chain to the previous event: the stream is not trustworthy", e.Seq)
-		}
-		prevHash = e.Hash
-		*after = e.Seq
-		if c.json {
-			if err := c.printJSON(msg); err != nil {
-				return err
+		// A message carries one event, or a batch of them when the watcher
+		// is behind; the status is the debate's as of its last event.
+		evs := apiconv.WatchEvents(msg)
+		for i, pe := range evs {
+			e := apiconv.EventFromProto(pe, "")
+			if prevHash != "" && e.PrevHash != prevHash {
+				return fmt.Errorf("event %d does not chain to the previous event: the stream is not trustworthy", e.Seq)
 			}
-			continue
+			prevHash = e.Hash
+			*after = e.Seq
+			status := debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED
+			if i == len(evs)-1 {
+				status = msg.GetStatus()
+			}
+			if c.json {
+				// One line per event, as before batches.
+				if err := c.printJSON(&debatedv1.WatchDebateResponse{Event: pe, Status: status}); err != nil {
+					return err
+				}
+				continue
+			}
+			st := ""
+			if status != debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED {
+				st = trim(status, "DEBATE_STATUS_")
+			}
+			fmt.Fprintf(c.out, "%5d  %-22s %-20s %-28s round %d  %s\n", e.Seq, e.Type, e.Actor, e.Node, e.Round, st)
 		}
-		fmt.Fprintf(c.out, "%5d  %-22s %-20s %-28s round %d  %s\n", e.Seq, e.Type, e.Actor, e.Node, e.Round, trim(msg.GetStatus(), "DEBATE_STATUS_"))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,6 +44,28 @@ func TestDebateCommands(t *testing.T) {
 	require.Contains(t, out, "debate.started")
 	require.Contains(t, out, "debate.stopped")
 	require.Contains(t, out, "COMPLETED")
+	// Watching the finished debate replays it in batches: still one JSON
+	// object per event, every seq once and in order, the status on the
+	// last.
+	out, err = ctl(t, addr, env, "--json", "debate", "watch", id)
+	require.NoError(t, err, out)
+	dec := json.NewDecoder(strings.NewReader(out))
+	n := 0
+	status := ""
+	for dec.More() {
+		var m struct {
+			Event struct {
+				Seq string `json:"seq"`
+			} `json:"event"`
+			Status string `json:"status"`
+		}
+		require.NoError(t, dec.Decode(&m))
+		n++
+		require.Equal(t, strconv.Itoa(n), m.Event.Seq)
+		status = m.Status
+	}
+	require.Greater(t, n, 2)
+	require.Equal(t, "DEBATE_STATUS_COMPLETED", status)
 
 	out, err = ctl(t, addr, env, "debate", "get", id)
 	require.NoError(t, err, out)

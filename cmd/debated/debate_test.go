@@ -97,7 +97,8 @@ func (s *stack) protocol(t *testing.T, name string) *debatedv1.Protocol {
 }
 
 // watch reads the debate's stream from after until it ends (or until stopAt
-// returns true for an event) and returns what it read.
+// returns true for an event) and returns what it read, one event per
+// message: a batch is taken apart, its status going with its last event.
 func (s *stack) watch(t *testing.T, ctx context.Context, id string, after int64, stopAt func(*debatedv1.WatchDebateResponse) bool) []*debatedv1.WatchDebateResponse {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
@@ -111,11 +112,27 @@ func (s *stack) watch(t *testing.T, ctx context.Context, id string, after int64,
 			return out
 		}
 		require.NoError(t, err)
-		out = append(out, msg)
-		if stopAt != nil && stopAt(msg) {
-			return out
+		for _, m := range flatten(msg) {
+			out = append(out, m)
+			if stopAt != nil && stopAt(m) {
+				return out
+			}
 		}
 	}
+}
+
+// flatten takes a WatchDebate message apart into one message per event,
+// the message's status going with its last event.
+func flatten(msg *debatedv1.WatchDebateResponse) []*debatedv1.WatchDebateResponse {
+	evs := apiconv.WatchEvents(msg)
+	out := make([]*debatedv1.WatchDebateResponse, len(evs))
+	for i, e := range evs {
+		out[i] = &debatedv1.WatchDebateResponse{Event: e}
+	}
+	if len(out) > 0 {
+		out[len(out)-1].Status = msg.GetStatus()
+	}
+	return out
 }
 
 // requireChain checks that streamed events are contiguous from first and

@@ -212,7 +212,7 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		debatedv1.RegisterDebateServiceServer(s.grpc, &debateService{s: s, Debates: *stores.Debates, tlog: stores.Log})
 		debatedv1.RegisterKeyServiceServer(s.grpc, &keyService{s: s, keys: stores.Debates.Keys,
 			protocols: stores.Debates.Protocols, checkpoint: checkpointKeys(cfg, stores.Log)})
-		debatedv1.RegisterDealAuditServiceServer(s.grpc, &dealAuditService{s: s, keys: stores.Debates.Keys})
+		debatedv1.RegisterDealAuditServiceServer(s.grpc, &dealAuditService{s: s, keys: stores.Debates.Keys, tlog: stores.Log})
 	}
 	if stores.Log != nil {
 		if !stores.Log.valid() {

@@ -896,16 +896,30 @@ func (x *WatchDebateRequest) GetAfterSeq() int64 {
 	return 0
 }
 
+// One message of a WatchDebate stream: one event or a batch of them.
+//
+// Contract: a message carries either `event` (exactly one event, the live
+// path) or `events` (two or more consecutive events, for a watcher that is
+// behind), never both. Read `events` if it is not empty, `event` otherwise;
+// a client that reads only `event` sees every live event but skips the
+// batches, so clients must handle both. Events arrive in seq order, each
+// exactly once, and the seqs continue across messages: resume with the seq
+// of the last event read.
 type WatchDebateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Event *LedgerEvent           `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
-	// The debate's status as of this event; a terminal status ends the
-	// stream after its last event.
+	// The event, when the message carries exactly one.
+	Event *LedgerEvent `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	// The debate's status as of the message's last event; a terminal status
+	// ends the stream after its last event.
 	Status DebateStatus `protobuf:"varint,2,opt,name=status,proto3,enum=debated.v1.DebateStatus" json:"status,omitempty"`
 	// On the stream's last message (a terminal status): the tenant's log
 	// checkpoint that covers the debate's final head. Otherwise unset: ask
 	// LogService.GetCheckpoint and GetInclusionProof.
-	Checkpoint    *Checkpoint `protobuf:"bytes,4,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	Checkpoint *Checkpoint `protobuf:"bytes,4,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// Consecutive events, in seq order, when the message carries two or
+	// more. A batch is bounded in bytes (about 64 KiB, or one event when a
+	// single event is larger).
+	Events        []*LedgerEvent `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -957,6 +971,13 @@ func (x *WatchDebateResponse) GetStatus() DebateStatus {
 func (x *WatchDebateResponse) GetCheckpoint() *Checkpoint {
 	if x != nil {
 		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *WatchDebateResponse) GetEvents() []*LedgerEvent {
+	if x != nil {
+		return x.Events
 	}
 	return nil
 }
@@ -2217,13 +2238,14 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\x12WatchDebateRequest\x12'\n" +
 	"\tdebate_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\x12$\n" +
-	"\tafter_seq\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bafterSeq\"\xae\x01\n" +
+	"\tafter_seq\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bafterSeq\"\xdf\x01\n" +
 	"\x13WatchDebateResponse\x12-\n" +
 	"\x05event\x18\x01 \x01(\v2\x17.debated.v1.LedgerEventR\x05event\x120\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x18.debated.v1.DebateStatusR\x06status\x126\n" +
 	"\n" +
 	"checkpoint\x18\x04 \x01(\v2\x16.debated.v1.CheckpointR\n" +
-	"checkpoint\"b\n" +
+	"checkpoint\x12/\n" +
+	"\x06events\x18\x03 \x03(\v2\x17.debated.v1.LedgerEventR\x06events\"b\n" +
 	"\x13CancelDebateRequest\x12'\n" +
 	"\tdebate_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\x12\"\n" +
@@ -2411,46 +2433,47 @@ var file_debated_v1_debate_proto_depIdxs = []int32{
 	3,  // 14: debated.v1.WatchDebateResponse.event:type_name -> debated.v1.LedgerEvent
 	0,  // 15: debated.v1.WatchDebateResponse.status:type_name -> debated.v1.DebateStatus
 	37, // 16: debated.v1.WatchDebateResponse.checkpoint:type_name -> debated.v1.Checkpoint
-	1,  // 17: debated.v1.CancelDebateResponse.debate:type_name -> debated.v1.Debate
-	1,  // 18: debated.v1.ResolveHumanGateResponse.debate:type_name -> debated.v1.Debate
-	17, // 19: debated.v1.ProtocolNode.branches:type_name -> debated.v1.ProtocolNode
-	17, // 20: debated.v1.Protocol.nodes:type_name -> debated.v1.ProtocolNode
-	33, // 21: debated.v1.Protocol.tools:type_name -> debated.v1.Protocol.ToolsEntry
-	34, // 22: debated.v1.Protocol.role_guard:type_name -> debated.v1.Protocol.RoleGuardEntry
-	20, // 23: debated.v1.ListProtocolsResponse.protocols:type_name -> debated.v1.Protocol
-	23, // 24: debated.v1.VerifyDebateResponse.problems:type_name -> debated.v1.VerifyProblem
-	28, // 25: debated.v1.ValidateOutputResponse.violations:type_name -> debated.v1.GateViolation
-	31, // 26: debated.v1.GetDeliverablesResponse.artifacts:type_name -> debated.v1.Artifact
-	24, // 27: debated.v1.GetDeliverablesResponse.verification:type_name -> debated.v1.VerifyDebateResponse
-	18, // 28: debated.v1.Protocol.ToolsEntry.value:type_name -> debated.v1.ToolPermissions
-	19, // 29: debated.v1.Protocol.RoleGuardEntry.value:type_name -> debated.v1.RoleEvents
-	4,  // 30: debated.v1.DebateService.CreateDebate:input_type -> debated.v1.CreateDebateRequest
-	6,  // 31: debated.v1.DebateService.GetDebate:input_type -> debated.v1.GetDebateRequest
-	8,  // 32: debated.v1.DebateService.ListDebates:input_type -> debated.v1.ListDebatesRequest
-	10, // 33: debated.v1.DebateService.WatchDebate:input_type -> debated.v1.WatchDebateRequest
-	12, // 34: debated.v1.DebateService.CancelDebate:input_type -> debated.v1.CancelDebateRequest
-	14, // 35: debated.v1.DebateService.ResolveHumanGate:input_type -> debated.v1.ResolveHumanGateRequest
-	16, // 36: debated.v1.DebateService.ListProtocols:input_type -> debated.v1.ListProtocolsRequest
-	22, // 37: debated.v1.DebateService.VerifyDebate:input_type -> debated.v1.VerifyDebateRequest
-	25, // 38: debated.v1.DebateService.ExportDebate:input_type -> debated.v1.ExportDebateRequest
-	27, // 39: debated.v1.DebateService.ValidateOutput:input_type -> debated.v1.ValidateOutputRequest
-	30, // 40: debated.v1.DebateService.GetDeliverables:input_type -> debated.v1.GetDeliverablesRequest
-	5,  // 41: debated.v1.DebateService.CreateDebate:output_type -> debated.v1.CreateDebateResponse
-	7,  // 42: debated.v1.DebateService.GetDebate:output_type -> debated.v1.GetDebateResponse
-	9,  // 43: debated.v1.DebateService.ListDebates:output_type -> debated.v1.ListDebatesResponse
-	11, // 44: debated.v1.DebateService.WatchDebate:output_type -> debated.v1.WatchDebateResponse
-	13, // 45: debated.v1.DebateService.CancelDebate:output_type -> debated.v1.CancelDebateResponse
-	15, // 46: debated.v1.DebateService.ResolveHumanGate:output_type -> debated.v1.ResolveHumanGateResponse
-	21, // 47: debated.v1.DebateService.ListProtocols:output_type -> debated.v1.ListProtocolsResponse
-	24, // 48: debated.v1.DebateService.VerifyDebate:output_type -> debated.v1.VerifyDebateResponse
-	26, // 49: debated.v1.DebateService.ExportDebate:output_type -> debated.v1.ExportDebateResponse
-	29, // 50: debated.v1.DebateService.ValidateOutput:output_type -> debated.v1.ValidateOutputResponse
-	32, // 51: debated.v1.DebateService.GetDeliverables:output_type -> debated.v1.GetDeliverablesResponse
-	41, // [41:52] is the sub-list for method output_type
-	30, // [30:41] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	3,  // 17: debated.v1.WatchDebateResponse.events:type_name -> debated.v1.LedgerEvent
+	1,  // 18: debated.v1.CancelDebateResponse.debate:type_name -> debated.v1.Debate
+	1,  // 19: debated.v1.ResolveHumanGateResponse.debate:type_name -> debated.v1.Debate
+	17, // 20: debated.v1.ProtocolNode.branches:type_name -> debated.v1.ProtocolNode
+	17, // 21: debated.v1.Protocol.nodes:type_name -> debated.v1.ProtocolNode
+	33, // 22: debated.v1.Protocol.tools:type_name -> debated.v1.Protocol.ToolsEntry
+	34, // 23: debated.v1.Protocol.role_guard:type_name -> debated.v1.Protocol.RoleGuardEntry
+	20, // 24: debated.v1.ListProtocolsResponse.protocols:type_name -> debated.v1.Protocol
+	23, // 25: debated.v1.VerifyDebateResponse.problems:type_name -> debated.v1.VerifyProblem
+	28, // 26: debated.v1.ValidateOutputResponse.violations:type_name -> debated.v1.GateViolation
+	31, // 27: debated.v1.GetDeliverablesResponse.artifacts:type_name -> debated.v1.Artifact
+	24, // 28: debated.v1.GetDeliverablesResponse.verification:type_name -> debated.v1.VerifyDebateResponse
+	18, // 29: debated.v1.Protocol.ToolsEntry.value:type_name -> debated.v1.ToolPermissions
+	19, // 30: debated.v1.Protocol.RoleGuardEntry.value:type_name -> debated.v1.RoleEvents
+	4,  // 31: debated.v1.DebateService.CreateDebate:input_type -> debated.v1.CreateDebateRequest
+	6,  // 32: debated.v1.DebateService.GetDebate:input_type -> debated.v1.GetDebateRequest
+	8,  // 33: debated.v1.DebateService.ListDebates:input_type -> debated.v1.ListDebatesRequest
+	10, // 34: debated.v1.DebateService.WatchDebate:input_type -> debated.v1.WatchDebateRequest
+	12, // 35: debated.v1.DebateService.CancelDebate:input_type -> debated.v1.CancelDebateRequest
+	14, // 36: debated.v1.DebateService.ResolveHumanGate:input_type -> debated.v1.ResolveHumanGateRequest
+	16, // 37: debated.v1.DebateService.ListProtocols:input_type -> debated.v1.ListProtocolsRequest
+	22, // 38: debated.v1.DebateService.VerifyDebate:input_type -> debated.v1.VerifyDebateRequest
+	25, // 39: debated.v1.DebateService.ExportDebate:input_type -> debated.v1.ExportDebateRequest
+	27, // 40: debated.v1.DebateService.ValidateOutput:input_type -> debated.v1.ValidateOutputRequest
+	30, // 41: debated.v1.DebateService.GetDeliverables:input_type -> debated.v1.GetDeliverablesRequest
+	5,  // 42: debated.v1.DebateService.CreateDebate:output_type -> debated.v1.CreateDebateResponse
+	7,  // 43: debated.v1.DebateService.GetDebate:output_type -> debated.v1.GetDebateResponse
+	9,  // 44: debated.v1.DebateService.ListDebates:output_type -> debated.v1.ListDebatesResponse
+	11, // 45: debated.v1.DebateService.WatchDebate:output_type -> debated.v1.WatchDebateResponse
+	13, // 46: debated.v1.DebateService.CancelDebate:output_type -> debated.v1.CancelDebateResponse
+	15, // 47: debated.v1.DebateService.ResolveHumanGate:output_type -> debated.v1.ResolveHumanGateResponse
+	21, // 48: debated.v1.DebateService.ListProtocols:output_type -> debated.v1.ListProtocolsResponse
+	24, // 49: debated.v1.DebateService.VerifyDebate:output_type -> debated.v1.VerifyDebateResponse
+	26, // 50: debated.v1.DebateService.ExportDebate:output_type -> debated.v1.ExportDebateResponse
+	29, // 51: debated.v1.DebateService.ValidateOutput:output_type -> debated.v1.ValidateOutputResponse
+	32, // 52: debated.v1.DebateService.GetDeliverables:output_type -> debated.v1.GetDeliverablesResponse
+	42, // [42:53] is the sub-list for method output_type
+	31, // [31:42] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_debate_proto_init() }
