@@ -480,15 +480,18 @@ func split(lines []string, first int) []command {
 // scanQuotes returns the quote still open at the end of l, given the one
 // open at its start.
 func scanQuotes(l string, open rune) rune {
+	escaped := false
 	for i, c := range l {
 		switch {
+		case escaped:
+			escaped = false
+		case open != '\'' && c == '\\':
+			escaped = true
 		case open == 0 && c == '#' && (i == 0 || l[i-1] == ' '):
 			return 0
 		case open == 0 && (c == '\'' || c == '"'):
 			open = c
-		case open == '"' && c == '\\':
-			// an escaped character inside double quotes; the next one is skipped below
-		case c == open && !(open == '"' && i > 0 && l[i-1] == '\\'):
+		case c == open:
 			open = 0
 		}
 	}
