@@ -166,3 +166,13 @@ func (s *Server) ListDealEvents(ctx context.Context, req *debatedv1.ListDealEven
 	}
 	return out, nil
 }
+
+// GetGrading implements RegistryService: the last stored grading, read
+// only (a GET must never write; grading again is GradeDeal).
+func (s *Server) GetGrading(ctx context.Context, req *debatedv1.GetGradingRequest) (*debatedv1.GetGradingResponse, error) {
+	g, at, err := s.grading.GradingGet(ctx, req.GetDealId())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	return &debatedv1.GetGradingResponse{Grading: apiconv.DealGradingToProto(g, at)}, nil
+}

@@ -1339,6 +1339,95 @@ func (x *GradeDealResponse) GetEvents() []*DealEvent {
 	return nil
 }
 
+type GetGradingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DealId        string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGradingRequest) Reset() {
+	*x = GetGradingRequest{}
+	mi := &file_debated_v1_grading_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGradingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGradingRequest) ProtoMessage() {}
+
+func (x *GetGradingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_grading_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGradingRequest.ProtoReflect.Descriptor instead.
+func (*GetGradingRequest) Descriptor() ([]byte, []int) {
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *GetGradingRequest) GetDealId() string {
+	if x != nil {
+		return x.DealId
+	}
+	return ""
+}
+
+type GetGradingResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The last stored grading; grade_time says when it was made.
+	Grading       *DealGrading `protobuf:"bytes,1,opt,name=grading,proto3" json:"grading,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGradingResponse) Reset() {
+	*x = GetGradingResponse{}
+	mi := &file_debated_v1_grading_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGradingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGradingResponse) ProtoMessage() {}
+
+func (x *GetGradingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_grading_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGradingResponse.ProtoReflect.Descriptor instead.
+func (*GetGradingResponse) Descriptor() ([]byte, []int) {
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *GetGradingResponse) GetGrading() *DealGrading {
+	if x != nil {
+		return x.Grading
+	}
+	return nil
+}
+
 type FlagDefectRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	DealId     string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
@@ -1360,7 +1449,7 @@ type FlagDefectRequest struct {
 
 func (x *FlagDefectRequest) Reset() {
 	*x = FlagDefectRequest{}
-	mi := &file_debated_v1_grading_proto_msgTypes[8]
+	mi := &file_debated_v1_grading_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1372,7 +1461,7 @@ func (x *FlagDefectRequest) String() string {
 func (*FlagDefectRequest) ProtoMessage() {}
 
 func (x *FlagDefectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[8]
+	mi := &file_debated_v1_grading_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1385,7 +1474,7 @@ func (x *FlagDefectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlagDefectRequest.ProtoReflect.Descriptor instead.
 func (*FlagDefectRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{8}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FlagDefectRequest) GetDealId() string {
@@ -1455,7 +1544,7 @@ type FlagDefectResponse struct {
 
 func (x *FlagDefectResponse) Reset() {
 	*x = FlagDefectResponse{}
-	mi := &file_debated_v1_grading_proto_msgTypes[9]
+	mi := &file_debated_v1_grading_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1467,7 +1556,7 @@ func (x *FlagDefectResponse) String() string {
 func (*FlagDefectResponse) ProtoMessage() {}
 
 func (x *FlagDefectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[9]
+	mi := &file_debated_v1_grading_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +1569,7 @@ func (x *FlagDefectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlagDefectResponse.ProtoReflect.Descriptor instead.
 func (*FlagDefectResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{9}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *FlagDefectResponse) GetDefect() *Defect {
@@ -1509,7 +1598,7 @@ type CureDefectRequest struct {
 
 func (x *CureDefectRequest) Reset() {
 	*x = CureDefectRequest{}
-	mi := &file_debated_v1_grading_proto_msgTypes[10]
+	mi := &file_debated_v1_grading_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1521,7 +1610,7 @@ func (x *CureDefectRequest) String() string {
 func (*CureDefectRequest) ProtoMessage() {}
 
 func (x *CureDefectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[10]
+	mi := &file_debated_v1_grading_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1534,7 +1623,7 @@ func (x *CureDefectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CureDefectRequest.ProtoReflect.Descriptor instead.
 func (*CureDefectRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{10}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CureDefectRequest) GetDealId() string {
@@ -1575,7 +1664,7 @@ type CureDefectResponse struct {
 
 func (x *CureDefectResponse) Reset() {
 	*x = CureDefectResponse{}
-	mi := &file_debated_v1_grading_proto_msgTypes[11]
+	mi := &file_debated_v1_grading_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1676,7 @@ func (x *CureDefectResponse) String() string {
 func (*CureDefectResponse) ProtoMessage() {}
 
 func (x *CureDefectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[11]
+	mi := &file_debated_v1_grading_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +1689,7 @@ func (x *CureDefectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CureDefectResponse.ProtoReflect.Descriptor instead.
 func (*CureDefectResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{11}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CureDefectResponse) GetDefect() *Defect {
@@ -1629,7 +1718,7 @@ type WaiveDefectRequest struct {
 
 func (x *WaiveDefectRequest) Reset() {
 	*x = WaiveDefectRequest{}
-	mi := &file_debated_v1_grading_proto_msgTypes[12]
+	mi := &file_debated_v1_grading_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +1730,7 @@ func (x *WaiveDefectRequest) String() string {
 func (*WaiveDefectRequest) ProtoMessage() {}
 
 func (x *WaiveDefectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[12]
+	mi := &file_debated_v1_grading_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +1743,7 @@ func (x *WaiveDefectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaiveDefectRequest.ProtoReflect.Descriptor instead.
 func (*WaiveDefectRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{12}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WaiveDefectRequest) GetDealId() string {
@@ -1695,7 +1784,7 @@ type WaiveDefectResponse struct {
 
 func (x *WaiveDefectResponse) Reset() {
 	*x = WaiveDefectResponse{}
-	mi := &file_debated_v1_grading_proto_msgTypes[13]
+	mi := &file_debated_v1_grading_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1707,7 +1796,7 @@ func (x *WaiveDefectResponse) String() string {
 func (*WaiveDefectResponse) ProtoMessage() {}
 
 func (x *WaiveDefectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[13]
+	mi := &file_debated_v1_grading_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1720,7 +1809,7 @@ func (x *WaiveDefectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaiveDefectResponse.ProtoReflect.Descriptor instead.
 func (*WaiveDefectResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{13}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WaiveDefectResponse) GetDefect() *Defect {
@@ -1748,7 +1837,7 @@ type ListDefectsRequest struct {
 
 func (x *ListDefectsRequest) Reset() {
 	*x = ListDefectsRequest{}
-	mi := &file_debated_v1_grading_proto_msgTypes[14]
+	mi := &file_debated_v1_grading_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +1849,7 @@ func (x *ListDefectsRequest) String() string {
 func (*ListDefectsRequest) ProtoMessage() {}
 
 func (x *ListDefectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[14]
+	mi := &file_debated_v1_grading_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +1862,7 @@ func (x *ListDefectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefectsRequest.ProtoReflect.Descriptor instead.
 func (*ListDefectsRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{14}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListDefectsRequest) GetDealId() string {
@@ -1799,7 +1888,7 @@ type ListDefectsResponse struct {
 
 func (x *ListDefectsResponse) Reset() {
 	*x = ListDefectsResponse{}
-	mi := &file_debated_v1_grading_proto_msgTypes[15]
+	mi := &file_debated_v1_grading_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1811,7 +1900,7 @@ func (x *ListDefectsResponse) String() string {
 func (*ListDefectsResponse) ProtoMessage() {}
 
 func (x *ListDefectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[15]
+	mi := &file_debated_v1_grading_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1824,7 +1913,7 @@ func (x *ListDefectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefectsResponse.ProtoReflect.Descriptor instead.
 func (*ListDefectsResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{15}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListDefectsResponse) GetDefects() []*Defect {
@@ -1847,7 +1936,7 @@ type ListDealEventsRequest struct {
 
 func (x *ListDealEventsRequest) Reset() {
 	*x = ListDealEventsRequest{}
-	mi := &file_debated_v1_grading_proto_msgTypes[16]
+	mi := &file_debated_v1_grading_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1859,7 +1948,7 @@ func (x *ListDealEventsRequest) String() string {
 func (*ListDealEventsRequest) ProtoMessage() {}
 
 func (x *ListDealEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[16]
+	mi := &file_debated_v1_grading_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1872,7 +1961,7 @@ func (x *ListDealEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDealEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListDealEventsRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{16}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListDealEventsRequest) GetDealId() string {
@@ -1905,7 +1994,7 @@ type ListDealEventsResponse struct {
 
 func (x *ListDealEventsResponse) Reset() {
 	*x = ListDealEventsResponse{}
-	mi := &file_debated_v1_grading_proto_msgTypes[17]
+	mi := &file_debated_v1_grading_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1917,7 +2006,7 @@ func (x *ListDealEventsResponse) String() string {
 func (*ListDealEventsResponse) ProtoMessage() {}
 
 func (x *ListDealEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_grading_proto_msgTypes[17]
+	mi := &file_debated_v1_grading_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1930,7 +2019,7 @@ func (x *ListDealEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDealEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListDealEventsResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_grading_proto_rawDescGZIP(), []int{17}
+	return file_debated_v1_grading_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListDealEventsResponse) GetEvents() []*DealEvent {
@@ -2017,7 +2106,12 @@ const file_debated_v1_grading_proto_rawDesc = "" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\"u\n" +
 	"\x11GradeDealResponse\x121\n" +
 	"\agrading\x18\x01 \x01(\v2\x17.debated.v1.DealGradingR\agrading\x12-\n" +
-	"\x06events\x18\x02 \x03(\v2\x15.debated.v1.DealEventR\x06events\"\xb9\x03\n" +
+	"\x06events\x18\x02 \x03(\v2\x15.debated.v1.DealEventR\x06events\"8\n" +
+	"\x11GetGradingRequest\x12#\n" +
+	"\adeal_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\"G\n" +
+	"\x12GetGradingResponse\x121\n" +
+	"\agrading\x18\x01 \x01(\v2\x17.debated.v1.DealGradingR\agrading\"\xb9\x03\n" +
 	"\x11FlagDefectRequest\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12%\n" +
@@ -2155,7 +2249,7 @@ func file_debated_v1_grading_proto_rawDescGZIP() []byte {
 }
 
 var file_debated_v1_grading_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_debated_v1_grading_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_debated_v1_grading_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_debated_v1_grading_proto_goTypes = []any{
 	(CalcType)(0),                  // 0: debated.v1.CalcType
 	(Grade)(0),                     // 1: debated.v1.Grade
@@ -2175,19 +2269,21 @@ var file_debated_v1_grading_proto_goTypes = []any{
 	(*DealEvent)(nil),              // 15: debated.v1.DealEvent
 	(*GradeDealRequest)(nil),       // 16: debated.v1.GradeDealRequest
 	(*GradeDealResponse)(nil),      // 17: debated.v1.GradeDealResponse
-	(*FlagDefectRequest)(nil),      // 18: debated.v1.FlagDefectRequest
-	(*FlagDefectResponse)(nil),     // 19: debated.v1.FlagDefectResponse
-	(*CureDefectRequest)(nil),      // 20: debated.v1.CureDefectRequest
-	(*CureDefectResponse)(nil),     // 21: debated.v1.CureDefectResponse
-	(*WaiveDefectRequest)(nil),     // 22: debated.v1.WaiveDefectRequest
-	(*WaiveDefectResponse)(nil),    // 23: debated.v1.WaiveDefectResponse
-	(*ListDefectsRequest)(nil),     // 24: debated.v1.ListDefectsRequest
-	(*ListDefectsResponse)(nil),    // 25: debated.v1.ListDefectsResponse
-	(*ListDealEventsRequest)(nil),  // 26: debated.v1.ListDealEventsRequest
-	(*ListDealEventsResponse)(nil), // 27: debated.v1.ListDealEventsResponse
-	nil,                            // 28: debated.v1.CalcGrading.OutputEntry
-	(*timestamppb.Timestamp)(nil),  // 29: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),        // 30: google.protobuf.Struct
+	(*GetGradingRequest)(nil),      // 18: debated.v1.GetGradingRequest
+	(*GetGradingResponse)(nil),     // 19: debated.v1.GetGradingResponse
+	(*FlagDefectRequest)(nil),      // 20: debated.v1.FlagDefectRequest
+	(*FlagDefectResponse)(nil),     // 21: debated.v1.FlagDefectResponse
+	(*CureDefectRequest)(nil),      // 22: debated.v1.CureDefectRequest
+	(*CureDefectResponse)(nil),     // 23: debated.v1.CureDefectResponse
+	(*WaiveDefectRequest)(nil),     // 24: debated.v1.WaiveDefectRequest
+	(*WaiveDefectResponse)(nil),    // 25: debated.v1.WaiveDefectResponse
+	(*ListDefectsRequest)(nil),     // 26: debated.v1.ListDefectsRequest
+	(*ListDefectsResponse)(nil),    // 27: debated.v1.ListDefectsResponse
+	(*ListDealEventsRequest)(nil),  // 28: debated.v1.ListDealEventsRequest
+	(*ListDealEventsResponse)(nil), // 29: debated.v1.ListDealEventsResponse
+	nil,                            // 30: debated.v1.CalcGrading.OutputEntry
+	(*timestamppb.Timestamp)(nil),  // 31: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),        // 32: google.protobuf.Struct
 }
 var file_debated_v1_grading_proto_depIdxs = []int32{
 	2,  // 0: debated.v1.Defect.defect_type:type_name -> debated.v1.DefectType
@@ -2195,8 +2291,8 @@ var file_debated_v1_grading_proto_depIdxs = []int32{
 	4,  // 2: debated.v1.Defect.cure_protocol:type_name -> debated.v1.CureProtocol
 	5,  // 3: debated.v1.Defect.status:type_name -> debated.v1.DefectStatus
 	6,  // 4: debated.v1.Defect.origin:type_name -> debated.v1.DefectOrigin
-	29, // 5: debated.v1.Defect.create_time:type_name -> google.protobuf.Timestamp
-	29, // 6: debated.v1.Defect.update_time:type_name -> google.protobuf.Timestamp
+	31, // 5: debated.v1.Defect.create_time:type_name -> google.protobuf.Timestamp
+	31, // 6: debated.v1.Defect.update_time:type_name -> google.protobuf.Timestamp
 	1,  // 7: debated.v1.ClaimGrading.base_grade:type_name -> debated.v1.Grade
 	1,  // 8: debated.v1.ClaimGrading.grade:type_name -> debated.v1.Grade
 	7,  // 9: debated.v1.ClaimGrading.verdict:type_name -> debated.v1.Verdict
@@ -2206,32 +2302,33 @@ var file_debated_v1_grading_proto_depIdxs = []int32{
 	11, // 13: debated.v1.ClaimGrading.explanation:type_name -> debated.v1.ExplanationStep
 	0,  // 14: debated.v1.CalcGrading.calc_type:type_name -> debated.v1.CalcType
 	1,  // 15: debated.v1.CalcGrading.grade:type_name -> debated.v1.Grade
-	28, // 16: debated.v1.CalcGrading.output:type_name -> debated.v1.CalcGrading.OutputEntry
+	30, // 16: debated.v1.CalcGrading.output:type_name -> debated.v1.CalcGrading.OutputEntry
 	11, // 17: debated.v1.CalcGrading.explanation:type_name -> debated.v1.ExplanationStep
 	12, // 18: debated.v1.DealGrading.claims:type_name -> debated.v1.ClaimGrading
 	10, // 19: debated.v1.DealGrading.defects:type_name -> debated.v1.Defect
 	13, // 20: debated.v1.DealGrading.calcs:type_name -> debated.v1.CalcGrading
-	29, // 21: debated.v1.DealGrading.grade_time:type_name -> google.protobuf.Timestamp
-	30, // 22: debated.v1.DealEvent.payload:type_name -> google.protobuf.Struct
-	29, // 23: debated.v1.DealEvent.create_time:type_name -> google.protobuf.Timestamp
+	31, // 21: debated.v1.DealGrading.grade_time:type_name -> google.protobuf.Timestamp
+	32, // 22: debated.v1.DealEvent.payload:type_name -> google.protobuf.Struct
+	31, // 23: debated.v1.DealEvent.create_time:type_name -> google.protobuf.Timestamp
 	14, // 24: debated.v1.GradeDealResponse.grading:type_name -> debated.v1.DealGrading
 	15, // 25: debated.v1.GradeDealResponse.events:type_name -> debated.v1.DealEvent
-	2,  // 26: debated.v1.FlagDefectRequest.defect_type:type_name -> debated.v1.DefectType
-	3,  // 27: debated.v1.FlagDefectRequest.severity:type_name -> debated.v1.DefectSeverity
-	4,  // 28: debated.v1.FlagDefectRequest.cure_protocol:type_name -> debated.v1.CureProtocol
-	10, // 29: debated.v1.FlagDefectResponse.defect:type_name -> debated.v1.Defect
-	14, // 30: debated.v1.FlagDefectResponse.grading:type_name -> debated.v1.DealGrading
-	10, // 31: debated.v1.CureDefectResponse.defect:type_name -> debated.v1.Defect
-	14, // 32: debated.v1.CureDefectResponse.grading:type_name -> debated.v1.DealGrading
-	10, // 33: debated.v1.WaiveDefectResponse.defect:type_name -> debated.v1.Defect
-	14, // 34: debated.v1.WaiveDefectResponse.grading:type_name -> debated.v1.DealGrading
-	10, // 35: debated.v1.ListDefectsResponse.defects:type_name -> debated.v1.Defect
-	15, // 36: debated.v1.ListDealEventsResponse.events:type_name -> debated.v1.DealEvent
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	14, // 26: debated.v1.GetGradingResponse.grading:type_name -> debated.v1.DealGrading
+	2,  // 27: debated.v1.FlagDefectRequest.defect_type:type_name -> debated.v1.DefectType
+	3,  // 28: debated.v1.FlagDefectRequest.severity:type_name -> debated.v1.DefectSeverity
+	4,  // 29: debated.v1.FlagDefectRequest.cure_protocol:type_name -> debated.v1.CureProtocol
+	10, // 30: debated.v1.FlagDefectResponse.defect:type_name -> debated.v1.Defect
+	14, // 31: debated.v1.FlagDefectResponse.grading:type_name -> debated.v1.DealGrading
+	10, // 32: debated.v1.CureDefectResponse.defect:type_name -> debated.v1.Defect
+	14, // 33: debated.v1.CureDefectResponse.grading:type_name -> debated.v1.DealGrading
+	10, // 34: debated.v1.WaiveDefectResponse.defect:type_name -> debated.v1.Defect
+	14, // 35: debated.v1.WaiveDefectResponse.grading:type_name -> debated.v1.DealGrading
+	10, // 36: debated.v1.ListDefectsResponse.defects:type_name -> debated.v1.Defect
+	15, // 37: debated.v1.ListDealEventsResponse.events:type_name -> debated.v1.DealEvent
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_grading_proto_init() }
@@ -2245,7 +2342,7 @@ func file_debated_v1_grading_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_debated_v1_grading_proto_rawDesc), len(file_debated_v1_grading_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

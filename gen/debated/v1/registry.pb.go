@@ -8,6 +8,7 @@ package debatedv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -2208,7 +2209,7 @@ var File_debated_v1_registry_proto protoreflect.FileDescriptor
 const file_debated_v1_registry_proto_rawDesc = "" +
 	"\n" +
 	"\x19debated/v1/registry.proto\x12\n" +
-	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x18debated/v1/grading.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x03\n" +
+	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x18debated/v1/grading.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x03\n" +
 	"\x04Deal\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12+\n" +
@@ -2461,23 +2462,26 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\x17ARTIFACT_TYPE_FIN_MODEL\x10\x02\x12 \n" +
 	"\x1cARTIFACT_TYPE_DATA_ROOM_FILE\x10\x03\x12\x1c\n" +
 	"\x18ARTIFACT_TYPE_TRANSCRIPT\x10\x04\x12\x17\n" +
-	"\x13ARTIFACT_TYPE_OTHER\x10\x052\xdd\x06\n" +
-	"\x0fRegistryService\x12K\n" +
+	"\x13ARTIFACT_TYPE_OTHER\x10\x052\xe6\n" +
 	"\n" +
-	"ImportDeal\x12\x1d.debated.v1.ImportDealRequest\x1a\x1e.debated.v1.ImportDealResponse\x12B\n" +
-	"\aGetDeal\x12\x1a.debated.v1.GetDealRequest\x1a\x1b.debated.v1.GetDealResponse\x12H\n" +
-	"\tListDeals\x12\x1c.debated.v1.ListDealsRequest\x1a\x1d.debated.v1.ListDealsResponse\x12E\n" +
-	"\bGetClaim\x12\x1b.debated.v1.GetClaimRequest\x1a\x1c.debated.v1.GetClaimResponse\x12K\n" +
+	"\x0fRegistryService\x12a\n" +
 	"\n" +
-	"ListClaims\x12\x1d.debated.v1.ListClaimsRequest\x1a\x1e.debated.v1.ListClaimsResponse\x12H\n" +
-	"\tGradeDeal\x12\x1c.debated.v1.GradeDealRequest\x1a\x1d.debated.v1.GradeDealResponse\x12K\n" +
+	"ImportDeal\x12\x1d.debated.v1.ImportDealRequest\x1a\x1e.debated.v1.ImportDealResponse\"\x14\x82\xd3\xe4\x93\x02\x0e:\x01*\"\t/v1/deals\x12_\n" +
+	"\aGetDeal\x12\x1a.debated.v1.GetDealRequest\x1a\x1b.debated.v1.GetDealResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/deals/{deal_id}\x12[\n" +
+	"\tListDeals\x12\x1c.debated.v1.ListDealsRequest\x1a\x1d.debated.v1.ListDealsResponse\"\x11\x82\xd3\xe4\x93\x02\v\x12\t/v1/deals\x12d\n" +
+	"\bGetClaim\x12\x1b.debated.v1.GetClaimRequest\x1a\x1c.debated.v1.GetClaimResponse\"\x1d\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/claims/{claim_id}\x12o\n" +
 	"\n" +
-	"FlagDefect\x12\x1d.debated.v1.FlagDefectRequest\x1a\x1e.debated.v1.FlagDefectResponse\x12K\n" +
+	"ListClaims\x12\x1d.debated.v1.ListClaimsRequest\x1a\x1e.debated.v1.ListClaimsResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/deals/{deal_id}/claims\x12p\n" +
+	"\tGradeDeal\x12\x1c.debated.v1.GradeDealRequest\x1a\x1d.debated.v1.GradeDealResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/deals/{deal_id}/grading\x12p\n" +
 	"\n" +
-	"CureDefect\x12\x1d.debated.v1.CureDefectRequest\x1a\x1e.debated.v1.CureDefectResponse\x12N\n" +
-	"\vWaiveDefect\x12\x1e.debated.v1.WaiveDefectRequest\x1a\x1f.debated.v1.WaiveDefectResponse\x12N\n" +
-	"\vListDefects\x12\x1e.debated.v1.ListDefectsRequest\x1a\x1f.debated.v1.ListDefectsResponse\x12W\n" +
-	"\x0eListDealEvents\x12!.debated.v1.ListDealEventsRequest\x1a\".debated.v1.ListDealEventsResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
+	"GetGrading\x12\x1d.debated.v1.GetGradingRequest\x1a\x1e.debated.v1.GetGradingResponse\"#\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/deals/{deal_id}/grading\x12s\n" +
+	"\n" +
+	"FlagDefect\x12\x1d.debated.v1.FlagDefectRequest\x1a\x1e.debated.v1.FlagDefectResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/deals/{deal_id}/defects\x12\x84\x01\n" +
+	"\n" +
+	"CureDefect\x12\x1d.debated.v1.CureDefectRequest\x1a\x1e.debated.v1.CureDefectResponse\"7\x82\xd3\xe4\x93\x021:\x01*\",/v1/deals/{deal_id}/defects/{defect_id}:cure\x12\x88\x01\n" +
+	"\vWaiveDefect\x12\x1e.debated.v1.WaiveDefectRequest\x1a\x1f.debated.v1.WaiveDefectResponse\"8\x82\xd3\xe4\x93\x022:\x01*\"-/v1/deals/{deal_id}/defects/{defect_id}:waive\x12s\n" +
+	"\vListDefects\x12\x1e.debated.v1.ListDefectsRequest\x1a\x1f.debated.v1.ListDefectsResponse\"#\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/deals/{deal_id}/defects\x12{\n" +
+	"\x0eListDealEvents\x12!.debated.v1.ListDealEventsRequest\x1a\".debated.v1.ListDealEventsResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/deals/{deal_id}/eventsB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
 
 var (
 	file_debated_v1_registry_proto_rawDescOnce sync.Once
@@ -2528,17 +2532,19 @@ var file_debated_v1_registry_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil),  // 31: google.protobuf.Timestamp
 	(CalcType)(0),                  // 32: debated.v1.CalcType
 	(*GradeDealRequest)(nil),       // 33: debated.v1.GradeDealRequest
-	(*FlagDefectRequest)(nil),      // 34: debated.v1.FlagDefectRequest
-	(*CureDefectRequest)(nil),      // 35: debated.v1.CureDefectRequest
-	(*WaiveDefectRequest)(nil),     // 36: debated.v1.WaiveDefectRequest
-	(*ListDefectsRequest)(nil),     // 37: debated.v1.ListDefectsRequest
-	(*ListDealEventsRequest)(nil),  // 38: debated.v1.ListDealEventsRequest
-	(*GradeDealResponse)(nil),      // 39: debated.v1.GradeDealResponse
-	(*FlagDefectResponse)(nil),     // 40: debated.v1.FlagDefectResponse
-	(*CureDefectResponse)(nil),     // 41: debated.v1.CureDefectResponse
-	(*WaiveDefectResponse)(nil),    // 42: debated.v1.WaiveDefectResponse
-	(*ListDefectsResponse)(nil),    // 43: debated.v1.ListDefectsResponse
-	(*ListDealEventsResponse)(nil), // 44: debated.v1.ListDealEventsResponse
+	(*GetGradingRequest)(nil),      // 34: debated.v1.GetGradingRequest
+	(*FlagDefectRequest)(nil),      // 35: debated.v1.FlagDefectRequest
+	(*CureDefectRequest)(nil),      // 36: debated.v1.CureDefectRequest
+	(*WaiveDefectRequest)(nil),     // 37: debated.v1.WaiveDefectRequest
+	(*ListDefectsRequest)(nil),     // 38: debated.v1.ListDefectsRequest
+	(*ListDealEventsRequest)(nil),  // 39: debated.v1.ListDealEventsRequest
+	(*GradeDealResponse)(nil),      // 40: debated.v1.GradeDealResponse
+	(*GetGradingResponse)(nil),     // 41: debated.v1.GetGradingResponse
+	(*FlagDefectResponse)(nil),     // 42: debated.v1.FlagDefectResponse
+	(*CureDefectResponse)(nil),     // 43: debated.v1.CureDefectResponse
+	(*WaiveDefectResponse)(nil),    // 44: debated.v1.WaiveDefectResponse
+	(*ListDefectsResponse)(nil),    // 45: debated.v1.ListDefectsResponse
+	(*ListDealEventsResponse)(nil), // 46: debated.v1.ListDealEventsResponse
 }
 var file_debated_v1_registry_proto_depIdxs = []int32{
 	31, // 0: debated.v1.Deal.create_time:type_name -> google.protobuf.Timestamp
@@ -2591,24 +2597,26 @@ var file_debated_v1_registry_proto_depIdxs = []int32{
 	25, // 47: debated.v1.RegistryService.GetClaim:input_type -> debated.v1.GetClaimRequest
 	27, // 48: debated.v1.RegistryService.ListClaims:input_type -> debated.v1.ListClaimsRequest
 	33, // 49: debated.v1.RegistryService.GradeDeal:input_type -> debated.v1.GradeDealRequest
-	34, // 50: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
-	35, // 51: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
-	36, // 52: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
-	37, // 53: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
-	38, // 54: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
-	20, // 55: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
-	22, // 56: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
-	24, // 57: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
-	26, // 58: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
-	28, // 59: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
-	39, // 60: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
-	40, // 61: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
-	41, // 62: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
-	42, // 63: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
-	43, // 64: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
-	44, // 65: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
-	55, // [55:66] is the sub-list for method output_type
-	44, // [44:55] is the sub-list for method input_type
+	34, // 50: debated.v1.RegistryService.GetGrading:input_type -> debated.v1.GetGradingRequest
+	35, // 51: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
+	36, // 52: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
+	37, // 53: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
+	38, // 54: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
+	39, // 55: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
+	20, // 56: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
+	22, // 57: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
+	24, // 58: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
+	26, // 59: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
+	28, // 60: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
+	40, // 61: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
+	41, // 62: debated.v1.RegistryService.GetGrading:output_type -> debated.v1.GetGradingResponse
+	42, // 63: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
+	43, // 64: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
+	44, // 65: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
+	45, // 66: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
+	46, // 67: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
+	56, // [56:68] is the sub-list for method output_type
+	44, // [44:56] is the sub-list for method input_type
 	44, // [44:44] is the sub-list for extension type_name
 	44, // [44:44] is the sub-list for extension extendee
 	0,  // [0:44] is the sub-list for field type_name

@@ -25,6 +25,7 @@ const (
 	RegistryService_GetClaim_FullMethodName       = "/debated.v1.RegistryService/GetClaim"
 	RegistryService_ListClaims_FullMethodName     = "/debated.v1.RegistryService/ListClaims"
 	RegistryService_GradeDeal_FullMethodName      = "/debated.v1.RegistryService/GradeDeal"
+	RegistryService_GetGrading_FullMethodName     = "/debated.v1.RegistryService/GetGrading"
 	RegistryService_FlagDefect_FullMethodName     = "/debated.v1.RegistryService/FlagDefect"
 	RegistryService_CureDefect_FullMethodName     = "/debated.v1.RegistryService/CureDefect"
 	RegistryService_WaiveDefect_FullMethodName    = "/debated.v1.RegistryService/WaiveDefect"
@@ -59,6 +60,9 @@ type RegistryServiceClient interface {
 	// its defect records, persists it, and records every change of grade or
 	// verdict and every newly detected defect as a deal event.
 	GradeDeal(ctx context.Context, in *GradeDealRequest, opts ...grpc.CallOption) (*GradeDealResponse, error)
+	// GetGrading returns the deal's last stored grading without grading it
+	// again. Returns NOT_FOUND if the deal is unknown or was never graded.
+	GetGrading(ctx context.Context, in *GetGradingRequest, opts ...grpc.CallOption) (*GetGradingResponse, error)
 	// FlagDefect records a defect found by an agent or a person, with
 	// evidence references, and re-grades the deal.
 	FlagDefect(ctx context.Context, in *FlagDefectRequest, opts ...grpc.CallOption) (*FlagDefectResponse, error)
@@ -135,6 +139,16 @@ func (c *registryServiceClient) GradeDeal(ctx context.Context, in *GradeDealRequ
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GradeDealResponse)
 	err := c.cc.Invoke(ctx, RegistryService_GradeDeal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) GetGrading(ctx context.Context, in *GetGradingRequest, opts ...grpc.CallOption) (*GetGradingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetGradingResponse)
+	err := c.cc.Invoke(ctx, RegistryService_GetGrading_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +232,9 @@ type RegistryServiceServer interface {
 	// its defect records, persists it, and records every change of grade or
 	// verdict and every newly detected defect as a deal event.
 	GradeDeal(context.Context, *GradeDealRequest) (*GradeDealResponse, error)
+	// GetGrading returns the deal's last stored grading without grading it
+	// again. Returns NOT_FOUND if the deal is unknown or was never graded.
+	GetGrading(context.Context, *GetGradingRequest) (*GetGradingResponse, error)
 	// FlagDefect records a defect found by an agent or a person, with
 	// evidence references, and re-grades the deal.
 	FlagDefect(context.Context, *FlagDefectRequest) (*FlagDefectResponse, error)
@@ -257,6 +274,9 @@ func (UnimplementedRegistryServiceServer) ListClaims(context.Context, *ListClaim
 }
 func (UnimplementedRegistryServiceServer) GradeDeal(context.Context, *GradeDealRequest) (*GradeDealResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GradeDeal not implemented")
+}
+func (UnimplementedRegistryServiceServer) GetGrading(context.Context, *GetGradingRequest) (*GetGradingResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetGrading not implemented")
 }
 func (UnimplementedRegistryServiceServer) FlagDefect(context.Context, *FlagDefectRequest) (*FlagDefectResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method FlagDefect not implemented")
@@ -402,6 +422,24 @@ func _RegistryService_GradeDeal_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_GetGrading_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetGradingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).GetGrading(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_GetGrading_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).GetGrading(ctx, req.(*GetGradingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RegistryService_FlagDefect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(FlagDefectRequest)
 	if err := dec(in); err != nil {
@@ -522,6 +560,10 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GradeDeal",
 			Handler:    _RegistryService_GradeDeal_Handler,
+		},
+		{
+			MethodName: "GetGrading",
+			Handler:    _RegistryService_GetGrading_Handler,
 		},
 		{
 			MethodName: "FlagDefect",
