@@ -165,6 +165,16 @@ func TestDashboardInChromium(t *testing.T) {
 	require.Contains(t, card, "cites")
 	require.Contains(t, card, "tool calls")
 	require.Greater(t, total, cards, "only the rows in view are in the page")
+	// Open that card's detail; the viewport is the picture in docs/.
+	var detail string
+	var view []byte
+	wait(
+		chromedp.Evaluate(`[...document.querySelectorAll(".vlist .ev")].find((e) => e.textContent.includes("agent.output")).click()`, nil),
+		chromedp.Text(".detail", &detail, chromedp.ByQuery),
+		chromedp.CaptureScreenshot(&view),
+	)
+	require.Contains(t, detail, "claim_refs")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dashboard.png"), view, 0o600))
 	var okSeals, badSeals int
 	wait(
 		chromedp.Evaluate(`document.querySelectorAll(".ev .seal.ok").length`, &okSeals),

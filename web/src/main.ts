@@ -428,7 +428,7 @@ async function debateView(id: string): Promise<void> {
     debate = g.debate!;
     renderHead();
     gates.replaceChildren(h("h2", { id: "gates-h" }, "Human gates"));
-    if (g.gates.length === 0) gates.appendChild(h("p", { class: "muted" }, "None."));
+    gates.hidden = g.gates.length === 0; // most debates have none
     for (const gate of g.gates) {
       const reason = h("input", { id: "reason-" + gate.gateId, value: "reviewed in the dashboard", required: true });
       const resolve = (approve: boolean) => async () => {
