@@ -117,3 +117,25 @@ func BenchmarkGRPCPath(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGRPCPathHealth is BenchmarkGRPCPath with the cheapest call
+// (a health check: no authentication, no store), so that the transport is
+// most of what it measures.
+func BenchmarkGRPCPathHealth(b *testing.B) {
+	for _, mode := range []string{"grpc-only", "split"} {
+		b.Run(mode, func(b *testing.B) {
+			_, addr := serveTCP(b, mode == "split")
+			hc := healthpb.NewHealthClient(dialTCP(b, addr).conn)
+			req := &healthpb.HealthCheckRequest{}
+			_, err := hc.Check(context.Background(), req)
+			require.NoError(b, err)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := hc.Check(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
