@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
@@ -251,3 +253,46 @@ const findCard = `(async () => {
   }
   return "";
 })()`
+
+// TestDashboardLongDebate opens a debate of more than a thousand events:
+// the page verifies all of them, keeps only the rows in view in the
+// document, and reaches the last one from the keyboard.
+func TestDashboardLongDebate(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	dir := screenshots(t)
+	s := startStack(t, "sqlite", nil)
+	d := s.create(t, s.a, "deal-a", map[string]any{"max_rounds": 50})
+	msgs := s.watch(t, s.a, d.GetDebateId(), 0, nil)
+	last := msgs[len(msgs)-1].GetEvent().GetSeq()
+	if last == 0 {
+		last = msgs[len(msgs)-2].GetEvent().GetSeq()
+	}
+	require.Greater(t, last, int64(1000))
+	c := s.http(t, s.a)
+	var seal string
+	var cards int
+	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	err := chromedp.Run(sctx,
+		chromedp.Navigate(c.base+"/"),
+		chromedp.WaitVisible("#key", chromedp.ByQuery),
+		chromedp.Evaluate(`sessionStorage.setItem("debated.apiKey", `+"`"+c.key+"`"+`)`, nil),
+		chromedp.Navigate(c.base+"/#/debates/"+d.GetDebateId()),
+		chromedp.WaitVisible(`.dseal.ok`, chromedp.ByQuery),
+		chromedp.Text(".dseal", &seal, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll(".vlist .ev").length`, &cards),
+		chromedp.Focus(".vlist", chromedp.ByQuery),
+		chromedp.KeyEvent(kb.Home),
+		chromedp.WaitVisible(`#ev-1[aria-selected="true"]`, chromedp.ByQuery),
+		chromedp.KeyEvent(kb.End),
+		chromedp.WaitVisible(fmt.Sprintf(`#ev-%d[aria-selected="true"]`, last), chromedp.ByQuery),
+	)
+	if err != nil {
+		shot(t, ctx, dir, "failed-long")
+		t.Fatal(err)
+	}
+	require.Contains(t, seal, fmt.Sprintf("%d events", last))
+	require.Less(t, cards, 40, "a virtualised list keeps only the rows in view")
+	shot(t, ctx, dir, "07-long-debate")
+}

@@ -545,7 +545,9 @@ async function debateView(id: string): Promise<void> {
         h("article", { class: "brief" }, ...markdown(d.markdown)),
       );
     } catch (err) {
-      deliverables.append(h("p", { class: "muted" }, errorText(err)));
+      const none = err instanceof ConnectError && err.code === Code.FailedPrecondition;
+      deliverables.append(h("p", { class: "muted" }, none ? `${debate.protocol} hands over no deliverables; its ledger is above and downloadable:` : errorText(err)));
+      if (none) deliverables.append(h("button", { onclick: async () => download(`ledger-${short(id)}.json`, "application/json", (await debates.exportDebate({ debateId: id })).bundleJson) }, "Download ledger bundle"));
     }
   };
 
