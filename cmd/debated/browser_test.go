@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
@@ -295,4 +296,71 @@ func TestDashboardLongDebate(t *testing.T) {
 	require.Contains(t, seal, fmt.Sprintf("%d events", last))
 	require.Less(t, cards, 40, "a virtualised list keeps only the rows in view")
 	shot(t, ctx, dir, "07-long-debate")
+}
+
+// TestDashboardResumesAfterRestart watches a debate waiting at a human gate,
+// restarts the service under the page, resolves the gate on the new
+// process, and checks that the page resumed from its last seq: every event
+// once, none lost, the seal green.
+func TestDashboardResumesAfterRestart(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	dir := screenshots(t)
+	addr, data := freeAddr(t), t.TempDir()
+	args := []string{"serve", "--listen", addr, "--data-dir", data}
+	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_LOG_LEVEL": "warn", "DEBATED_SHUTDOWN_TIMEOUT": "5s"}
+	conn, stop, _ := start(t, args, env)
+	s := &stack{conn: conn, debate: debatedv1.NewDebateServiceClient(conn)}
+	actx := s.login(t, "a")
+	d := s.create(t, actx, "deal-a", map[string]any{"max_rounds": 3, "gate_round": 1})
+	c := s.http(t, actx)
+
+	run := func(actions ...chromedp.Action) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		if err := chromedp.Run(sctx, actions...); err != nil {
+			shot(t, ctx, dir, "failed-resume")
+			t.Fatal(err)
+		}
+	}
+	var before int
+	run(
+		chromedp.Navigate(c.base+"/"),
+		chromedp.WaitVisible("#key", chromedp.ByQuery),
+		chromedp.Evaluate(`sessionStorage.setItem("debated.apiKey", `+"`"+c.key+"`"+`)`, nil),
+		chromedp.Navigate(c.base+"/#/debates/"+d.GetDebateId()),
+		chromedp.WaitVisible(`//button[text()="Approve"]`),
+		chromedp.WaitVisible(`//span[text()="● live"]`),
+		chromedp.Evaluate(`document.querySelector(".vlist .spacer").offsetHeight / 104`, &before),
+	)
+	require.Positive(t, before)
+
+	// The service goes away under the page, and comes back.
+	require.NoError(t, stop())
+	run(chromedp.WaitVisible(`//span[text()="reconnecting…"]`))
+	conn2, _, _ := start(t, args, env)
+	s2 := &stack{conn: conn2, debate: debatedv1.NewDebateServiceClient(conn2)}
+	got, err := s2.debate.GetDebate(actx, &debatedv1.GetDebateRequest{DebateId: d.GetDebateId()})
+	require.NoError(t, err)
+	require.Len(t, got.GetGates(), 1)
+	_, err = s2.debate.ResolveHumanGate(actx, &debatedv1.ResolveHumanGateRequest{DebateId: d.GetDebateId(), GateId: got.GetGates()[0].GetGateId(), Approve: true, Reason: "approved during the restart test"})
+	require.NoError(t, err)
+	msgs := s2.watch(t, actx, d.GetDebateId(), 0, nil)
+	var last int64
+	for _, m := range msgs {
+		last = max(last, m.GetEvent().GetSeq())
+	}
+	require.Greater(t, last, int64(before))
+
+	var rows int
+	var seqs []int
+	run(
+		chromedp.WaitVisible(`.dseal.ok`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector(".vlist .spacer").offsetHeight / 104`, &rows),
+		chromedp.Evaluate(`[...document.querySelectorAll(".vlist .ev")].map((e) => Number(e.id.slice(3)))`, &seqs),
+	)
+	require.Equal(t, int(last), rows, "every event exactly once")
+	require.Contains(t, seqs, int(last))
+	shot(t, ctx, dir, "08-resumed-after-restart")
 }
