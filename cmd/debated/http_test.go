@@ -13,10 +13,13 @@ import (
 
 	"connectrpc.com/connect"
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/store/storetest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // httpClient talks to the running stack as curl would: plain HTTP/1.1
@@ -345,4 +348,99 @@ func TestCORSAndDashboard(t *testing.T) {
 	_ = resp.Body.Close()
 	require.Equal(t, 404, resp.StatusCode)
 	require.False(t, errors.Is(err, io.EOF))
+}
+
+// TestRESTWriteRoutes covers the REST routes that write: the admin routes
+// (with the admin token), importing a deal, the defect lifecycle, output
+// validation, resolving a human gate and cancelling a debate, each with
+// another tenant answering 404 where it names A's things.
+func TestRESTWriteRoutes(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, "sqlite", nil)
+	a, b := s.http(t, s.a), s.http(t, s.b)
+	admin := &httpClient{t: t, base: a.base, key: "e2e-admin"}
+
+	code, body := admin.do("POST", "/v1/admin/tenants", map[string]any{"name": "rest"})
+	require.Equal(t, 200, code, "%v", body)
+	tenant := body["tenant"].(map[string]any)["tenantId"].(string)
+	code, body = admin.do("GET", "/v1/admin/tenants", nil)
+	require.Equal(t, 200, code)
+	require.Len(t, body["tenants"], 3)
+	code, body = admin.do("POST", "/v1/admin/tenants/"+tenant+"/keys", map[string]any{"name": "rest"})
+	require.Equal(t, 200, code, "%v", body)
+	rest := &httpClient{t: t, base: a.base, key: body["secret"].(string)}
+	keyID := body["apiKey"].(map[string]any)["keyId"].(string)
+	code, _ = admin.do("GET", "/v1/admin/tenants/"+tenant+"/model", nil)
+	require.Contains(t, []int{200, 404}, code)
+	code, _ = a.do("GET", "/v1/admin/tenants", nil)
+	require.Equal(t, 401, code, "a tenant key is not the admin token")
+
+	// Import a deal as JSON, the body being ImportDealRequest.
+	req, err := apiconv.BundleToProto(storetest.SampleBundle("deal-rest"))
+	require.NoError(t, err)
+	raw, err := protojson.Marshal(req)
+	require.NoError(t, err)
+	var imp map[string]any
+	require.NoError(t, json.Unmarshal(raw, &imp))
+	code, body = rest.do("POST", "/v1/deals", imp)
+	require.Equal(t, 200, code, "%v", body)
+	code, _ = rest.do("GET", "/v1/deals/deal-rest", nil)
+	require.Equal(t, 200, code)
+	code, _ = a.do("GET", "/v1/deals/deal-rest", nil)
+	require.Equal(t, 404, code)
+
+	// The defect lifecycle on A's deal.
+	bundle := storetest.SampleBundle("deal-a")
+	flag := map[string]any{
+		"claimId": bundle.Claims[0].ID, "defectType": "DEFECT_TYPE_IMPLAUSIBILITY",
+		"description":  "the figure is far above what the documents support, checked against the bank statements",
+		"evidenceRefs": []string{bundle.Evidence[0].ID}, "actor": "analyst@fund",
+	}
+	code, body = b.do("POST", "/v1/deals/deal-a/defects", flag)
+	require.Equal(t, 404, code, "%v", body)
+	code, body = a.do("POST", "/v1/deals/deal-a/defects", flag)
+	require.Equal(t, 200, code, "%v", body)
+	defect := body["defect"].(map[string]any)["defectId"].(string)
+	closeBody := map[string]any{"actor": "analyst@fund", "reason": "reconciled with the source"}
+	code, _ = b.do("POST", "/v1/deals/deal-a/defects/"+defect+":cure", closeBody)
+	require.Equal(t, 404, code)
+	code, body = a.do("POST", "/v1/deals/deal-a/defects/"+defect+":waive", closeBody)
+	require.Equal(t, 403, code, "waiving needs an admin-scoped key: %v", body)
+	code, body = a.do("POST", "/v1/deals/deal-a/defects/"+defect+":cure", closeBody)
+	require.Equal(t, 200, code, "%v", body)
+
+	// Output validation: a bad output is a verdict, not an error.
+	code, body = a.do("POST", "/v1/deals/deal-a/outputs:validate", map[string]any{"outputJson": `{"agent_id":"advocate"}`})
+	require.Equal(t, 200, code, "%v", body)
+	require.Equal(t, false, body["valid"])
+	require.NotEmpty(t, body["violations"])
+
+	// A human gate resolved, and a debate cancelled, over REST.
+	code, body = a.do("POST", "/v1/debates", map[string]any{"dealId": "deal-a", "protocol": "synthetic.v1", "options": map[string]any{"max_rounds": 2, "gate_round": 1}})
+	require.Equal(t, 200, code, "%v", body)
+	gated := body["debate"].(map[string]any)["debateId"].(string)
+	s.watch(t, s.a, gated, 0, isGate)
+	// The gate's event is committed with the gate: it is there to read.
+	code, body = a.do("GET", "/v1/debates/"+gated, nil)
+	require.Equal(t, 200, code)
+	require.Len(t, body["gates"], 1)
+	gate := body["gates"].([]any)[0].(map[string]any)["gateId"].(string)
+	resolve := map[string]any{"approve": true, "reason": "numbers checked"}
+	code, _ = b.do("POST", "/v1/debates/"+gated+"/gates/"+gate+":resolve", resolve)
+	require.Equal(t, 404, code)
+	code, body = a.do("POST", "/v1/debates/"+gated+"/gates/"+gate+":resolve", resolve)
+	require.Equal(t, 200, code, "%v", body)
+	s.waitDone(t, s.a, gated)
+
+	code, body = a.do("POST", "/v1/debates", map[string]any{"dealId": "deal-a", "protocol": "synthetic.v1", "options": map[string]any{"max_rounds": 3, "gate_round": 1}})
+	require.Equal(t, 200, code, "%v", body)
+	doomed := body["debate"].(map[string]any)["debateId"].(string)
+	code, body = a.do("POST", "/v1/debates/"+doomed+":cancel", map[string]any{"reason": "deal withdrawn"})
+	require.Equal(t, 200, code, "%v", body)
+	require.Equal(t, "DEBATE_STATUS_ABORTED", body["debate"].(map[string]any)["status"])
+
+	code, _ = admin.do("POST", "/v1/admin/keys/"+keyID+":revoke", map[string]any{})
+	require.Equal(t, 200, code)
+	code, _ = rest.do("GET", "/v1/deals", nil)
+	require.Equal(t, 401, code, "a revoked key")
 }
