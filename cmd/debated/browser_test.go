@@ -190,6 +190,28 @@ func TestDashboardInChromium(t *testing.T) {
 	require.Contains(t, brief, "Download ledger bundle")
 	shot(t, ctx, dir, "03-idis-live-and-deliverables")
 
+	// A cited claim links to its row of the truth dashboard.
+	var claimURL string
+	wait(
+		chromedp.Evaluate(`document.querySelector(".vlist .ev.sel .claims a").click()`, nil),
+		chromedp.WaitVisible(`tr.sel`, chromedp.ByQuery),
+		chromedp.Location(&claimURL),
+	)
+	require.Contains(t, claimURL, "?claim=")
+	var selID string
+	wait(chromedp.AttributeValue(`tr.sel`, "id", &selID, nil, chromedp.ByQuery))
+	require.Equal(t, "claim-"+claimURL[strings.Index(claimURL, "?claim=")+len("?claim="):], selID)
+
+	// The first view of a fresh load, for docs/benchmarks.md (not asserted).
+	var firstView float64
+	wait(
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(base+"/#/deals"),
+		chromedp.WaitVisible(`a[href="#/deals/deal-a"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`performance.now()`, &firstView),
+	)
+	t.Logf("first view (deals list) %.0f ms after navigation", firstView)
+
 	// A synthetic.v1 debate stops at a human gate; approve it in the page.
 	wait(
 		chromedp.Navigate(base+"/#/debates"),
@@ -273,6 +295,7 @@ func TestDashboardLongDebate(t *testing.T) {
 	c := s.http(t, s.a)
 	var seal string
 	var cards int
+	var sealed float64
 	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	err := chromedp.Run(sctx,
@@ -281,6 +304,7 @@ func TestDashboardLongDebate(t *testing.T) {
 		chromedp.Evaluate(`sessionStorage.setItem("debated.apiKey", `+"`"+c.key+"`"+`)`, nil),
 		chromedp.Navigate(c.base+"/#/debates/"+d.GetDebateId()),
 		chromedp.WaitVisible(`.dseal.ok`, chromedp.ByQuery),
+		chromedp.Evaluate(`performance.now()`, &sealed),
 		chromedp.Text(".dseal", &seal, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll(".vlist .ev").length`, &cards),
 		chromedp.Focus(".vlist", chromedp.ByQuery),
@@ -295,6 +319,7 @@ func TestDashboardLongDebate(t *testing.T) {
 	}
 	require.Contains(t, seal, fmt.Sprintf("%d events", last))
 	require.Less(t, cards, 40, "a virtualised list keeps only the rows in view")
+	t.Logf("%d events streamed and verified %.0f ms after navigation", last, sealed)
 	shot(t, ctx, dir, "07-long-debate")
 }
 

@@ -484,6 +484,18 @@ async function debateView(id: string): Promise<void> {
       list.appendChild(card);
     }
   };
+  // Events arrive faster than frames: draw at most once per frame.
+  let drawing = false;
+  const scheduleRender = () => {
+    if (drawing) return;
+    drawing = true;
+    requestAnimationFrame(() => {
+      drawing = false;
+      spacer.style.height = rows.length * ROW + "px";
+      if (follow) list.scrollTop = list.scrollHeight;
+      render();
+    });
+  };
   const select = (i: number) => {
     if (i < 0 || i >= rows.length) return;
     selected = i;
@@ -581,12 +593,11 @@ async function debateView(id: string): Promise<void> {
         }
         tail = tail.then(() => verifyEvent(be, prev, bundle.tenant_id, keys)).then((sl) => {
           row.seal = sl;
-          render();
+          scheduleRender();
           return sl;
         });
         if (e.eventType.startsWith("human_") || e.eventType.startsWith("debate.")) void renderGates();
-        render();
-        if (follow) list.scrollTop = list.scrollHeight;
+        scheduleRender();
       }
       break; // the debate ended
     } catch (err) {
