@@ -139,6 +139,7 @@ func TestDashboardInChromium(t *testing.T) {
 	require.Regexp(t, `VERIFIED|CONTRADICTED|UNVERIFIED|INFLATED`, truth)
 	require.Contains(t, truth, "Audit events")
 	require.Contains(t, truth, "claim.grade.changed")
+	require.Contains(t, text("#sanad"), "primary:", "the sanad graph starts at the primary evidence")
 	shot(t, ctx, dir, "02-truth-dashboard")
 
 	// Start an IDIS debate from the protocols the server lists, and watch it.

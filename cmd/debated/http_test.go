@@ -111,6 +111,22 @@ func TestRESTRoutes(t *testing.T) {
 	require.Equal(t, 200, code)
 	code, _ = a.do("GET", "/v1/deals/deal-a/defects", nil)
 	require.Equal(t, 200, code)
+	code, body = a.do("GET", "/v1/deals/deal-a/sanads?claim_id="+claimID, nil)
+	require.Equal(t, 200, code)
+	sanads := body["sanads"].([]any)
+	require.NotEmpty(t, sanads)
+	for _, sn := range sanads {
+		require.Equal(t, claimID, sn.(map[string]any)["claimId"], "only the claim's sanads")
+	}
+	primary := sanads[0].(map[string]any)["primaryEvidenceId"]
+	var citedFound bool
+	for _, ev := range body["evidenceItems"].([]any) {
+		citedFound = citedFound || ev.(map[string]any)["evidenceId"] == primary
+	}
+	require.True(t, citedFound, "the cited evidence comes with the sanads")
+	code, body = a.do("GET", "/v1/deals/deal-a/sanads", nil)
+	require.Equal(t, 200, code)
+	require.Greater(t, len(body["sanads"].([]any)), len(sanads))
 
 	code, body = a.do("GET", "/v1/protocols", nil)
 	require.Equal(t, 200, code)
@@ -154,7 +170,7 @@ func TestRESTRoutes(t *testing.T) {
 
 	// Tenant B sees none of A's things, through every route.
 	for _, p := range []string{
-		"/v1/deals/deal-a", "/v1/deals/deal-a/grading", "/v1/deals/deal-a/claims", "/v1/deals/deal-a/defects",
+		"/v1/deals/deal-a", "/v1/deals/deal-a/grading", "/v1/deals/deal-a/claims", "/v1/deals/deal-a/defects", "/v1/deals/deal-a/sanads",
 		"/v1/deals/deal-a/events", "/v1/claims/" + claimID, "/v1/debates/" + id, "/v1/debates/" + id + "/deliverables",
 		"/v1/debates/" + id + "/verification", "/v1/debates/" + id + "/export",
 	} {

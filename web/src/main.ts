@@ -6,6 +6,7 @@ import { h, s, download, append } from "./dom";
 import { apiKey, signIn, signOut, registry, debates } from "./api";
 import { Grade, Verdict, Action, DefectType, DefectSeverity, CorroborationStatus, type ClaimGrading } from "./gen/debated/v1/grading_pb";
 import { DebateStatus, type LedgerEvent, type Debate } from "./gen/debated/v1/debate_pb";
+import { ChainNodeType, SourceGrade, type Sanad, type EvidenceItem } from "./gen/debated/v1/registry_pb";
 import { verifyBundle, verifyEvent, trustedKeys, type Bundle, type BundleEvent, type Seal, type TrustedKeys } from "./verify";
 
 const view = document.getElementById("view") as HTMLElement;
@@ -103,11 +104,13 @@ async function dealsView(): Promise<void> {
 const gradeClass = (g: Grade) => "grade grade-" + Grade[g];
 
 async function dealView(dealId: string, focusClaim?: string): Promise<void> {
-  const [deal, claims, events] = await Promise.all([
+  const [deal, claims, events, sanads] = await Promise.all([
     registry.getDeal({ dealId }),
     registry.listClaims({ dealId, pageSize: 1000 }),
     registry.listDealEvents({ dealId, pageSize: 200 }),
+    registry.listSanads({ dealId }),
   ]);
+  const evidence = new Map(sanads.evidenceItems.map((e) => [e.evidenceId, e]));
   let grading;
   try {
     grading = (await registry.getGrading({ dealId })).grading;
@@ -117,7 +120,7 @@ async function dealView(dealId: string, focusClaim?: string): Promise<void> {
   const text = new Map(claims.claims.map((c) => [c.claimId, c]));
   const graph = h("div", { class: "card", id: "sanad" });
   const pick = (c: ClaimGrading) => {
-    graph.replaceChildren(h("h2", {}, `Sanad graph of ${c.claimKey}`), sanadGraph(c, text.get(c.claimId)?.claimText ?? ""));
+    graph.replaceChildren(h("h2", {}, `Sanad graph of ${c.claimKey}`), ...sanadGraph(c, text.get(c.claimId)?.claimText ?? "", sanads.sanads.filter((x) => x.claimId === c.claimId), evidence));
     view.querySelectorAll("tr.sel").forEach((r) => r.classList.remove("sel"));
     document.getElementById("claim-" + c.claimId)?.classList.add("sel");
   };
@@ -190,43 +193,65 @@ async function dealView(dealId: string, focusClaim?: string): Promise<void> {
   }
 }
 
-// sanadGraph draws a claim's grading as a graph: the evidence steps that
-// transmitted it (each explanation step of the grading, in order) feeding
-// the claim, with its corroboration and defects beside it.
-function sanadGraph(c: ClaimGrading, claimText: string): SVGElement {
-  const steps = c.explanation;
-  const W = 760, rowH = 54, boxW = 330;
-  const H = Math.max(steps.length, c.defects.length + 1, 2) * rowH + 40;
-  const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `Sanad graph of claim ${c.claimKey}: ${steps.length} steps, grade ${Grade[c.grade]}` });
-  const cx = 420, cy = H / 2;
+// sanadGraph draws a claim's sanads: the evidence items at the source
+// (primary and corroborating, with their systems and grades), the chain of
+// transmitters each sanad records, and the claim with its grade, verdict,
+// corroboration and defects. The grading's steps are listed beneath.
+function sanadGraph(c: ClaimGrading, claimText: string, sanads: Sanad[], evidence: Map<string, EvidenceItem>): Node[] {
   const wrap = (t: string, n: number) => (t.length > n ? t.slice(0, n - 1) + "…" : t);
-  steps.forEach((st, i) => {
-    const y = 20 + i * rowH;
-    svg.appendChild(s("line", { x1: 10 + boxW, y1: y + 20, x2: cx, y2: cy, class: "edge" }));
-    const g = s("g", { class: "node step" });
-    g.appendChild(s("rect", { x: 10, y, width: boxW, height: 40, rx: 6 }));
-    g.appendChild(s("text", { x: 18, y: y + 16, class: "b" }, st.rule));
-    g.appendChild(s("text", { x: 18, y: y + 32 }, wrap(st.text, 52)));
-    g.appendChild(s("title", {}, `${st.rule}: ${st.text}`));
-    svg.appendChild(g);
-  });
-  const claim = s("g", { class: "node claim " + gradeClass(c.grade) });
-  claim.appendChild(s("rect", { x: cx, y: cy - 30, width: 150, height: 60, rx: 8 }));
-  claim.appendChild(s("text", { x: cx + 10, y: cy - 8, class: "b" }, `${c.claimKey} · ${Grade[c.grade]}`));
-  claim.appendChild(s("text", { x: cx + 10, y: cy + 10 }, Verdict[c.verdict]));
-  claim.appendChild(s("text", { x: cx + 10, y: cy + 24 }, `${c.independentCount} independent`));
-  claim.appendChild(s("title", {}, claimText));
-  svg.appendChild(claim);
+  const boxW = 170, boxH = 44, gapX = 40, gapY = 14;
+  const box = (x: number, y: number, cls: string, title: string, line: string, tip: string) => {
+    const g = s("g", { class: "node " + cls });
+    g.appendChild(s("rect", { x, y, width: boxW, height: boxH, rx: 6 }));
+    g.appendChild(s("text", { x: x + 8, y: y + 17, class: "b" }, wrap(title, 24)));
+    g.appendChild(s("text", { x: x + 8, y: y + 34 }, wrap(line, 26)));
+    g.appendChild(s("title", {}, tip));
+    return g;
+  };
+  const edge = (x1: number, y1: number, x2: number, y2: number) => s("line", { x1, y1, x2, y2, class: "edge" });
+  const rows = sanads.length ? sanads : [undefined];
+  const evCount = (sn?: Sanad) => (sn ? (sn.primaryEvidenceId ? 1 : 0) + sn.corroboratingEvidenceIds.length : 0);
+  const rowH = (sn?: Sanad) => Math.max(evCount(sn), 1) * (boxH + gapY) + 10;
+  const maxChain = Math.max(0, ...sanads.map((sn) => sn.transmissionChain.length));
+  const claimX = boxW + gapX + maxChain * (boxW + gapX);
+  const W = claimX + 2 * (boxW + gapX);
+  const H = Math.max(rows.reduce((n, sn) => n + rowH(sn), 0), (c.defects.length + 2) * (boxH + gapY)) + 20;
+  const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `Sanad graph of claim ${c.claimKey}: ${sanads.length} sanad(s), ${maxChain} transmitter(s), grade ${Grade[c.grade]}` });
+  const claimY = H / 2 - boxH / 2;
+  let y0 = 10;
+  for (const sn of rows) {
+    const ids = sn ? [sn.primaryEvidenceId, ...sn.corroboratingEvidenceIds].filter(Boolean) : [];
+    const midY = y0 + (Math.max(ids.length, 1) * (boxH + gapY)) / 2 - gapY / 2;
+    // Transmitters, in chain order, left to right into the claim.
+    const chain = sn?.transmissionChain ?? [];
+    let prevX = -1;
+    chain.forEach((n, i) => {
+      const x = boxW + gapX + i * (boxW + gapX);
+      if (i > 0) svg.appendChild(edge(prevX + boxW, midY, x, midY));
+      svg.appendChild(box(x, midY - boxH / 2, "step", ChainNodeType[n.nodeType] ?? "node", n.nodeId, `${n.nodeId}: ${ChainNodeType[n.nodeType]} ← ${n.inputRefs.join(", ")} → ${n.outputRef}`));
+      prevX = x;
+    });
+    const entryX = chain.length ? boxW + gapX : claimX;
+    if (chain.length) svg.appendChild(edge(prevX + boxW, midY, claimX, claimY + boxH / 2));
+    ids.forEach((id, i) => {
+      const y = y0 + i * (boxH + gapY);
+      const ev = evidence.get(id);
+      svg.appendChild(edge(boxW + 10, y + boxH / 2, entryX, chain.length ? midY : claimY + boxH / 2));
+      svg.appendChild(box(10, y, i === 0 ? "source" : "corr", `${i === 0 ? "primary" : "corroborating"}: ${ev?.sourceSystem ?? "?"}`, `${ev ? SourceGrade[ev.sourceGrade] : "unknown"} · ${short(id)}`, `${id} (${ev?.sourceSystem ?? "not in the registry"}), origin ${ev?.upstreamOriginId ?? "?"}`));
+    });
+    y0 += rowH(sn);
+  }
+  svg.appendChild(box(claimX, claimY, "claim " + gradeClass(c.grade), `${c.claimKey} · grade ${Grade[c.grade]}`, `${Verdict[c.verdict]} · ${c.independentCount} independent`, claimText));
   const side = [`${CorroborationStatus[c.corroborationStatus]}`, ...c.defects.map((d) => `${DefectType[d.defectType]} ${DefectSeverity[d.severity]}`)];
   side.forEach((t, i) => {
-    const y = 20 + i * rowH;
-    svg.appendChild(s("line", { x1: cx + 150, y1: cy, x2: 600, y2: y + 20, class: "edge" }));
-    const g = s("g", { class: "node " + (i === 0 ? "corr" : "defect") });
-    g.appendChild(s("rect", { x: 600, y, width: 150, height: 40, rx: 6 }));
-    g.appendChild(s("text", { x: 608, y: y + 24 }, wrap(t, 22)));
-    svg.appendChild(g);
+    const y = 10 + i * (boxH + gapY);
+    svg.appendChild(edge(claimX + boxW, claimY + boxH / 2, claimX + boxW + gapX, y + boxH / 2));
+    svg.appendChild(box(claimX + boxW + gapX, y, i === 0 ? "corr" : "defect", i === 0 ? "corroboration" : "defect", t, t));
   });
-  return svg;
+  return [
+    h("div", { class: "scroll" }, svg),
+    h("details", {}, h("summary", {}, "How the grade was reached"), h("ol", {}, ...c.explanation.map((st) => h("li", {}, h("b", {}, st.rule), ": ", st.text)))),
+  ];
 }
 
 // ---------- debates ----------
