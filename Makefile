@@ -72,6 +72,17 @@ check-generate: generate ## Fail if the committed generated code is not what `ma
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then \
 		echo "generated code is stale: run make generate and commit gen/"; git status --porcelain -- gen; exit 1; fi
 
+.PHONY: web
+web: $(BIN)/buf-$(BUF_VERSION) ## Rebuild the dashboard (needs Node and npm): its TypeScript client from proto/, then web/dist.
+	cd web && npm ci --no-audit --no-fund
+	buf generate --template buf.gen.web.yaml
+	cd web && npm run typecheck && npm run build
+
+.PHONY: check-web
+check-web: web ## Fail if the committed dashboard (web/dist) or its generated client is not what `make web` makes.
+	@if [ -n "$$(git status --porcelain -- web/dist web/src/gen)" ]; then \
+		echo "the dashboard bundle is stale: run make web and commit web/"; git status --porcelain -- web/dist web/src/gen; exit 1; fi
+
 .PHONY: lint
 lint: $(PROTO_TOOLS) $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) ## Run golangci-lint, buf lint and buf format.
 	golangci-lint run ./...
@@ -98,7 +109,7 @@ chart-check: ## Render the Helm chart offline and check every manifest; test the
 	cd deploy && go vet ./... && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test
-test: check-generate lint chart-check ## Run every check and test (needs PostgreSQL at TEST_DATABASE_URL).
+test: check-generate check-web lint chart-check ## Run every check and test (needs PostgreSQL at TEST_DATABASE_URL).
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-short

@@ -122,7 +122,7 @@ func (s *stack) watch(t *testing.T, ctx context.Context, id string, after int64,
 }
 
 // flatten takes a WatchDebate message apart into one message per event,
-// the message's status going with its last event.
+// the message's status and checkpoint going with its last event.
 func flatten(msg *debatedv1.WatchDebateResponse) []*debatedv1.WatchDebateResponse {
 	evs := apiconv.WatchEvents(msg)
 	out := make([]*debatedv1.WatchDebateResponse, len(evs))
@@ -131,6 +131,7 @@ func flatten(msg *debatedv1.WatchDebateResponse) []*debatedv1.WatchDebateRespons
 	}
 	if len(out) > 0 {
 		out[len(out)-1].Status = msg.GetStatus()
+		out[len(out)-1].Checkpoint = msg.GetCheckpoint()
 	}
 	return out
 }
@@ -307,8 +308,15 @@ func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
 	return s
 }
 
+// isGate reports whether the message (one event or a batch) holds the
+// opening of a human gate.
 func isGate(m *debatedv1.WatchDebateResponse) bool {
-	return m.GetEvent().GetEventType() == "human_gate.created"
+	for _, e := range apiconv.WatchEvents(m) {
+		if e.GetEventType() == "human_gate.created" {
+			return true
+		}
+	}
+	return false
 }
 
 func TestHumanGateAndCancel(t *testing.T) {

@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"buf.build/go/protovalidate"
@@ -130,6 +132,9 @@ type Server struct {
 		sem      *semaphore.Weighted
 		capacity int64
 	}
+
+	mu   sync.Mutex
+	http *http.Server // set by ServeAll
 
 	debatedv1.UnimplementedAdminServiceServer
 	debatedv1.UnimplementedRegistryServiceServer
@@ -262,8 +267,17 @@ func (s *Server) Shutdown(ctx context.Context, then ...func()) {
 	for _, f := range then {
 		f()
 	}
+	s.mu.Lock()
+	hs := s.http
+	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
+		if hs != nil {
+			// Browser calls drain like gRPC ones; at ctx's end they are cut.
+			if err := hs.Shutdown(ctx); err != nil {
+				_ = hs.Close()
+			}
+		}
 		s.grpc.GracefulStop()
 		close(done)
 	}()
@@ -271,6 +285,9 @@ func (s *Server) Shutdown(ctx context.Context, then ...func()) {
 	case <-done:
 	case <-ctx.Done():
 		s.grpc.Stop()
+		if hs != nil {
+			_ = hs.Close()
+		}
 		<-done
 	}
 }
