@@ -76,7 +76,7 @@ var placeholders = []struct {
 	{"<EVIDENCE_ID>", regexp.MustCompile(`(?:corroborator|uncited|evidence) ([0-9a-f-]{36})`)},
 	{"<DEFECT_ID>", regexp.MustCompile(`defect (df[a-z]_[0-9a-f-]+) (?:flagged|[A-Z_]+ on)`)},
 	{"<DEBATE_ID>", regexp.MustCompile(`debate ([0-9a-f-]{36}) created`)},
-	{"<GATE_ID>", regexp.MustCompile(`gate (\S+) at .*\(open\)`)},
+	{"<GATE_ID>", regexp.MustCompile(`([0-9a-f-]{36}-gate-\d+)`)},
 }
 
 var unresolved = regexp.MustCompile(`<[A-Z][A-Z_]*_ID>|dbk_…`)
