@@ -30,7 +30,9 @@
 //
 // DOCS_TEST_VERBOSE=1 logs every command's output (to refresh the README's
 // sample output).
-// A failing command fails the test with the file and line of the command.
+// Each command runs under `set -e -u -o pipefail`: a failing command, or one
+// that reads a variable no earlier example set, fails the test with the file
+// and line of the command.
 package docs_test
 
 import (
@@ -236,7 +238,7 @@ func (r *runner) exec(where, text, cmdText string) {
 	t := r.t
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	script := "set -e -o pipefail\nsource " + r.state + "\n" + cmdText + "\nexport -p > " + r.state + "\n"
+	script := "set -e -u -o pipefail\nsource " + r.state + "\n" + cmdText + "\nexport -p > " + r.state + "\n"
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir = r.work
 	cmd.Env = r.env
