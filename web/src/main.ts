@@ -637,8 +637,10 @@ async function debateView(id: string): Promise<void> {
     try {
       conn.textContent = "● live";
       for await (const msg of debates.watchDebate({ debateId: id, afterSeq: lastSeq }, { signal: ctrl.signal })) {
-        const e = msg.event;
-        if (!e || e.seq <= lastSeq) continue;
+        // One event, or a batch of consecutive events for a watcher behind.
+        const evs = msg.events.length ? msg.events : msg.event ? [msg.event] : [];
+        for (const e of evs) {
+        if (e.seq <= lastSeq) continue;
         lastSeq = e.seq;
         const be = toBundleEvent(e, bundle.tenant_id);
         const prev = rows.length ? rows[rows.length - 1].ev : undefined;
@@ -655,6 +657,7 @@ async function debateView(id: string): Promise<void> {
         });
         if (e.eventType.startsWith("human_") || e.eventType.startsWith("debate.")) void renderGates();
         scheduleRender();
+        }
       }
       break; // the debate ended
     } catch (err) {
