@@ -3,6 +3,9 @@
 // and every Ed25519 signature with WebCrypto against the tenant's public
 // keys. Nothing here trusts the server's own verification.
 
+import { keyService } from "./api";
+import { KeyKind } from "./gen/debated/v1/keys_pb";
+
 export interface BundleEvent {
   debate_id: string;
   tenant_id: string;
@@ -97,13 +100,34 @@ export interface TrustedKeys {
   source: string;
 }
 
-// trustedKeys is the one place that decides which public keys are trusted.
-// Until the deployment publishes its keys through KeyService.GetSigningKeys,
-// they are the ones in the debate's own export bundle, which proves the
-// ledger's consistency but not who signed it; switching to the published
-// keys is this function alone.
+// trustedKeys is the one place that decides which public keys are trusted:
+// the ledger keys the deployment publishes for the tenant
+// (KeyService.GetSigningKeys), never the keys a bundle carries about
+// itself, so a ledger re-signed with other keys shows red. Only a server
+// without the key service falls back to the bundle's keys, and says so.
+let published: Promise<Record<string, PublicKeyInfo>> | undefined;
+
 export async function trustedKeys(b: Bundle): Promise<TrustedKeys> {
-  return { keys: b.public_keys, source: "keys from the debate's export bundle (GetSigningKeys not yet available)" };
+  published ??= keyService.getSigningKeys({}).then((r) => {
+    const out: Record<string, PublicKeyInfo> = {};
+    for (const k of r.keys) {
+      if (k.kind !== KeyKind.LEDGER) continue;
+      out[k.keyId] = { public_key: toBase64(k.publicKey), tenant_id: r.tenantId, actor: k.actor };
+    }
+    return out;
+  });
+  try {
+    return { keys: await published, source: "the keys the deployment publishes for this tenant (GetSigningKeys)" };
+  } catch {
+    published = undefined;
+    return { keys: b.public_keys, source: "keys from the debate's export bundle (the server publishes none): integrity, not origin" };
+  }
+}
+
+function toBase64(b: Uint8Array): string {
+  let s = "";
+  for (const x of b) s += String.fromCharCode(x);
+  return btoa(s);
 }
 
 const keyCache = new Map<string, Promise<CryptoKey>>();
