@@ -298,6 +298,7 @@ type stores interface {
 	debate.GradingStore
 	debate.DebateStore
 	debate.TenantModelStore
+	debate.ProtocolStore
 	Close()
 }
 

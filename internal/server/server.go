@@ -185,6 +185,9 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		debatedv1.RegisterKeyServiceServer(s.grpc, &keyService{s: s, keys: stores.Debates.Keys,
 			protocols: stores.Debates.Protocols, checkpoint: cfg.CheckpointKeys})
 		debatedv1.RegisterDealAuditServiceServer(s.grpc, &dealAuditService{s: s, keys: stores.Debates.Keys})
+		if stores.Debates.Custom != nil {
+			debatedv1.RegisterProtocolServiceServer(s.grpc, &protocolService{s: s, custom: stores.Debates.Custom})
+		}
 	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
