@@ -278,6 +278,26 @@ func TestDataProtocolEndToEnd(t *testing.T) {
 
 			_, err = s.debate.VerifyDebate(s.b, &debatedv1.VerifyDebateRequest{DebateId: id})
 			require.Equal(t, codes.NotFound, status.Code(err))
+
+			// The published keys and policies cover the tenant's protocol,
+			// and only the tenant's.
+			keys := debatedv1.NewKeyServiceClient(s.conn)
+			ka, err := keys.GetSigningKeys(s.a, &debatedv1.GetSigningKeysRequest{})
+			require.NoError(t, err)
+			var policies, actors []string
+			for _, p := range ka.GetPolicies() {
+				policies = append(policies, p.GetProtocol())
+			}
+			for _, k := range ka.GetKeys() {
+				actors = append(actors, k.GetActor())
+			}
+			require.Contains(t, policies, "redteam.review@1")
+			require.Contains(t, actors, "attacker")
+			kb, err := keys.GetSigningKeys(s.b, &debatedv1.GetSigningKeysRequest{})
+			require.NoError(t, err)
+			for _, p := range kb.GetPolicies() {
+				require.NotEqual(t, "redteam.review@1", p.GetProtocol())
+			}
 		})
 	}
 }

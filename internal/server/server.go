@@ -183,7 +183,7 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		s.hub = stores.Debates.Hub
 		debatedv1.RegisterDebateServiceServer(s.grpc, &debateService{s: s, Debates: *stores.Debates})
 		debatedv1.RegisterKeyServiceServer(s.grpc, &keyService{s: s, keys: stores.Debates.Keys,
-			protocols: stores.Debates.Protocols, checkpoint: cfg.CheckpointKeys})
+			protocols: stores.Debates.Protocols, custom: stores.Debates.Custom, checkpoint: cfg.CheckpointKeys})
 		debatedv1.RegisterDealAuditServiceServer(s.grpc, &dealAuditService{s: s, keys: stores.Debates.Keys})
 		if stores.Debates.Custom != nil {
 			debatedv1.RegisterProtocolServiceServer(s.grpc, &protocolService{s: s, custom: stores.Debates.Custom})

@@ -62,7 +62,9 @@ func TestCheckAppliesTheRoleGates(t *testing.T) {
 		m["refs"] = []string{}
 	}), true), gate.RuleNoFreeFacts+" attacks[0].attack", "a free fact is refused")
 	require.Contains(t, rules(clone(func(m map[string]any) { m["refs"] = []string{"no-such-claim"} }), true), gate.RuleNoFreeFactsUnknownRef+" refs[0]")
-	require.NotEmpty(t, rules(clone(func(m map[string]any) { m["muhasabah_record"] = map[string]any{"supported_claim_ids": []string{}, "confidence": 0} }), true),
+	require.NotEmpty(t, rules(clone(func(m map[string]any) {
+		m["muhasabah_record"] = map[string]any{"supported_claim_ids": []string{}, "confidence": 0}
+	}), true),
 		"an empty Muhasabah record is refused")
 	// Before the last tool round, an answer that asks for tools is checked
 	// only for the shape of its calls; at the last, the calls are dropped
