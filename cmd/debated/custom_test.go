@@ -365,3 +365,66 @@ func TestDataProtocolRefusals(t *testing.T) {
 	require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
 	require.Contains(t, status.Convert(err).Message(), "no model is configured")
 }
+
+// TestDataProtocolRejectionsAndBudget: an answer that fails its schema even
+// after the repair requests is recorded as output.rejected and never enters
+// the debate; a spent token budget ends the debate before the next call.
+func TestDataProtocolRejectionsAndBudget(t *testing.T) {
+	t.Parallel()
+	srv := dataModel(t)
+	s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_MODEL": "test-model"})
+	pc := debatedv1.NewProtocolServiceClient(s.conn)
+	run := func(doc, ref string) (*debatedv1.Debate, []*debatedv1.WatchDebateResponse) {
+		_, err := pc.RegisterProtocol(s.a, &debatedv1.RegisterProtocolRequest{Document: doc})
+		require.NoError(t, err)
+		resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: ref})
+		require.NoError(t, err)
+		msgs := s.watch(t, s.a, resp.GetDebate().GetDebateId(), 0, nil)
+		requireChain(t, msgs, 1)
+		got, err := s.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{DebateId: resp.GetDebate().GetDebateId()})
+		require.NoError(t, err)
+		v, err := s.debate.VerifyDebate(s.a, &debatedv1.VerifyDebateRequest{DebateId: resp.GetDebate().GetDebateId()})
+		require.NoError(t, err)
+		require.True(t, v.GetOk(), "problems: %v", v.GetProblems())
+		return got.GetDebate(), msgs
+	}
+
+	// The proponent's arguments must be longer than the model writes them.
+	doc := exampleDocument(t, "pros-cons.yaml")
+	strict := strings.Replace(doc, "version: 1", "version: 2", 1)
+	strict = strings.Replace(strict, "arguments: {type: array, minItems: 1, maxItems: 5, items: {type: string, maxLength: 500}}",
+		"arguments: {type: array, minItems: 1, maxItems: 5, items: {type: string, minLength: 400}}", 1)
+	require.NotEqual(t, doc, strict)
+	d, msgs := run(strict, "proscons.debate@2")
+	// Without the proponent's answer neither consensus nor dissent holds
+	// (consensus comes first in the document); the judge sees one side in
+	// round 2 and rules for it.
+	require.Equal(t, "JUDGE_VERDICT", d.GetStopReason())
+	var rejected int
+	var deliverables map[string]any
+	for _, m := range msgs {
+		switch m.GetEvent().GetEventType() {
+		case "output.rejected":
+			rejected++
+			require.Equal(t, "pro", m.GetEvent().GetActor())
+			require.Contains(t, m.GetEvent().GetPayloadJson(), `"rule":"SCHEMA"`)
+		case "role.answer":
+			require.NotEqual(t, "pro", m.GetEvent().GetActor())
+		case "deliverables.created":
+			deliverables = payloadOf(t, m)
+		}
+	}
+	require.Equal(t, 2, rejected, "one rejection per round")
+	fields := deliverables["fields"].(map[string]any)
+	require.Equal(t, map[string]any{"con": "PASS"}, fields["positions"], "a rejected answer never enters the debate")
+	require.Equal(t, "PASS", fields["ruling"])
+
+	// A budget the first two turns spend: the judge never runs.
+	budget := strings.Replace(exampleDocument(t, "redteam-review.yaml"), "{rule: budget, tokens: 200000}", "{rule: budget, tokens: 1000}", 1)
+	d, msgs = run(budget, "redteam.review@1")
+	require.Equal(t, "BUDGET_EXCEEDED", d.GetStopReason())
+	ts := strings.Join(types(msgs), " ")
+	require.Contains(t, ts, "budget.exceeded")
+	require.Equal(t, 2, strings.Count(ts, "role.answer"), "attacker and defender answered, then the budget was spent")
+	require.Contains(t, ts, "deliverables.created")
+}
