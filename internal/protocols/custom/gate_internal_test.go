@@ -74,3 +74,29 @@ func TestCheckAppliesTheRoleGates(t *testing.T) {
 	require.Contains(t, rules(askOnly, true), "SCHEMA attacks")
 	require.Contains(t, rules(map[string]any{"tool_calls": []map[string]any{{"args": map[string]any{}}}}, false), "SCHEMA tool_calls[0].tool")
 }
+
+// FuzzCheck: a model's answer, whatever it is, gets violations or none,
+// never a panic.
+func FuzzCheck(f *testing.F) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "protocols", "redteam-review.yaml"))
+	require.NoError(f, err)
+	d, err := Parse(raw, nil)
+	require.NoError(f, err)
+	p := &proto{doc: d, schemas: map[string]map[string]any{}}
+	for i := range d.Roles {
+		s, err := answerSchema(&d.Roles[i])
+		require.NoError(f, err)
+		p.schemas[d.Roles[i].ID] = s
+	}
+	facts := gate.NewFacts(storetest.SampleBundle("deal-x"), nil)
+	f.Add([]byte(`{"attacks":[{"claim_id":"x","attack":"y"}],"severity":"LOW","refs":["x"],"muhasabah_record":{"confidence":2}}`), true)
+	f.Add([]byte(`{"tool_calls":[{"tool":1}]}`), false)
+	f.Add([]byte(`[]`), true)
+	f.Fuzz(func(t *testing.T, answer []byte, final bool) {
+		for _, r := range d.Roles {
+			_ = p.check(&r, answer, facts, final)
+		}
+		_ = toolCalls(answer)
+		_ = withoutToolCalls(answer)
+	})
+}
