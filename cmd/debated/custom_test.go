@@ -275,6 +275,12 @@ func TestDataProtocolEndToEnd(t *testing.T) {
 			require.Equal(t, "JUDGE_VERDICT", deliverables["stop_reason"])
 			require.EqualValues(t, 2, deliverables["rounds"])
 			require.Positive(t, srv.Calls())
+			del, err := s.debate.GetDeliverables(s.a, &debatedv1.GetDeliverablesRequest{DebateId: id})
+			require.NoError(t, err)
+			require.True(t, del.GetVerification().GetOk())
+			require.Contains(t, del.GetDeliverablesJson(), `"stop_reason":"JUDGE_VERDICT"`)
+			require.Contains(t, del.GetMarkdown(), "# redteam.review@1")
+			require.Contains(t, del.GetMarkdown(), "## verdict\n\n```json\n\"PASS\"")
 
 			_, err = s.debate.VerifyDebate(s.b, &debatedv1.VerifyDebateRequest{DebateId: id})
 			require.Equal(t, codes.NotFound, status.Code(err))

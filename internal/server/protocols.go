@@ -84,7 +84,9 @@ func (ds *debateService) registeredProtocols(ctx context.Context) ([]*debatedv1.
 	}
 	out := make([]*debatedv1.Protocol, 0, len(docs))
 	for _, d := range docs {
-		p, err := ds.Custom.Protocol(ctx, d.Ref())
+		// Through the engine's registry: compiled once per tenant and
+		// version, as the debates use them.
+		p, err := ds.Protocols.Resolve(ctx, d.TenantID, d.Ref())
 		if err != nil {
 			return nil, err
 		}

@@ -892,10 +892,26 @@ func (p *proto) finalize(_ context.Context, in *orchestrator.NodeInput) (*orches
 		}
 		fields[dl.Name] = m[field]
 	}
+	rounds := max(s.Rounds, 1)
 	return &orchestrator.NodeOutput{
 		Events: []orchestrator.Emit{{Type: EventDeliverables, Payload: map[string]any{
-			"protocol": p.doc.Name, "version": p.doc.Version, "stop_reason": reason, "rounds": max(s.Rounds, 1),
-			"tokens": s.Tokens, "fields": fields}}},
+			"protocol": p.doc.Name, "version": p.doc.Version, "stop_reason": reason, "rounds": rounds,
+			"tokens": s.Tokens, "fields": fields, "markdown": p.markdown(reason, rounds, fields)}}},
 		Stop: &orchestrator.Stop{Status: debate.DebateCompleted, Reason: reason},
 	}, nil
+}
+
+// markdown renders the deliverables for GetDeliverables' Markdown: each
+// field in the document's order, as indented JSON.
+func (p *proto) markdown(reason string, rounds int, fields map[string]any) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s@%d\n\nStopped after round %d: %s.\n", p.doc.Name, p.doc.Version, rounds, reason)
+	for _, dl := range p.doc.Deliverables.Fields {
+		js, err := json.MarshalIndent(fields[dl.Name], "", "  ")
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n```json\n%s\n```\n", dl.Name, js)
+	}
+	return b.String()
 }
