@@ -340,10 +340,12 @@ func TestDataProtocolProsCons(t *testing.T) {
 }
 
 // TestDataProtocolRefusals: a bad document is INVALID_ARGUMENT with its
-// paths; without a model a registered protocol cannot run.
+// paths; without a model a registered protocol cannot run, and a tenant's
+// own model runs it.
 func TestDataProtocolRefusals(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, "sqlite", nil)
+	setTenantModel(t, s, "a", dataModel(t).URL)
 	pc := debatedv1.NewProtocolServiceClient(s.conn)
 	doc := exampleDocument(t, "pros-cons.yaml")
 	bad := strings.Replace(doc, "next: decide}", "next: nowhere}", 1)
@@ -364,12 +366,23 @@ func TestDataProtocolRefusals(t *testing.T) {
 	_, err = pc.RegisterProtocol(s.a, &debatedv1.RegisterProtocolRequest{Document: strings.Replace(doc, "name: proscons.debate", "name: synthetic.v1", 1)})
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "a built-in name is taken: %v", err)
 
-	_, err = pc.RegisterProtocol(s.a, &debatedv1.RegisterProtocolRequest{Document: doc})
+	// Tenant b has no model and the deployment none: its registered
+	// protocol cannot run. Tenant a's own model is enough.
+	_, err = pc.RegisterProtocol(s.b, &debatedv1.RegisterProtocolRequest{Document: doc})
 	require.NoError(t, err)
-	s.protocol(t, "proscons.debate@1")
-	_, err = s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "proscons.debate@1"})
+	_, err = s.debate.CreateDebate(s.b, &debatedv1.CreateDebateRequest{DealId: "deal-b", Protocol: "proscons.debate@1"})
 	require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
 	require.Contains(t, status.Convert(err).Message(), "no model is configured")
+
+	_, err = pc.RegisterProtocol(s.a, &debatedv1.RegisterProtocolRequest{Document: doc})
+	require.NoError(t, err, "each tenant has its own namespace")
+	s.protocol(t, "proscons.debate@1")
+	resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "proscons.debate@1"})
+	require.NoError(t, err)
+	s.watch(t, s.a, resp.GetDebate().GetDebateId(), 0, nil)
+	got, err := s.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{DebateId: resp.GetDebate().GetDebateId()})
+	require.NoError(t, err)
+	require.Equal(t, "STABLE_DISSENT", got.GetDebate().GetStopReason())
 }
 
 // TestDataProtocolRejectionsAndBudget: an answer that fails its schema even
