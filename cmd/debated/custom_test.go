@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,7 +40,12 @@ import (
 //   - A side argues INVEST when its task argues "for", PASS otherwise.
 func dataModel(t *testing.T) *openaitest.Server {
 	t.Helper()
-	return openaitest.New(t, func(r openaitest.Request) openaitest.Answer {
+	return openaitest.New(t, dataAnswer)
+}
+
+// dataAnswer is dataModel's answer to one request.
+func dataAnswer(r openaitest.Request) openaitest.Answer {
+	{
 		var data struct {
 			Role  string `json:"role"`
 			Round int    `json:"round"`
@@ -173,7 +180,7 @@ func dataModel(t *testing.T) *openaitest.Server {
 			return openaitest.Answer{Status: http.StatusInternalServerError, Content: err.Error()}
 		}
 		return openaitest.Answer{Content: string(b), PromptTokens: 400, CompletionTokens: 100}
-	})
+	}
 }
 
 func exampleDocument(t *testing.T, name string) string {
@@ -446,4 +453,61 @@ func TestDataProtocolRejectionsAndBudget(t *testing.T) {
 	require.Contains(t, ts, "budget.exceeded")
 	require.Equal(t, 2, strings.Count(ts, "role.answer"), "attacker and defender answered, then the budget was spent")
 	require.Contains(t, ts, "deliverables.created")
+}
+
+// TestDataProtocolResumesAfterRestart: a debate of a registered protocol
+// stopped in the middle of a model call (the server shut down) resumes on
+// the next start from its last checkpoint, finding its protocol again in
+// the store, and ends as it would have.
+func TestDataProtocolResumesAfterRestart(t *testing.T) {
+	t.Parallel()
+	hold, held := make(chan struct{}), make(chan struct{}, 1)
+	var holding atomic.Bool
+	holding.Store(true)
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	srv := openaitest.New(t, func(r openaitest.Request) openaitest.Answer {
+		if holding.Load() && strings.Contains(string(r.Data), `"role":"defender"`) {
+			select {
+			case held <- struct{}{}:
+			default:
+			}
+			<-hold
+			return openaitest.Answer{Status: http.StatusServiceUnavailable, Content: "shutting down"}
+		}
+		return dataAnswer(r)
+	})
+	t.Cleanup(release) // before the model server's Close, which waits for held calls
+	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_LOG_LEVEL": "warn",
+		"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_MODEL": "test-model"}
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}
+	conn, stop, _ := start(t, args, env)
+	s := &stack{conn: conn, stop: stop, debate: debatedv1.NewDebateServiceClient(conn)}
+	s.a = s.login(t, "a")
+	_, err := debatedv1.NewProtocolServiceClient(conn).RegisterProtocol(s.a, &debatedv1.RegisterProtocolRequest{Document: exampleDocument(t, "redteam-review.yaml")})
+	require.NoError(t, err)
+	resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "redteam.review@1"})
+	require.NoError(t, err)
+	id := resp.GetDebate().GetDebateId()
+	<-held // the attacker has answered; the defender is in its model call
+	holding.Store(false)
+	// The shutdown cancels the call in flight; the model's handler is
+	// released only after, so the defender's turn never completes before
+	// the restart.
+	require.NoError(t, stop())
+	release()
+
+	conn2, _, _ := start(t, args, env)
+	s2 := &stack{conn: conn2, debate: debatedv1.NewDebateServiceClient(conn2)}
+	msgs := s2.watch(t, s.a, id, 0, nil)
+	requireChain(t, msgs, 1)
+	got, err := s2.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{DebateId: id})
+	require.NoError(t, err)
+	require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_COMPLETED, got.GetDebate().GetStatus())
+	require.Equal(t, "JUDGE_VERDICT", got.GetDebate().GetStopReason())
+	v, err := s2.debate.VerifyDebate(s.a, &debatedv1.VerifyDebateRequest{DebateId: id})
+	require.NoError(t, err)
+	require.True(t, v.GetOk(), "problems: %v", v.GetProblems())
+	ts := strings.Join(types(msgs), " ")
+	require.Equal(t, 6, strings.Count(ts, "role.answer"), "no turn lost or repeated")
 }
