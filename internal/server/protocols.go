@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
@@ -87,6 +88,13 @@ func (ds *debateService) registeredProtocols(ctx context.Context) ([]*debatedv1.
 		// Through the engine's registry: compiled once per tenant and
 		// version, as the debates use them.
 		p, err := ds.Protocols.Resolve(ctx, d.TenantID, d.Ref())
+		if errors.Is(err, debate.ErrInvalid) {
+			// A document this server version no longer accepts is left
+			// out, not allowed to hide the others.
+			ds.s.log.WarnContext(ctx, "a registered protocol does not compile", slog.String("protocol", d.Ref()),
+				slog.String("error", err.Error()))
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
