@@ -220,6 +220,7 @@ func TestDataProtocolEndToEnd(t *testing.T) {
 			require.False(t, again.GetCreated(), "the same document again is no new version")
 			_, err = pc.RegisterProtocol(s.a, &debatedv1.RegisterProtocolRequest{Document: strings.Replace(doc, "up to 3 rounds", "up to three rounds", 1)})
 			require.Equal(t, codes.AlreadyExists, status.Code(err), "a version never changes: %v", err)
+			require.Contains(t, status.Convert(err).Message(), "register a new version")
 
 			listed := s.protocol(t, "redteam.review@1")
 			require.Equal(t, []string{"attacker", "defender", "judge"}, listed.GetRoles())
@@ -233,6 +234,7 @@ func TestDataProtocolEndToEnd(t *testing.T) {
 			require.Equal(t, codes.NotFound, status.Code(err))
 			_, err = s.debate.CreateDebate(s.b, &debatedv1.CreateDebateRequest{DealId: "deal-b", Protocol: "redteam.review@1"})
 			require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
+			require.Contains(t, status.Convert(err).Message(), "not registered by this tenant")
 
 			resp, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "redteam.review"})
 			require.NoError(t, err)

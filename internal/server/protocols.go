@@ -62,7 +62,7 @@ func (ds *debateService) protocolFor(ctx context.Context, name string) (*orchest
 		return nil, unknown
 	case errors.Is(err, debate.ErrNotFound):
 		// Another tenant's NAME@VERSION is as absent as one nobody has.
-		return nil, fmt.Errorf("protocol %q: %w (not registered by this tenant; see ListProtocols)", name, debate.ErrNotFound)
+		return nil, fmt.Errorf("protocol %q is not registered by this tenant (see ListProtocols): %w", name, debate.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err

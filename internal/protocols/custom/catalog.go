@@ -121,8 +121,10 @@ func (c *Catalog) CheckRunnable(ctx context.Context) error {
 		return err
 	}
 	if m == nil {
-		return fmt.Errorf("%w: a protocol registered as data runs model-backed roles only, and no model is configured "+
-			"(set one for the deployment with DEBATED_LLM_BASE_URL, or for the tenant with SetTenantModel)", debate.ErrFailedPrecondition)
+		// The explanation goes before the sentinel: the API answers with
+		// the text up to it.
+		return fmt.Errorf("a protocol registered as data runs model-backed roles only, and no model is configured "+
+			"(set one for the deployment with DEBATED_LLM_BASE_URL, or for the tenant with SetTenantModel): %w", debate.ErrFailedPrecondition)
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func (s *Store) ProtocolPut(ctx context.Context, p debate.ProtocolDocument) (deb
 		return debate.ProtocolDocument{}, false, wrap(op, err)
 	}
 	if !created && stored.SHA256 != p.SHA256 {
-		return debate.ProtocolDocument{}, false, fmt.Errorf("postgres: %s: %w: a different document holds this version; register a new version", op, debate.ErrAlreadyExists)
+		return debate.ProtocolDocument{}, false, fmt.Errorf("postgres: %s: a different document holds this version; register a new version: %w", op, debate.ErrAlreadyExists)
 	}
 	return stored, created, nil
 }
