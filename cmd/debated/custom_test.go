@@ -353,7 +353,10 @@ func TestDataProtocolProsCons(t *testing.T) {
 // own model runs it.
 func TestDataProtocolRefusals(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, "sqlite", nil)
+	// The test double listens on loopback, which a tenant's model may use
+	// only when the operator allows private endpoints (on a server that
+	// checks them).
+	s := startStack(t, "sqlite", map[string]string{"DEBATED_LLM_ALLOW_PRIVATE": "true"})
 	setTenantModel(t, s, "a", dataModel(t).URL)
 	pc := debatedv1.NewProtocolServiceClient(s.conn)
 	doc := exampleDocument(t, "pros-cons.yaml")
