@@ -53,6 +53,9 @@ commands:
   defect waive DEAL_ID DEFECT_ID --actor A --reason R
                                        close a defect (waiving needs an admin-scoped key)
   protocols                            list the debate protocols: roles, graph, tools
+  protocol register FILE.yaml          register a protocol document (YAML or JSON) for the tenant
+  protocol get NAME[@VERSION]          show a registered protocol document (latest version by default)
+  protocol list                        the same list as protocols (built-in and registered)
   debate create --deal ID --protocol NAME [--option max_rounds=3] [--options-file F.json]
                 [--option-text constitution=policy.yaml] [--idempotency-key K]
   debate get|cancel|export|verify DEBATE_ID
@@ -201,6 +204,9 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 	}
 	if args[0] == "keys" {
 		return c.keysList(ctx, args[1:])
+	}
+	if args[0] == "protocol" {
+		return c.protocolCmd(ctx, args[1:])
 	}
 	if args[0] == "protocols" {
 		return c.protocolsList(ctx, args[1:])

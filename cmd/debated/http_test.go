@@ -296,11 +296,17 @@ func TestWatchOverConnect(t *testing.T) {
 	require.Equal(t, true, end["end"])
 	require.Nil(t, end["error"], "%v", end)
 	var seq float64
+	var evs []map[string]any // one event a message, or a batch of them
 	for _, m := range msgs[:len(msgs)-1] {
-		ev, ok := m["event"].(map[string]any)
-		if !ok {
-			continue
+		if ev, ok := m["event"].(map[string]any); ok {
+			evs = append(evs, ev)
 		}
+		batch, _ := m["events"].([]any)
+		for _, e := range batch {
+			evs = append(evs, e.(map[string]any))
+		}
+	}
+	for _, ev := range evs {
 		n, err := json.Number(ev["seq"].(string)).Float64()
 		require.NoError(t, err)
 		require.Equal(t, seq+1, n, "events in order")
