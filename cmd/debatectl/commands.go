@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,12 +11,19 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/dealfile"
-	"github.com/debated/debated/internal/debate"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
+
+// subflags is the flag set of one command; it is also how the cobra tree
+// learns the command's flags (see probe).
+func (c *cli) subflags(name string) *flag.FlagSet {
+	fs := subflags(name)
+	if c.probing {
+		c.probed = fs
+	}
+	return fs
+}
 
 func subflags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -73,7 +79,7 @@ func (c *cli) table(header string, rows [][]string) error {
 }
 
 func (c *cli) tenantCreate(ctx context.Context, args []string) error {
-	fs := subflags("tenant create")
+	fs := c.subflags("tenant create")
 	name := fs.String("name", "", "tenant name")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -95,7 +101,7 @@ func (c *cli) tenantCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) tenantList(ctx context.Context, args []string) error {
-	if err := subflags("tenant list").Parse(args); err != nil {
+	if err := c.subflags("tenant list").Parse(args); err != nil {
 		return err
 	}
 	ctx, cancel, err := c.adminCtx(ctx)
@@ -123,7 +129,7 @@ func (c *cli) tenantList(ctx context.Context, args []string) error {
 }
 
 func (c *cli) keyCreate(ctx context.Context, args []string) error {
-	fs := subflags("key create")
+	fs := c.subflags("key create")
 	tenant := fs.String("tenant", "", "tenant id")
 	name := fs.String("name", "", "key name")
 	scope := fs.String("scope", "", "extra scope: admin")
@@ -156,7 +162,7 @@ func (c *cli) keyCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) keyRevoke(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("key revoke"), args, "KEY_ID")
+	id, err := oneArg(c.subflags("key revoke"), args, "KEY_ID")
 	if err != nil {
 		return err
 	}
@@ -177,7 +183,7 @@ func (c *cli) keyRevoke(ctx context.Context, args []string) error {
 }
 
 func (c *cli) importDeal(ctx context.Context, args []string) error {
-	fs := subflags("import-deal")
+	fs := c.subflags("import-deal")
 	strict := fs.Bool("strict", false, "refuse fields the deal layout does not define instead of warning")
 	dir, err := oneArg(fs, args, "DIR")
 	if err != nil {
@@ -218,7 +224,7 @@ func (c *cli) importDeal(ctx context.Context, args []string) error {
 }
 
 func (c *cli) dealGet(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("deal get"), args, "DEAL_ID")
+	id, err := oneArg(c.subflags("deal get"), args, "DEAL_ID")
 	if err != nil {
 		return err
 	}
@@ -238,7 +244,7 @@ func (c *cli) dealGet(ctx context.Context, args []string) error {
 }
 
 func (c *cli) dealList(ctx context.Context, args []string) error {
-	if err := subflags("deal list").Parse(args); err != nil {
+	if err := c.subflags("deal list").Parse(args); err != nil {
 		return err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
@@ -271,7 +277,7 @@ func (c *cli) dealTable(ds []*debatedv1.DealSummary) error {
 }
 
 func (c *cli) claimsList(ctx context.Context, args []string) error {
-	fs := subflags("claims list")
+	fs := c.subflags("claims list")
 	class := fs.String("class", "", "only this claim class, e.g. FINANCIAL")
 	mat := fs.String("materiality", "", "only this materiality, e.g. HIGH")
 	id, err := oneArg(fs, args, "DEAL_ID")
@@ -315,7 +321,7 @@ func (c *cli) claimsList(ctx context.Context, args []string) error {
 }
 
 func (c *cli) claimGet(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("claim get"), args, "CLAIM_ID")
+	id, err := oneArg(c.subflags("claim get"), args, "CLAIM_ID")
 	if err != nil {
 		return err
 	}
@@ -343,34 +349,6 @@ func (c *cli) claimTable(cs []*debatedv1.Claim) error {
 			fmt.Sprint(cl.GetIcBound()), cl.GetClaimText()})
 	}
 	return c.table("KEY\tCLAIM_ID\tCLASS\tMATERIALITY\tIC_BOUND\tTEXT", rows)
-}
-
-// describe renders an error for a person: the gRPC code and message, then
-// one line per field violation.
-func describe(err error) string {
-	var ve *debate.ValidationError
-	if errors.As(err, &ve) {
-		var b strings.Builder
-		b.WriteString("InvalidArgument: the deal files are invalid")
-		for _, v := range ve.Violations {
-			fmt.Fprintf(&b, "\n  %s: %s", v.Field, v.Description)
-		}
-		return b.String()
-	}
-	st, ok := status.FromError(err)
-	if !ok {
-		return err.Error()
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", st.Code(), st.Message())
-	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				fmt.Fprintf(&b, "\n  %s: %s", v.GetField(), v.GetDescription())
-			}
-		}
-	}
-	return b.String()
 }
 
 // allPages calls list with each page token in turn, from "", until a page

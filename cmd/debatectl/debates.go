@@ -21,7 +21,7 @@ func (c *cli) debateClient() debatedv1.DebateServiceClient {
 }
 
 func (c *cli) debateCreate(ctx context.Context, args []string) error {
-	fs := subflags("debate create")
+	fs := c.subflags("debate create")
 	deal := fs.String("deal", "", "deal id")
 	protocol := fs.String("protocol", "", "protocol name (see debatectl protocols)")
 	key := fs.String("idempotency-key", "", "makes the call idempotent")
@@ -95,7 +95,7 @@ func (c *cli) debateCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateGet(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("debate get"), args, "DEBATE_ID")
+	id, err := oneArg(c.subflags("debate get"), args, "DEBATE_ID")
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (c *cli) debateGet(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateList(ctx context.Context, args []string) error {
-	fs := subflags("debate list")
+	fs := c.subflags("debate list")
 	st := fs.String("status", "", "only this status, e.g. running")
 	deal := fs.String("deal", "", "only this deal")
 	if _, err := parseAll(fs, args); err != nil {
@@ -163,7 +163,7 @@ func (c *cli) debateTable(ds []*debatedv1.Debate) error {
 // debateWatch streams the ledger and checks the hash chain as it reads:
 // every event must name the previous one's hash and hash to its own.
 func (c *cli) debateWatch(ctx context.Context, args []string) error {
-	fs := subflags("debate watch")
+	fs := c.subflags("debate watch")
 	after := fs.Int64("after", 0, "start after this seq")
 	id, err := oneArg(fs, args, "DEBATE_ID")
 	if err != nil {
@@ -203,7 +203,7 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateCancel(ctx context.Context, args []string) error {
-	fs := subflags("debate cancel")
+	fs := c.subflags("debate cancel")
 	reason := fs.String("reason", "cancelled by operator", "why")
 	id, err := oneArg(fs, args, "DEBATE_ID")
 	if err != nil {
@@ -226,7 +226,7 @@ func (c *cli) debateCancel(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateResolve(ctx context.Context, args []string) error {
-	fs := subflags("debate resolve")
+	fs := c.subflags("debate resolve")
 	approve := fs.Bool("approve", false, "approve the gate")
 	reject := fs.Bool("reject", false, "reject the gate")
 	reason := fs.String("reason", "", "why")
@@ -255,7 +255,7 @@ func (c *cli) debateResolve(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateExport(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("debate export"), args, "DEBATE_ID")
+	id, err := oneArg(c.subflags("debate export"), args, "DEBATE_ID")
 	if err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func readBundle(st grpc.ServerStreamingClient[debatedv1.ExportDebateResponse]) (
 }
 
 func (c *cli) debateVerify(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("debate verify"), args, "DEBATE_ID")
+	id, err := oneArg(c.subflags("debate verify"), args, "DEBATE_ID")
 	if err != nil {
 		return err
 	}
@@ -334,7 +334,7 @@ func (c *cli) debateVerify(ctx context.Context, args []string) error {
 }
 
 func (c *cli) protocolsList(ctx context.Context, args []string) error {
-	if _, err := parseAll(subflags("protocols"), args); err != nil {
+	if _, err := parseAll(c.subflags("protocols"), args); err != nil {
 		return err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
@@ -368,7 +368,7 @@ func (c *cli) protocolsList(ctx context.Context, args []string) error {
 }
 
 func (c *cli) validateOutput(ctx context.Context, args []string) error {
-	fs := subflags("validate-output")
+	fs := c.subflags("validate-output")
 	deal := fs.String("deal", "", "deal id the output speaks of")
 	path, err := oneArg(fs, args, "FILE.json")
 	if err != nil {
@@ -405,7 +405,7 @@ func (c *cli) validateOutput(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateDeliverables(ctx context.Context, args []string) error {
-	fs := subflags("debate deliverables")
+	fs := c.subflags("debate deliverables")
 	md := fs.Bool("markdown", false, "print the Markdown brief")
 	dir := fs.String("artifacts", "", "also write the per-round artifacts into this folder")
 	id, err := oneArg(fs, args, "DEBATE_ID")

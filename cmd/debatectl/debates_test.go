@@ -11,6 +11,8 @@ import (
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/store/storetest"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestDebateCommands(t *testing.T) {
@@ -117,7 +119,7 @@ func TestDebateCommands(t *testing.T) {
 	if err == nil {
 		require.Contains(t, out, "ABORTED")
 	} else {
-		require.Contains(t, out, "FailedPrecondition", "a debate that already ended cannot be cancelled")
+		require.Equal(t, codes.FailedPrecondition, status.Code(err), "a debate that already ended cannot be cancelled: %s", out)
 	}
 }
 

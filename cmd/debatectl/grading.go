@@ -19,7 +19,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 func trim(s fmt.Stringer, prefix string) string { return strings.TrimPrefix(s.String(), prefix) }
 
 func (c *cli) grade(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("grade"), args, "DEAL_ID")
+	id, err := oneArg(c.subflags("grade"), args, "DEAL_ID")
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func enumFlag(values map[string]int32, prefix, name, v string) (int32, error) {
 }
 
 func (c *cli) defectFlag(ctx context.Context, args []string) error {
-	fs := subflags("defect flag")
+	fs := c.subflags("defect flag")
 	claim := fs.String("claim", "", "claim id")
 	typ := fs.String("type", "", "defect type, e.g. INCONSISTENCY")
 	sev := fs.String("severity", "", "FATAL, MAJOR or MINOR (default: the type's)")
@@ -164,7 +164,7 @@ func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error 
 	if waive {
 		name = "defect waive"
 	}
-	fs := subflags(name)
+	fs := c.subflags(name)
 	actor := fs.String("actor", "", "who closes it")
 	reason := fs.String("reason", "", "why")
 	pos, err := parseAll(fs, args)
@@ -207,7 +207,7 @@ func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error 
 }
 
 func (c *cli) defectsList(ctx context.Context, args []string) error {
-	fs := subflags("defects list")
+	fs := c.subflags("defects list")
 	all := fs.Bool("all", false, "include CURED and WAIVED defects")
 	id, err := oneArg(fs, args, "DEAL_ID")
 	if err != nil {
@@ -234,7 +234,7 @@ func (c *cli) defectsList(ctx context.Context, args []string) error {
 }
 
 func (c *cli) dealEvents(ctx context.Context, args []string) error {
-	fs := subflags("deal events")
+	fs := c.subflags("deal events")
 	after := fs.Int64("after", 0, "only events after this seq")
 	id, err := oneArg(fs, args, "DEAL_ID")
 	if err != nil {
@@ -301,7 +301,7 @@ func orDash(s string) string {
 // tenantModel sets (with --base-url) or shows a tenant's own model. The key
 // is read from an environment variable, never from the command line.
 func (c *cli) tenantModel(ctx context.Context, args []string) error {
-	fs := subflags("tenant model")
+	fs := c.subflags("tenant model")
 	base := fs.String("base-url", "", "OpenAI-compatible base URL; with --clear, removes the override")
 	model := fs.String("model", "", "model name")
 	keyEnv := fs.String("api-key-env", "", "name of the environment variable holding the API key")

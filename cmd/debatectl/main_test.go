@@ -29,6 +29,8 @@ import (
 	"github.com/debated/debated/internal/testutil/gdbs"
 	"github.com/debated/debated/internal/testutil/pgtest"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -188,10 +190,12 @@ func TestSession(t *testing.T) {
 
 			out, err = ctl(t, addr, env, "deal", "get", "no-such-deal")
 			require.Error(t, err)
-			require.Contains(t, out, "NotFound")
+			require.Equal(t, codes.NotFound, status.Code(err))
+			// What a person reads: the server's words, no gRPC wrapping.
+			require.Equal(t, `deal "no-such-deal": not found`, describe(err))
 			out, err = ctl(t, addr, map[string]string{"DEBATECTL_API_KEY": "dbk_wrong"}, "deal", "list")
 			require.Error(t, err)
-			require.Contains(t, out, "Unauthenticated")
+			require.Equal(t, codes.Unauthenticated, status.Code(err), out)
 			_, err = ctl(t, addr, nil, "deal", "list")
 			require.ErrorContains(t, err, "--api-key")
 		})
@@ -210,7 +214,7 @@ func TestImportDealReportsBadFields(t *testing.T) {
 	require.NoError(t, dealfile.Write(dir, b))
 	out, err := ctl(t, addr, env, "import-deal", dir)
 	require.Error(t, err)
-	require.Contains(t, out, "InvalidArgument")
+	require.Contains(t, out, "the deal files are invalid")
 	require.Contains(t, out, "claims[1].claim_class")
 
 	b = storetest.SampleBundle("bad-deal")
@@ -351,7 +355,7 @@ func TestDefectCommands(t *testing.T) {
 	require.Contains(t, out, "is now CURED")
 	out, err = ctl(t, addr, env, "defect", "waive", b.Deal.ID, defect.GetDefectId(), "--actor", "a", "--reason", "r")
 	require.Error(t, err)
-	require.Contains(t, out, "PermissionDenied")
+	require.Equal(t, codes.PermissionDenied, status.Code(err), out)
 
 	out, err = ctl(t, addr, env, "defects", "list", b.Deal.ID, "--all")
 	require.NoError(t, err, out)

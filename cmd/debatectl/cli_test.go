@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/debated/debated/internal/dealfile"
+	"github.com/debated/debated/internal/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEveryCommandHasHelp runs --help on every command and group: each
+// exits 0 and prints its flags and an example.
+func TestEveryCommandHasHelp(t *testing.T) {
+	t.Parallel()
+	paths := [][]string{{}}
+	seen := map[string]bool{}
+	for _, c := range commands() {
+		words := strings.Fields(c.path)
+		paths = append(paths, words)
+		if len(words) == 2 && !seen[words[0]] {
+			seen[words[0]] = true
+			paths = append(paths, words[:1])
+		}
+	}
+	for _, p := range paths {
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), append(p, "--help"), func(string) string { return "" }, &out, &errOut)
+		require.NoError(t, err, "%v --help", p)
+		require.Contains(t, out.String(), "Examples:", "%v --help", p)
+		require.Contains(t, out.String(), "--json", "%v --help lists the global flags", p)
+	}
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"debate", "create", "--help"}, func(string) string { return "" }, &out, &out))
+	for _, f := range []string{"--deal", "--protocol", "--option", "--option-text", "--options-file", "--idempotency-key"} {
+		require.Contains(t, out.String(), f)
+	}
+}
+
+// TestGlobalFlagsAnywhere puts the global flags after the command and its
+// arguments, where the README's examples put --json.
+func TestGlobalFlagsAnywhere(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	dir := t.TempDir()
+	require.NoError(t, dealfile.Write(dir, storetest.SampleBundle("sample-deal")))
+	_, err := ctl(t, addr, env, "import-deal", dir)
+	require.NoError(t, err)
+
+	var out, errOut bytes.Buffer
+	err = run(context.Background(), []string{"deal", "get", "sample-deal", "--json", "--addr", addr, "--api-key", env["DEBATECTL_API_KEY"]},
+		func(string) string { return "" }, &out, &errOut)
+	require.NoError(t, err, errOut.String())
+	require.True(t, strings.HasPrefix(strings.TrimSpace(out.String()), "{"), out.String())
+	require.Contains(t, out.String(), `"deal_id": "sample-deal"`)
+}
+
+// TestCompletion prints the completion scripts and completes deal ids and
+// protocol names from the server.
+func TestCompletion(t *testing.T) {
+	t.Parallel()
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), []string{"completion", sh}, func(string) string { return "" }, &out, &out))
+		require.Contains(t, out.String(), "debatectl")
+	}
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	dir := t.TempDir()
+	require.NoError(t, dealfile.Write(dir, storetest.SampleBundle("sample-deal")))
+	_, err := ctl(t, addr, env, "import-deal", dir)
+	require.NoError(t, err)
+
+	out, err := ctl(t, addr, env, "__complete", "deal", "get", "")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "sample-deal")
+	out, err = ctl(t, addr, env, "__complete", "debate", "create", "--protocol", "")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "idis")
+}
+
+// TestServerDown names the address and how to start the server.
+func TestServerDown(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	require.NoError(t, lis.Close())
+	_, err = ctl(t, addr, map[string]string{"DEBATECTL_API_KEY": "k"}, "deal", "list")
+	require.Error(t, err)
+	require.Equal(t, "cannot reach debated at "+addr+" — is it running? (make run)", describe(err))
+}
