@@ -94,3 +94,38 @@ func TestServerDown(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, "cannot reach debated at "+addr+" — is it running? (make run)", describe(err))
 }
+
+// TestImportManyDeals imports several directories in one call: the summary
+// counts what was imported, unchanged and failed, and without
+// --continue-on-error the first failure stops the rest.
+func TestImportManyDeals(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	a, bad, c := t.TempDir(), t.TempDir(), t.TempDir()
+	require.NoError(t, dealfile.Write(a, storetest.SampleBundle("deal-a")))
+	broken := storetest.SampleBundle("deal-bad")
+	broken.Claims[0].Class = "FINANCE"
+	require.NoError(t, dealfile.Write(bad, broken))
+	require.NoError(t, dealfile.Write(c, storetest.SampleBundle("deal-c")))
+
+	out, err := ctl(t, addr, env, "import-deal", a)
+	require.NoError(t, err, out)
+
+	out, err = ctl(t, addr, env, "import-deal", a, bad, c)
+	require.Error(t, err)
+	require.Contains(t, out, "0 imported, 1 unchanged, 1 failed")
+	require.Contains(t, out, "failed "+bad+": the deal files are invalid")
+	require.Contains(t, out, "claims[0].claim_class")
+	list, err := ctl(t, addr, env, "deal", "list")
+	require.NoError(t, err)
+	require.NotContains(t, list, "deal-c", "the import stopped at the failure")
+
+	out, err = ctl(t, addr, env, "import-deal", "--continue-on-error", a, bad, c)
+	require.Error(t, err)
+	require.Contains(t, out, "1 imported, 1 unchanged, 1 failed")
+	require.Contains(t, describe(err), "1 of 3 directories failed")
+	list, err = ctl(t, addr, env, "deal", "list")
+	require.NoError(t, err)
+	require.Contains(t, list, "deal-c")
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -185,32 +186,83 @@ func (c *cli) keyRevoke(ctx context.Context, args []string) error {
 func (c *cli) importDeal(ctx context.Context, args []string) error {
 	fs := c.subflags("import-deal")
 	strict := fs.Bool("strict", false, "refuse fields the deal layout does not define instead of warning")
-	dir, err := oneArg(fs, args, "DIR")
+	keepGoing := fs.Bool("continue-on-error", false, "import the other directories when one fails (the summary lists the failures)")
+	dirs, err := parseAll(fs, args)
 	if err != nil {
 		return err
 	}
-	b, warnings, err := dealfile.LoadOptions(dir, dealfile.Options{Strict: *strict})
-	if err != nil {
+	if len(dirs) == 0 {
+		return errors.New("import-deal: want at least one DIR")
+	}
+	if len(dirs) == 1 {
+		_, err := c.importDir(ctx, dirs[0], *strict)
 		return err
+	}
+	// Several directories: a progress line on a terminal, then a summary.
+	var imported, unchanged []string
+	var failed []string
+	progress := newProgress(c.errOut, len(dirs))
+	// Each import's own line is left out (the summary says it), except
+	// with --json, which prints each answer.
+	quiet := &cli{addr: c.addr, apiKey: c.apiKey, adminToken: c.adminToken, timeout: c.timeout, conn: c.conn,
+		out: io.Discard, errOut: c.errOut, json: c.json}
+	summary := c.out
+	if c.json {
+		quiet.out, summary = c.out, c.errOut
+	}
+	for i, dir := range dirs {
+		progress.step(i, dir)
+		created, err := quiet.importDir(ctx, dir, *strict)
+		switch {
+		case err != nil:
+			failed = append(failed, fmt.Sprintf("%s: %s", dir, describe(err)))
+		case created:
+			imported = append(imported, dir)
+		default:
+			unchanged = append(unchanged, dir)
+		}
+		if err != nil && !*keepGoing {
+			break
+		}
+	}
+	progress.done()
+	fmt.Fprintf(summary, "%d imported, %d unchanged, %d failed\n", len(imported), len(unchanged), len(failed))
+	for _, f := range failed {
+		fmt.Fprintf(summary, "  failed %s\n", strings.ReplaceAll(f, "\n", "\n    "))
+	}
+	if len(failed) > 0 {
+		if !*keepGoing {
+			return fmt.Errorf("import-deal: stopped at the first failure (--continue-on-error imports the rest)")
+		}
+		return fmt.Errorf("import-deal: %d of %d directories failed", len(failed), len(dirs))
+	}
+	return nil
+}
+
+// importDir imports one deal directory and reports whether it was new.
+func (c *cli) importDir(ctx context.Context, dir string, strict bool) (bool, error) {
+	b, warnings, err := dealfile.LoadOptions(dir, dealfile.Options{Strict: strict})
+	if err != nil {
+		return false, err
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(c.errOut, "warning: %s (use --strict to refuse)\n", w)
 	}
 	req, err := apiconv.BundleToProto(b)
 	if err != nil {
-		return err
+		return false, err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer cancel()
 	resp, err := debatedv1.NewRegistryServiceClient(c.conn).ImportDeal(ctx, req)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if c.json {
-		return c.printJSON(resp)
+		return resp.GetCreated(), c.printJSON(resp)
 	}
 	d := resp.GetDeal()
 	verb := "imported"
@@ -220,7 +272,7 @@ func (c *cli) importDeal(ctx context.Context, args []string) error {
 	_, err = fmt.Fprintf(c.out, "deal %s %s: %d claims, %d evidence items, %d spans, %d sanads, %d documents, %d calcs\n",
 		d.GetDeal().GetDealId(), verb, d.GetClaimCount(), d.GetEvidenceItemCount(), d.GetSpanCount(),
 		d.GetSanadCount(), d.GetDocumentCount(), d.GetCalcCount())
-	return err
+	return resp.GetCreated(), err
 }
 
 func (c *cli) dealGet(ctx context.Context, args []string) error {
