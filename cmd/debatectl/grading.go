@@ -81,10 +81,15 @@ func (c *cli) gradeTable(claims []*debatedv1.ClaimGrading) error {
 	return c.table("KEY\tMETRIC\tGRADE\tVERDICT\tACTION\tCORROBORATION\tINDEPENDENT\tDEFECTS", rows)
 }
 
-// summaryLine prints the deal's figures.
+// summaryLine prints the deal's figures, and with newEvents >= 0 how many
+// events the call recorded (a defect call's answer does not say: -1).
 func (c *cli) summaryLine(g *debatedv1.DealGradingSummary, newEvents int) {
-	fmt.Fprintf(c.out, "\ndeal %s: %d claim(s), %d grade-D, %d blocked, %d open defect(s), sanad coverage %.3f, %d new event(s)\n",
-		g.GetDealId(), g.GetClaimCount(), g.GetGradeDCount(), g.GetBlockedClaimCount(), g.GetOpenDefectCount(), g.GetSanadCoverage(), newEvents)
+	fmt.Fprintf(c.out, "\ndeal %s: %d claim(s), %d grade-D, %d blocked, %d open defect(s), sanad coverage %.3f",
+		g.GetDealId(), g.GetClaimCount(), g.GetGradeDCount(), g.GetBlockedClaimCount(), g.GetOpenDefectCount(), g.GetSanadCoverage())
+	if newEvents >= 0 {
+		fmt.Fprintf(c.out, ", %d new event(s)", newEvents)
+	}
+	fmt.Fprintln(c.out)
 }
 
 func (c *cli) defectLine(d *debatedv1.Defect) {
@@ -100,7 +105,7 @@ func (c *cli) afterDefect(claim *debatedv1.ClaimGrading, summary *debatedv1.Deal
 			return err
 		}
 	}
-	c.summaryLine(summary, 0)
+	c.summaryLine(summary, -1)
 	return nil
 }
 

@@ -336,6 +336,14 @@ func TestDefectCommands(t *testing.T) {
 		}
 	}
 	require.NotNil(t, defect)
+	events, err := ctl(t, addr, env, "--json", "deal", "events", b.Deal.ID)
+	require.NoError(t, err)
+	var ev struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(events), &ev))
+	require.NotEmpty(t, ev.Events)
+	require.Equal(t, int32(len(ev.Events)), resp.GetEventCount(), "the first grading wrote every event of the log")
 	table, err := ctl(t, addr, env, "grade", b.Deal.ID)
 	require.NoError(t, err)
 	require.Contains(t, table, "CONTRADICTED")
@@ -345,6 +353,7 @@ func TestDefectCommands(t *testing.T) {
 		"--ref", b.Evidence[0].ID, "--actor", "analyst")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "flagged")
+	require.NotContains(t, out, "0 new event(s)", "a defect call writes events; it does not claim none")
 	out, err = ctl(t, addr, env, "defect", "flag", b.Deal.ID, "--claim", b.Claims[0].ID, "--type", "implausibility",
 		"--description", "short", "--ref", "nothing")
 	require.Error(t, err)
