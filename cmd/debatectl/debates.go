@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
@@ -363,6 +364,7 @@ func (c *cli) protocolsList(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.out, " %s→[%s]", name, strings.Join(n.GetNext(), ","))
 		}
 		fmt.Fprintln(c.out)
+		c.protocolTools(p)
 	}
 	return nil
 }
@@ -448,4 +450,26 @@ func (c *cli) readInput(path string) ([]byte, error) {
 		return io.ReadAll(os.Stdin)
 	}
 	return os.ReadFile(path)
+}
+
+// protocolTools prints which tools each role of p may call, roles in the
+// protocol's order.
+func (c *cli) protocolTools(p *debatedv1.Protocol) {
+	tools := p.GetTools()
+	if len(tools) == 0 {
+		fmt.Fprintln(c.out, "  tools: none")
+		return
+	}
+	fmt.Fprintln(c.out, "  tools:")
+	roles := append([]string(nil), p.GetRoles()...)
+	for r := range tools {
+		if !slices.Contains(roles, r) {
+			roles = append(roles, r)
+		}
+	}
+	for _, r := range roles {
+		if t, ok := tools[r]; ok {
+			fmt.Fprintf(c.out, "    %s: %s\n", r, strings.Join(t.GetTools(), ", "))
+		}
+	}
 }

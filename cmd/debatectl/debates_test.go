@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/store/storetest"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func TestDebateCommands(t *testing.T) {
@@ -28,6 +30,18 @@ func TestDebateCommands(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Contains(t, out, "synthetic.v1")
 	require.Contains(t, out, "critique_left ‖ critique_right")
+	js, err := ctl(t, addr, env, "--json", "protocols")
+	require.NoError(t, err, js)
+	var protos debatedv1.ListProtocolsResponse
+	require.NoError(t, protojson.Unmarshal([]byte(js), &protos))
+	tools := 0
+	for _, p := range protos.GetProtocols() {
+		for role, ts := range p.GetTools() {
+			require.Contains(t, out, "    "+role+": "+strings.Join(ts.GetTools(), ", "), "the text output lists %s's tools", p.GetName())
+			tools++
+		}
+	}
+	require.Positive(t, tools, "some protocol declares tools")
 
 	out, err = ctl(t, addr, env, "--json", "debate", "create", "--deal", "deal-ctl", "--protocol", "synthetic.v1", "--option", "max_rounds=2", "--idempotency-key", "k")
 	require.NoError(t, err, out)
