@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/store/storetest"
@@ -128,4 +130,98 @@ func TestImportManyDeals(t *testing.T) {
 	list, err = ctl(t, addr, env, "deal", "list")
 	require.NoError(t, err)
 	require.Contains(t, list, "deal-c")
+}
+
+// TestWatchHumanGate follows a debate that stops at a human gate: watch
+// says the gate is open and prints the exact resolve command, which works;
+// a second debate cancelled at its gate shows the gate as cancelled.
+func TestWatchHumanGate(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, "sqlite")
+	env := login(t, addr)
+	dir := t.TempDir()
+	require.NoError(t, dealfile.Write(dir, storetest.SampleBundle("deal-gate")))
+	_, err := ctl(t, addr, env, "import-deal", dir)
+	require.NoError(t, err)
+
+	create := func() string {
+		out, err := ctl(t, addr, env, "debate", "create", "--deal", "deal-gate", "--protocol", "synthetic.v1",
+			"--option", "max_rounds=2", "--option", "gate_round=1", "--json")
+		require.NoError(t, err, out)
+		var created struct {
+			Debate struct {
+				DebateID string `json:"debate_id"`
+			} `json:"debate"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &created))
+		return created.Debate.DebateID
+	}
+	waitGate := func(id string) string {
+		var gate string
+		require.Eventually(t, func() bool {
+			out, err := ctl(t, addr, env, "--json", "debate", "get", id)
+			require.NoError(t, err)
+			var got struct {
+				Gates []struct {
+					GateID string `json:"gate_id"`
+					Status string `json:"status"`
+				} `json:"gates"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			for _, g := range got.Gates {
+				if g.Status == "open" {
+					gate = g.GateID
+				}
+			}
+			return gate != ""
+		}, 20*time.Second, 20*time.Millisecond)
+		return gate
+	}
+
+	id := create()
+	gate := waitGate(id)
+	// watch follows until the end: run it while the gate is open, and
+	// resolve the gate with the line it printed.
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := ctl(t, addr, env, "debate", "watch", id)
+		done <- result{out, err}
+	}()
+	resolveLine := "debatectl debate resolve " + id + " " + gate + " --approve --reason '…'"
+	time.Sleep(200 * time.Millisecond) // the watch has read the open gate by now; resolving earlier only changes what it saw live
+	args := strings.Fields(strings.ReplaceAll(resolveLine, "'…'", "checked"))[1:]
+	out, err := ctl(t, addr, env, args...)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "gate "+gate+" resolved")
+	r := <-done
+	require.NoError(t, r.err, r.out)
+	require.Contains(t, r.out, "HUMAN GATE OPEN "+gate)
+	require.Contains(t, r.out, resolveLine)
+	require.Contains(t, r.out, "human gate "+gate+" approved")
+	require.Contains(t, r.out, "outcome: completed")
+
+	id = create()
+	gate = waitGate(id)
+	out, err = ctl(t, addr, env, "debate", "cancel", id, "--reason", "wrong deal")
+	require.NoError(t, err, out)
+	out, err = ctl(t, addr, env, "debate", "get", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "gate "+gate)
+	require.Contains(t, out, "(cancelled)", "the open gate of a cancelled debate is shown as cancelled")
+	out, err = ctl(t, addr, env, "debate", "watch", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "debate cancelled by")
+	require.Contains(t, out, "human gate "+gate+" cancelled")
+	require.Contains(t, out, "outcome: aborted (wrong deal)")
+	require.NotContains(t, out, "is open: debatectl debate resolve", "no resolve line for a closed gate")
+
+	// Watching a debate that does not exist names it; there is nothing to
+	// resume.
+	_, err = ctl(t, addr, env, "debate", "watch", "00000000-0000-4000-8000-000000000000")
+	require.Error(t, err)
+	require.NotContains(t, describe(err), "--after")
 }

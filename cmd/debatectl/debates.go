@@ -13,7 +13,10 @@ import (
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/debate"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -179,14 +182,23 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 		return err
 	}
 	prevHash := ""
+	seen := false // whether any event came: only then is --after worth suggesting
+	var last debatedv1.DebateStatus
 	for {
 		msg, err := st.Recv()
 		if errors.Is(err, io.EOF) {
+			if !c.json && last != debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED {
+				fmt.Fprintf(c.out, "outcome: %s\n", c.outcome(ctx, id, last))
+			}
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%w (resume with --after %d)", err, *after)
+			if seen && resumable(err) {
+				return fmt.Errorf("%w (resume with --after %d)", err, *after)
+			}
+			return err
 		}
+		seen = true
 		e := apiconv.EventFromProto(msg.GetEvent(), "")
 		if prevHash != "" && e.PrevHash != prevHash {
 			return fmt.Errorf("event %d does not chain to the previous event: the stream is not trustworthy", e.Seq)
@@ -199,7 +211,10 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		fmt.Fprintf(c.out, "%5d  %-22s %-20s %-28s round %d  %s\n", e.Seq, e.Type, e.Actor, e.Node, e.Round, trim(msg.GetStatus(), "DEBATE_STATUS_"))
+		if line := watchLine(id, e); line != "" {
+			fmt.Fprintln(c.out, line)
+		}
+		last = msg.GetStatus()
 	}
 }
 
@@ -472,4 +487,41 @@ func (c *cli) protocolTools(p *debatedv1.Protocol) {
 			fmt.Fprintf(c.out, "    %s: %s\n", r, strings.Join(t.GetTools(), ", "))
 		}
 	}
+}
+
+// resumable reports whether a watch that broke with err may be resumed:
+// the stream was cut, not refused.
+func resumable(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted, codes.ResourceExhausted, codes.Internal, codes.Unknown:
+		return true
+	}
+	return false
+}
+
+// outcome is the last line of a watch: the final status, why it stopped,
+// and any human gate still open.
+func (c *cli) outcome(ctx context.Context, id string, last debatedv1.DebateStatus) string {
+	out := strings.ToLower(trim(last, "DEBATE_STATUS_"))
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return out
+	}
+	defer cancel()
+	resp, err := c.debateClient().GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: id})
+	if err != nil {
+		return out
+	}
+	d := resp.GetDebate()
+	out = strings.ToLower(trim(d.GetStatus(), "DEBATE_STATUS_"))
+	if r := d.GetStopReason(); r != "" {
+		out += " (" + r + ")"
+	}
+	out += fmt.Sprintf(" after %d round(s), %d events", d.GetRound(), d.GetLastSeq())
+	for _, g := range resp.GetGates() {
+		if g.GetStatus() == string(debate.GateOpen) {
+			out += fmt.Sprintf("\nhuman gate %s is open: debatectl debate resolve %s %s --approve --reason '…'   (or --reject)", g.GetGateId(), id, g.GetGateId())
+		}
+	}
+	return out
 }

@@ -56,9 +56,11 @@ func TestDebateCommands(t *testing.T) {
 
 	out, err = ctl(t, addr, env, "debate", "watch", id)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "debate.started")
-	require.Contains(t, out, "debate.stopped")
-	require.Contains(t, out, "COMPLETED")
+	require.Contains(t, out, "debate started: synthetic.v1 on deal deal-ctl")
+	require.Regexp(t, `r1\s+advocate opening: opening of round 1`, out, "who spoke, in which round, and an excerpt")
+	require.Contains(t, out, "── round 2 completed")
+	require.Contains(t, out, "debate stopped: completed, reason MAX_ROUNDS")
+	require.Contains(t, out, "outcome: completed (MAX_ROUNDS)")
 
 	out, err = ctl(t, addr, env, "debate", "get", id)
 	require.NoError(t, err, out)
@@ -158,7 +160,10 @@ func TestIDISFromTheCommandLine(t *testing.T) {
 	id := created.Debate.DebateID
 	out, err = ctl(t, addr, env, "debate", "watch", id)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "deliverables.created")
+	require.Contains(t, out, "deliverables ready")
+	require.Regexp(t, `advocate \[[A-Z_]+, confidence 0\.\d+\]: Round 1 opening`, out, "position and confidence of each turn")
+	require.Regexp(t, `advocate called lookup_claim → SUCCESS`, out, "tool calls")
+	require.Contains(t, out, "stop decision: stop (MAX_ROUNDS)")
 
 	artifacts := t.TempDir()
 	out, err = ctl(t, addr, env, "debate", "deliverables", id, "--markdown", "--artifacts", artifacts)
