@@ -423,8 +423,8 @@ func (c *cli) validateOutput(ctx context.Context, args []string) error {
 
 func (c *cli) debateDeliverables(ctx context.Context, args []string) error {
 	fs := c.subflags("debate deliverables")
-	md := fs.Bool("markdown", false, "print the Markdown brief")
-	dir := fs.String("artifacts", "", "also write the per-round artifacts into this folder")
+	md := fs.Bool("markdown", false, "print the brief's Markdown as it is")
+	dir := fs.String("artifacts", "", "write the per-round artifacts into this folder (and print only how many)")
 	id, err := oneArg(fs, args, "DEBATE_ID")
 	if err != nil {
 		return err
@@ -447,14 +447,21 @@ func (c *cli) debateDeliverables(ctx context.Context, args []string) error {
 				return err
 			}
 		}
+		if !c.json && !*md {
+			_, err = fmt.Fprintf(c.out, "wrote %d files to %s\n", len(resp.GetArtifacts()), *dir)
+			return err
+		}
 	}
 	switch {
 	case c.json:
 		return c.printJSON(resp)
 	case *md:
 		_, err = fmt.Fprintln(c.out, resp.GetMarkdown())
-	default:
+	case resp.GetMarkdown() == "":
+		// A protocol without a brief: its deliverables as they are.
 		_, err = fmt.Fprintln(c.out, resp.GetDeliverablesJson())
+	default:
+		_, err = fmt.Fprint(c.out, renderMarkdown(resp.GetMarkdown(), isTerminal(c.out)))
 	}
 	return err
 }

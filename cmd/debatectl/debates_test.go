@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,6 +175,35 @@ func TestIDISFromTheCommandLine(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, files, filepath.Join(artifacts, "debate_summary.json"))
 	require.Contains(t, files, filepath.Join(artifacts, "debate_round1_arbiter.json"))
+
+	// Without flags: the brief rendered for a terminal, not Markdown.
+	out, err = ctl(t, addr, env, "debate", "deliverables", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "Investment committee brief")
+	require.Contains(t, out, "═══")
+	require.NotContains(t, out, "# Investment")
+	require.NotContains(t, out, "**")
+	require.NotContains(t, out, "|---")
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "role  ") {
+			// Aligned: every cell of the column below starts where its
+			// header does.
+			col := strings.Index(l, "final position")
+			require.Positive(t, col)
+			require.True(t, strings.HasPrefix(lines[i+1], "────"), lines[i+1])
+			require.Equal(t, " ", lines[i+2][col-1:col], "row %q", lines[i+2])
+			require.NotEqual(t, " ", lines[i+2][col:col+1], "row %q", lines[i+2])
+		}
+	}
+	require.Contains(t, out, "role  ", "the roles' table is there")
+	// --artifacts alone says what it wrote, and nothing else.
+	again := t.TempDir()
+	out, err = ctl(t, addr, env, "debate", "deliverables", id, "--artifacts", again)
+	require.NoError(t, err, out)
+	written, err := os.ReadDir(again)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("wrote %d files to %s\n", len(written), again), out)
 
 	good := filepath.Join(artifacts, "debate_round1_arbiter.json")
 	out, err = ctl(t, addr, env, "validate-output", "--deal", "deal-idis", good)
