@@ -398,9 +398,9 @@ func (c *cli) claimTable(cs []*debatedv1.Claim) error {
 		rows = append(rows, []string{cl.GetClaimKey(), cl.GetClaimId(),
 			strings.TrimPrefix(cl.GetClaimClass().String(), "CLAIM_CLASS_"),
 			strings.TrimPrefix(cl.GetMateriality().String(), "MATERIALITY_"),
-			fmt.Sprint(cl.GetIcBound()), cl.GetClaimText()})
+			claimValue(cl.GetValue()), fmt.Sprint(cl.GetIcBound()), cl.GetClaimText()})
 	}
-	return c.table("KEY\tCLAIM_ID\tCLASS\tMATERIALITY\tIC_BOUND\tTEXT", rows)
+	return c.table("KEY\tCLAIM_ID\tCLASS\tMATERIALITY\tVALUE\tIC_BOUND\tTEXT", rows)
 }
 
 // allPages calls list with each page token in turn, from "", until a page
@@ -418,4 +418,13 @@ func allPages[T any](list func(token string) ([]T, string, error)) ([]T, error) 
 		}
 		token = next
 	}
+}
+
+// claimValue is a claim's figure as the deal states it ("$3,150,000"), or
+// "-" when it states none.
+func claimValue(v *debatedv1.ClaimValue) string {
+	if v == nil {
+		return "-"
+	}
+	return quantity(v.GetValue(), v.GetUnit(), v.GetCurrency())
 }

@@ -22,6 +22,7 @@ func TestExactNumbers(t *testing.T) {
 		{quantity(120000, "USD/month", "USD"), "$120,000/month"},
 		{quantity(42.5, "percent", ""), "42.5%"},
 		{quantity(18, "months", ""), "18 months"},
+		{figures(map[string]float64{"runway_months": 18.5, "arr": 3.15e6}), "arr=3,150,000 runway_months=18.5"},
 	} {
 		require.Equal(t, tc.want, tc.got)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
@@ -57,7 +58,7 @@ func (c *cli) grade(ctx context.Context, args []string) error {
 		}
 	}
 	for _, k := range resp.GetCalcs() {
-		fmt.Fprintf(c.out, "  calc %s %s: grade %s, output %v\n", k.GetCalcId(), trim(k.GetCalcType(), "CALC_TYPE_"), trim(k.GetGrade(), "GRADE_"), k.GetOutput())
+		fmt.Fprintf(c.out, "  calc %s %s: grade %s, output %s\n", k.GetCalcId(), trim(k.GetCalcType(), "CALC_TYPE_"), trim(k.GetGrade(), "GRADE_"), figures(k.GetOutput()))
 	}
 	return nil
 }
@@ -351,4 +352,19 @@ func (c *cli) tenantModel(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.out, "tenant %s uses %s at %s (API key stored: %v)\n", id, m.GetModel(), m.GetBaseUrl(), m.GetHasApiKey())
 	return nil
+}
+
+// figures prints a calc's named outputs exactly, in name order:
+// "arr=3,150,000 runway_months=18.5".
+func figures(m map[string]float64) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, n+"="+exactNumber(m[n]))
+	}
+	return strings.Join(parts, " ")
 }

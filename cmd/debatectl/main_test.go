@@ -184,6 +184,12 @@ func TestSession(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal([]byte(out), &cl))
 			require.Len(t, cl.Claims, len(b.Claims))
+			out, err = ctl(t, addr, env, "claims", "list", "sample-deal")
+			require.NoError(t, err, out)
+			require.Contains(t, out, "$12,500,000", "money is printed exactly, never as 1.25e+07")
+			require.Contains(t, out, "$650,000/month")
+			require.Contains(t, out, "68.5%")
+			require.NotContains(t, out, "e+0")
 			out, err = ctl(t, addr, env, "claim", "get", cl.Claims[0].ClaimID)
 			require.NoError(t, err, out)
 			require.Contains(t, out, cl.Claims[0].ClaimID)
@@ -315,6 +321,7 @@ func TestGradeGDBSDealsFromTheCommandLine(t *testing.T) {
 		require.NoError(t, err, table)
 		require.Contains(t, table, "KEY")
 		require.Contains(t, table, "sanad coverage")
+		require.NotRegexp(t, `\de[+-]\d`, table, "no figure is printed in exponent form")
 	}
 }
 
