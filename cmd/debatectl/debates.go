@@ -67,6 +67,9 @@ func (c *cli) debateCreate(ctx context.Context, args []string) error {
 		if !ok || name == "" {
 			return fmt.Errorf("debate create: --option %q: want NAME=VALUE", o)
 		}
+		if looksLikeFile(value) {
+			return fmt.Errorf("debate create: --option %s=%s names a file; to send its text, use --option-text %s=%s", name, value, name, value)
+		}
 		var v any
 		if json.Unmarshal([]byte(value), &v) != nil {
 			v = value
@@ -531,4 +534,19 @@ func (c *cli) outcome(ctx context.Context, id string, last debatedv1.DebateStatu
 		}
 	}
 	return out
+}
+
+// looksLikeFile reports whether an --option value is a file name (a YAML
+// or JSON file, or any file that exists), which --option-text reads and
+// --option would send as the name itself.
+func looksLikeFile(v string) bool {
+	switch strings.ToLower(filepath.Ext(v)) {
+	case ".yaml", ".yml":
+		return true
+	}
+	if !strings.ContainsAny(v, "/.") {
+		return false
+	}
+	fi, err := os.Stat(v)
+	return err == nil && fi.Mode().IsRegular()
 }

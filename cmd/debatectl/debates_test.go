@@ -253,6 +253,13 @@ func TestDebateCreateOptionsFromFiles(t *testing.T) {
 	require.ErrorContains(t, err, "not a JSON object")
 	_, err = ctl(t, addr, env, "debate", "create", "--deal", "deal-opt", "--protocol", "synthetic.v1", "--option-text", "x="+filepath.Join(dir, "missing"))
 	require.ErrorContains(t, err, "--option-text x")
+
+	// A YAML file given with --option would send its name: refused, with
+	// the flag that sends its text.
+	policy := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(policy, []byte("principles: []\n"), 0o600))
+	_, err = ctl(t, addr, env, "debate", "create", "--deal", "deal-opt", "--protocol", "synthetic.v1", "--option", "constitution="+policy)
+	require.ErrorContains(t, err, "use --option-text constitution="+policy)
 }
 
 // TestDebateExportLarge: a synthetic debate at its largest options makes a
