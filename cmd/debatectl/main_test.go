@@ -355,9 +355,19 @@ func TestDefectCommands(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, table, "CONTRADICTED")
 
+	// The evidence ids defect flag --ref needs come from evidence list.
+	out, err = ctl(t, addr, env, "evidence", "list", b.Deal.ID)
+	require.NoError(t, err, out)
+	for _, e := range b.Evidence {
+		require.Contains(t, out, e.ID)
+	}
+	ref := strings.Fields(strings.Split(out, "\n")[1])[0]
+	out, err = ctl(t, addr, env, "evidence", "get", ref)
+	require.NoError(t, err, out)
+	require.Contains(t, out, ref)
 	out, err = ctl(t, addr, env, "defect", "flag", b.Deal.ID, "--claim", b.Claims[0].ID, "--type", "implausibility",
 		"--description", "growth of this size in one quarter is not plausible for a company at this stage",
-		"--ref", b.Evidence[0].ID, "--actor", "analyst")
+		"--ref", ref, "--actor", "analyst")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "flagged")
 	require.NotContains(t, out, "0 new event(s)", "a defect call writes events; it does not claim none")
