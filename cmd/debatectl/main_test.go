@@ -194,7 +194,7 @@ func TestSession(t *testing.T) {
 			require.NoError(t, err, out)
 			require.Contains(t, out, cl.Claims[0].ClaimID)
 
-			out, err = ctl(t, addr, env, "deal", "get", "no-such-deal")
+			_, err = ctl(t, addr, env, "deal", "get", "no-such-deal")
 			require.Error(t, err)
 			require.Equal(t, codes.NotFound, status.Code(err))
 			// What a person reads: the server's words, no gRPC wrapping.
