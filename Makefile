@@ -72,6 +72,17 @@ check-generate: generate ## Fail if the committed generated code is not what `ma
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then \
 		echo "generated code is stale: run make generate and commit gen/"; git status --porcelain -- gen; exit 1; fi
 
+.PHONY: web
+web: $(BIN)/buf-$(BUF_VERSION) ## Rebuild the dashboard (needs Node and npm): its TypeScript client from proto/, then web/dist.
+	cd web && npm ci --no-audit --no-fund
+	buf generate --template buf.gen.web.yaml
+	cd web && npm run typecheck && npm run build
+
+.PHONY: check-web
+check-web: web ## Fail if the committed dashboard (web/dist) or its generated client is not what `make web` makes.
+	@if [ -n "$$(git status --porcelain -- web/dist web/src/gen)" ]; then \
+		echo "the dashboard bundle is stale: run make web and commit web/"; git status --porcelain -- web/dist web/src/gen; exit 1; fi
+
 .PHONY: lint
 # BUF_BREAKING_AGAINST is the API that buf breaking compares proto/ with:
 # the previous commit (on a merge, main before it). A clone without that
@@ -106,7 +117,7 @@ chart-check: ## Render the Helm chart offline and check every manifest; test the
 	cd deploy && go vet ./... && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test
-test: check-generate lint chart-check ## Run every check and test (needs PostgreSQL at TEST_DATABASE_URL).
+test: check-generate check-web lint chart-check ## Run every check and test (needs PostgreSQL at TEST_DATABASE_URL).
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-short
@@ -126,6 +137,21 @@ load: build ## Start a local debated (embedded store, or LOAD_DATABASE_URL) and 
 	for i in $$(seq 1 50); do curl -sf http://127.0.0.1:50152/metrics >/dev/null && break; sleep 0.2; done; \
 	$(BIN)/loadgen --addr 127.0.0.1:50151 --admin-token load-admin --metrics-url http://127.0.0.1:50152/metrics \
 		--rates $(LOAD_RATES) --step $(LOAD_STEP)
+
+WATCHLOAD_WATCHERS ?= 1,100,1000
+WATCHLOAD_DEBATES  ?= 1,10
+WATCHLOAD_ROUNDS   ?= 50
+
+.PHONY: watchload
+watchload: build ## Start a local debated (embedded store, or LOAD_DATABASE_URL) and measure N watchers of one debate and of ten.
+	@set -euo pipefail; dir=$$(mktemp -d); trap 'kill $$pid 2>/dev/null || true; rm -rf "$$dir"' EXIT; \
+	DEBATED_ADMIN_TOKEN=load-admin DEBATED_LISTEN=127.0.0.1:50151 DEBATED_METRICS_ADDR=127.0.0.1:50152 \
+	DEBATED_DATA_DIR=$$dir DEBATED_LOG_LEVEL=warn DEBATED_DATABASE_URL=$${LOAD_DATABASE_URL:-} \
+	DEBATED_SIGNING_KEYS=$${LOAD_DATABASE_URL:+v1:bG9hZC10ZXN0LXNpZ25pbmctc2VjcmV0LW9mLTMyLWJ5dGVzIQ==} \
+	$(BIN)/debated serve & pid=$$!; \
+	for i in $$(seq 1 50); do curl -sf http://127.0.0.1:50152/metrics >/dev/null && break; sleep 0.2; done; \
+	$(BIN)/watchload --addr 127.0.0.1:50151 --admin-token load-admin --metrics-url http://127.0.0.1:50152/metrics \
+		--watchers $(WATCHLOAD_WATCHERS) --debates $(WATCHLOAD_DEBATES) --rounds $(WATCHLOAD_ROUNDS)
 
 .PHONY: bench
 bench: ## Run the Go benchmarks (both stores) and print the results.

@@ -57,8 +57,15 @@ func TestGlobalFlagsAnywhere(t *testing.T) {
 	err = run(context.Background(), []string{"deal", "get", "sample-deal", "--json", "--addr", addr, "--api-key", env["DEBATECTL_API_KEY"]},
 		func(string) string { return "" }, &out, &errOut)
 	require.NoError(t, err, errOut.String())
-	require.True(t, strings.HasPrefix(strings.TrimSpace(out.String()), "{"), out.String())
-	require.Contains(t, out.String(), `"deal_id": "sample-deal"`)
+	var got struct {
+		Deal struct {
+			Deal struct {
+				DealID string `json:"deal_id"`
+			} `json:"deal"`
+		} `json:"deal"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got), "--json after the arguments prints JSON: %s", out.String())
+	require.Equal(t, "sample-deal", got.Deal.Deal.DealID)
 }
 
 // TestCompletion prints the completion scripts and completes deal ids and

@@ -179,6 +179,7 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 	if c.apiKey == "" {
 		return errors.New("this command needs --api-key or DEBATECTL_API_KEY")
 	}
+	base := ctx // for the outcome's own call, which adds its credential
 	ctx = withBearer(ctx, c.apiKey)
 	st, err := c.debateClient().WatchDebate(ctx, &debatedv1.WatchDebateRequest{DebateId: id, AfterSeq: *after})
 	if err != nil {
@@ -191,7 +192,7 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 		msg, err := st.Recv()
 		if errors.Is(err, io.EOF) {
 			if !c.json && last != debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED {
-				fmt.Fprintf(c.out, "outcome: %s\n", c.outcome(ctx, id, last))
+				fmt.Fprintf(c.out, "outcome: %s\n", c.outcome(base, id, last))
 			}
 			return nil
 		}
@@ -202,20 +203,30 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 			return err
 		}
 		seen = true
-		e := apiconv.EventFromProto(msg.GetEvent(), "")
-		if prevHash != "" && e.PrevHash != prevHash {
-			return fmt.Errorf("event %d does not chain to the previous event: the stream is not trustworthy", e.Seq)
-		}
-		prevHash = e.Hash
-		*after = e.Seq
-		if c.json {
-			if err := c.printJSON(msg); err != nil {
-				return err
+		// A message carries one event, or a batch of them when the watcher
+		// is behind; the status is the debate's as of its last event.
+		evs := apiconv.WatchEvents(msg)
+		for i, pe := range evs {
+			e := apiconv.EventFromProto(pe, "")
+			if prevHash != "" && e.PrevHash != prevHash {
+				return fmt.Errorf("event %d does not chain to the previous event: the stream is not trustworthy", e.Seq)
 			}
-			continue
-		}
-		if line := watchLine(id, e); line != "" {
-			fmt.Fprintln(c.out, line)
+			prevHash = e.Hash
+			*after = e.Seq
+			status := debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED
+			if i == len(evs)-1 {
+				status = msg.GetStatus()
+			}
+			if c.json {
+				// One line per event, as before batches.
+				if err := c.printJSON(&debatedv1.WatchDebateResponse{Event: pe, Status: status}); err != nil {
+					return err
+				}
+				continue
+			}
+			if line := watchLine(id, e); line != "" {
+				fmt.Fprintln(c.out, line)
+			}
 		}
 		last = msg.GetStatus()
 	}

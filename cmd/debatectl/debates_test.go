@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,6 +63,28 @@ func TestDebateCommands(t *testing.T) {
 	require.Contains(t, out, "── round 2 completed")
 	require.Contains(t, out, "debate stopped: completed, reason MAX_ROUNDS")
 	require.Contains(t, out, "outcome: completed (MAX_ROUNDS)")
+	// Watching the finished debate replays it in batches: still one JSON
+	// object per event, every seq once and in order, the status on the
+	// last.
+	out, err = ctl(t, addr, env, "--json", "debate", "watch", id)
+	require.NoError(t, err, out)
+	dec := json.NewDecoder(strings.NewReader(out))
+	n := 0
+	lastStatus := ""
+	for dec.More() {
+		var m struct {
+			Event struct {
+				Seq string `json:"seq"`
+			} `json:"event"`
+			Status string `json:"status"`
+		}
+		require.NoError(t, dec.Decode(&m))
+		n++
+		require.Equal(t, strconv.Itoa(n), m.Event.Seq)
+		lastStatus = m.Status
+	}
+	require.Greater(t, n, 2)
+	require.Equal(t, "DEBATE_STATUS_COMPLETED", lastStatus)
 
 	out, err = ctl(t, addr, env, "debate", "get", id)
 	require.NoError(t, err, out)
@@ -285,7 +308,7 @@ func TestDebateExportLarge(t *testing.T) {
 	id := created.Debate.DebateID
 	out, err = ctl(t, addr, env, "debate", "watch", id)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "COMPLETED")
+	require.Contains(t, out, "outcome: completed")
 
 	bundle, err := ctl(t, addr, env, "debate", "export", id)
 	require.NoError(t, err)

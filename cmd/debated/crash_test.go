@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ type child struct {
 	addr string
 }
 
-func startChild(t *testing.T, addr string, env []string) *child {
+func startChild(t testing.TB, addr string, env []string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "serve", "--listen", addr)
 	cmd.Env = append(append(os.Environ(), childEnv+"=1", "DEBATED_LOG_LEVEL=error"), env...)

@@ -97,7 +97,8 @@ func (s *stack) protocol(t *testing.T, name string) *debatedv1.Protocol {
 }
 
 // watch reads the debate's stream from after until it ends (or until stopAt
-// returns true for an event) and returns what it read.
+// returns true for an event) and returns what it read, one event per
+// message: a batch is taken apart, its status going with its last event.
 func (s *stack) watch(t *testing.T, ctx context.Context, id string, after int64, stopAt func(*debatedv1.WatchDebateResponse) bool) []*debatedv1.WatchDebateResponse {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
@@ -111,11 +112,28 @@ func (s *stack) watch(t *testing.T, ctx context.Context, id string, after int64,
 			return out
 		}
 		require.NoError(t, err)
-		out = append(out, msg)
-		if stopAt != nil && stopAt(msg) {
-			return out
+		for _, m := range flatten(msg) {
+			out = append(out, m)
+			if stopAt != nil && stopAt(m) {
+				return out
+			}
 		}
 	}
+}
+
+// flatten takes a WatchDebate message apart into one message per event,
+// the message's status and checkpoint going with its last event.
+func flatten(msg *debatedv1.WatchDebateResponse) []*debatedv1.WatchDebateResponse {
+	evs := apiconv.WatchEvents(msg)
+	out := make([]*debatedv1.WatchDebateResponse, len(evs))
+	for i, e := range evs {
+		out[i] = &debatedv1.WatchDebateResponse{Event: e}
+	}
+	if len(out) > 0 {
+		out[len(out)-1].Status = msg.GetStatus()
+		out[len(out)-1].Checkpoint = msg.GetCheckpoint()
+	}
+	return out
 }
 
 // requireChain checks that streamed events are contiguous from first and
@@ -244,8 +262,15 @@ func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
 	return s
 }
 
+// isGate reports whether the message (one event or a batch) holds the
+// opening of a human gate.
 func isGate(m *debatedv1.WatchDebateResponse) bool {
-	return m.GetEvent().GetEventType() == "human_gate.created"
+	for _, e := range apiconv.WatchEvents(m) {
+		if e.GetEventType() == "human_gate.created" {
+			return true
+		}
+	}
+	return false
 }
 
 func TestHumanGateAndCancel(t *testing.T) {
@@ -285,14 +310,21 @@ func TestHumanGateAndCancel(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, "GATE_REJECTED", got.GetDebate().GetStopReason())
 
-			// Cancel a waiting debate: aborted, and the ledger still verifies.
+			// Cancel a waiting debate: aborted, its open gate cancelled, and
+			// the ledger still verifies.
 			d = s.create(t, s.a, "deal-a", map[string]any{"max_rounds": 3, "gate_round": 1})
 			s.watch(t, s.a, d.GetDebateId(), 0, isGate)
+			open := gateOf(d.GetDebateId())
 			_, err = s.debate.CancelDebate(s.b, &debatedv1.CancelDebateRequest{DebateId: d.GetDebateId(), Reason: "not yours"})
 			require.Equal(t, codes.NotFound, status.Code(err))
 			c, err := s.debate.CancelDebate(s.a, &debatedv1.CancelDebateRequest{DebateId: d.GetDebateId(), Reason: "deal withdrawn"})
 			require.NoError(t, err)
 			require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_ABORTED, c.GetDebate().GetStatus())
+			got, err = s.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{DebateId: d.GetDebateId()})
+			require.NoError(t, err)
+			require.Len(t, got.GetGates(), 1)
+			require.Equal(t, open, got.GetGates()[0].GetGateId())
+			require.Equal(t, "cancelled", got.GetGates()[0].GetStatus(), "a cancelled debate's gate is no longer open")
 			msgs = s.watch(t, s.a, d.GetDebateId(), 0, nil)
 			require.Equal(t, "debate.aborted", msgs[len(msgs)-1].GetEvent().GetEventType())
 			require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_ABORTED, msgs[len(msgs)-1].GetStatus())

@@ -30,10 +30,18 @@ func TestPublishedKeysAndDealAudit(t *testing.T) {
 			pub, err := keys.GetSigningKeys(s.a, &debatedv1.GetSigningKeysRequest{})
 			require.NoError(t, err)
 			byID := map[string]*debatedv1.SigningKey{}
+			checkpointKeys := 0
 			for _, k := range pub.GetKeys() {
-				require.Equal(t, debatedv1.KeyKind_KEY_KIND_LEDGER, k.GetKind(), "no checkpoint keys are configured")
+				if k.GetKind() == debatedv1.KeyKind_KEY_KIND_CHECKPOINT {
+					// The log's checkpoint key is published beside the ledger's.
+					require.NotEmpty(t, k.GetNoteVerifierKey())
+					checkpointKeys++
+					continue
+				}
+				require.Equal(t, debatedv1.KeyKind_KEY_KIND_LEDGER, k.GetKind())
 				byID[k.GetKeyId()] = k
 			}
+			require.Equal(t, 1, checkpointKeys, "the transparency log's checkpoint key is published")
 			for _, m := range msgs {
 				e := m.GetEvent()
 				if e == nil {
@@ -77,6 +85,27 @@ func TestPublishedKeysAndDealAudit(t *testing.T) {
 			conn, err := pgx.Connect(ctx, s.dbURL)
 			require.NoError(t, err)
 			defer conn.Close(ctx)
+			// A superuser cuts the audit log's last event: the shorter chain
+			// is consistent in itself, but the tenant's transparency log
+			// recorded the cut head.
+			var lastSeq int64
+			require.NoError(t, conn.QueryRow(ctx, `SELECT max(seq) FROM deal_events WHERE deal_id = 'deal-a' AND tenant_id = $1`,
+				pub.GetTenantId()).Scan(&lastSeq))
+			_, err = conn.Exec(ctx, `SET session_replication_role = replica`)
+			require.NoError(t, err)
+			_, err = conn.Exec(ctx, `DELETE FROM deal_events WHERE deal_id = 'deal-a' AND tenant_id = $1 AND seq = $2`, pub.GetTenantId(), lastSeq)
+			require.NoError(t, err)
+			_, err = conn.Exec(ctx, `SET session_replication_role = DEFAULT`)
+			require.NoError(t, err)
+			v, err = audit.VerifyDeal(s.a, &debatedv1.VerifyDealRequest{DealId: "deal-a"})
+			require.NoError(t, err)
+			require.False(t, v.GetOk(), "a cut audit log is caught by the transparency log")
+			var rules []string
+			for _, p := range v.GetProblems() {
+				rules = append(rules, p.GetRule())
+			}
+			require.Contains(t, rules, "log")
+
 			tx, err := conn.Begin(ctx)
 			require.NoError(t, err)
 			_, err = tx.Exec(ctx, `ALTER TABLE deal_events DISABLE TRIGGER USER`)

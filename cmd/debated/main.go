@@ -37,6 +37,7 @@ import (
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/postgres"
 	"github.com/debated/debated/internal/store/sqlite"
+	"github.com/debated/debated/web"
 )
 
 // DefaultGCPercent is the garbage collector's target when GOGC is not set:
@@ -108,6 +109,8 @@ Run "debated <command> -h" for the flags of a command.
 // config is everything the binary reads from flags and the environment.
 type config struct {
 	listen            string
+	httpListen        string
+	corsOrigins       []string
 	databaseURL       string
 	dataDir           string
 	adminToken        string
@@ -216,6 +219,12 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 			return cfg, fmt.Errorf("DEBATED_MAX_RECV_MSG_BYTES: %w", err)
 		}
 		fs.StringVar(&cfg.listen, "listen", env("DEBATED_LISTEN", "localhost:50051"), "gRPC listen address HOST:PORT (DEBATED_LISTEN)")
+		fs.StringVar(&cfg.httpListen, "http-listen", env("DEBATED_HTTP_LISTEN", ""), "an extra address serving only HTTP (Connect, gRPC-Web, REST, the dashboard); the gRPC port serves them too (DEBATED_HTTP_LISTEN)")
+		fs.Func("cors-origins", "comma-separated origins allowed to call the API from a browser; empty: same origin only (DEBATED_CORS_ORIGINS)", func(v string) error {
+			cfg.corsOrigins = splitList(v)
+			return nil
+		})
+		cfg.corsOrigins = splitList(getenv("DEBATED_CORS_ORIGINS"))
 		fs.StringVar(&cfg.dataDir, "data-dir", env("DEBATED_DATA_DIR", ".data"), "folder of the embedded store's database file (DEBATED_DATA_DIR)")
 		fs.StringVar(&cfg.adminToken, "admin-token", env("DEBATED_ADMIN_TOKEN", ""), "bootstrap token for AdminService; empty disables it (DEBATED_ADMIN_TOKEN)")
 		fs.BoolVar(&cfg.migrateOnStart, "migrate", migrate, "apply PostgreSQL migrations at start-up (DEBATED_MIGRATE_ON_START)")
@@ -301,6 +310,17 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	return cfg, nil
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
@@ -420,9 +440,23 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	if err != nil {
 		return err
 	}
+	handler, err := srv.HTTPHandler(server.HTTPConfig{CORSOrigins: cfg.corsOrigins, Static: web.Dist()})
+	if err != nil {
+		return err
+	}
 	lis, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
+	}
+	var extra []net.Listener
+	if cfg.httpListen != "" {
+		hl, err := net.Listen("tcp", cfg.httpListen)
+		if err != nil {
+			_ = lis.Close()
+			return fmt.Errorf("http listener: %w", err)
+		}
+		extra = append(extra, hl)
+		log.InfoContext(ctx, "http listening", slog.String("addr", hl.Addr().String()))
 	}
 	if cfg.healthAddr != "" {
 		hl, err := net.Listen("tcp", cfg.healthAddr)
@@ -439,7 +473,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		ready(lis.Addr())
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lis) }()
+	go func() { errc <- srv.ServeAll(lis, handler, extra...) }()
 	select {
 	case err := <-errc:
 		return err

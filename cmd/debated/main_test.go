@@ -125,7 +125,7 @@ func TestServeEmbedded(t *testing.T) {
 
 // migratedDatabase gives the test a fresh PostgreSQL database, migrated
 // by "debated migrate", and returns its URL.
-func migratedDatabase(t *testing.T) string {
+func migratedDatabase(t testing.TB) string {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
 	var out bytes.Buffer

@@ -76,7 +76,7 @@ func TestRevokedKeyEndsStreams(t *testing.T) {
 		t.Parallel()
 		url := migratedDatabase(t)
 		env := []string{"DEBATED_DATABASE_URL=" + url, "DEBATED_MIGRATE_ON_START=false", "DEBATED_SIGNING_KEYS=" + testSigningKeys,
-			"DEBATED_ADMIN_TOKEN=e2e-admin", "DEBATED_KEY_RECHECK=300ms"}
+			"DEBATED_CHECKPOINT_KEYS=" + testCheckpointKeys, "DEBATED_ADMIN_TOKEN=e2e-admin", "DEBATED_KEY_RECHECK=300ms"}
 		addrA, addrB := freeAddr(t), freeAddr(t)
 		startChild(t, addrA, env)
 		startChild(t, addrB, env)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -88,11 +89,13 @@ func TestRollingRestart(t *testing.T) {
 						}
 						break
 					}
-					if len(seqs) == 5 {
-						started <- struct{}{}
+					for _, e := range apiconv.WatchEvents(msg) {
+						if len(seqs) == 5 {
+							started <- struct{}{}
+						}
+						seqs = append(seqs, e.GetSeq())
+						after = e.GetSeq()
 					}
-					seqs = append(seqs, msg.GetEvent().GetSeq())
-					after = msg.GetEvent().GetSeq()
 				}
 			}
 			results <- result{err: errors.New("the stream did not end")}

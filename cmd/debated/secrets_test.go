@@ -64,6 +64,7 @@ func testNoSecretLoggedOrSealed(t *testing.T, kind string) {
 	})
 
 	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_LOG_LEVEL": "debug",
+		"DEBATED_LLM_ALLOW_PRIVATE": "true", // the model double listens on loopback
 		"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_API_KEY": deploymentKey, "DEBATED_LLM_MODEL": "m"}
 	args := []string{"serve", "--listen", "127.0.0.1:0"}
 	dataDir := t.TempDir()
@@ -73,6 +74,7 @@ func testNoSecretLoggedOrSealed(t *testing.T, kind string) {
 	case "postgres":
 		env["DEBATED_DATABASE_URL"] = pgtest.NewDatabase(t)
 		env["DEBATED_SIGNING_KEYS"] = testSigningKeys
+		env["DEBATED_CHECKPOINT_KEYS"] = testCheckpointKeys
 		env["DEBATED_ENCRYPTION_KEY"] = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	}
 	conn, stop, logs := start(t, args, env)
@@ -259,10 +261,12 @@ func testTenantKeysMaskedBeforeUse(t *testing.T, kind string) {
 	})
 	dir := t.TempDir()
 	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir}
-	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_LOG_LEVEL": "debug"}
+	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_LOG_LEVEL": "debug",
+		"DEBATED_LLM_ALLOW_PRIVATE": "true"} // the model double listens on loopback
 	if kind == "postgres" {
 		env["DEBATED_DATABASE_URL"] = pgtest.NewDatabase(t)
 		env["DEBATED_SIGNING_KEYS"] = testSigningKeys
+		env["DEBATED_CHECKPOINT_KEYS"] = testCheckpointKeys
 		env["DEBATED_ENCRYPTION_KEY"] = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	}
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -137,7 +138,8 @@ func TestSIGTERMHandsDebatesBack(t *testing.T) {
 	for last == 0 || last < 5 {
 		m, err := st.Recv()
 		require.NoError(t, err)
-		last = m.GetEvent().GetSeq()
+		evs := apiconv.WatchEvents(m)
+		last = evs[len(evs)-1].GetSeq()
 	}
 	start := time.Now()
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))

@@ -104,3 +104,16 @@ func GateToProto(g debate.HumanGate) *debatedv1.HumanGate {
 	}
 	return out
 }
+
+// WatchEvents returns the events of one WatchDebate message in seq order:
+// its batch (events) when it carries one, else its single event. The
+// message's status is the debate's as of the last of them.
+func WatchEvents(m *debatedv1.WatchDebateResponse) []*debatedv1.LedgerEvent {
+	if evs := m.GetEvents(); len(evs) > 0 {
+		return evs
+	}
+	if e := m.GetEvent(); e != nil {
+		return []*debatedv1.LedgerEvent{e}
+	}
+	return nil
+}

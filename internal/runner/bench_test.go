@@ -262,12 +262,14 @@ func BenchmarkWatchers(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				first := true
-				_ = e.hub.Watch(e.ctx, id, 0, func(it stream.Item) error {
+				_ = e.hub.Watch(e.ctx, id, 0, func(bt stream.Batch) error {
 					now := time.Now()
-					if t, ok := committed.Load(it.Event.Seq); ok {
-						mu.Lock()
-						lat = append(lat, now.Sub(t.(time.Time)))
-						mu.Unlock()
+					for _, it := range bt.Entries {
+						if t, ok := committed.Load(it.Event.Seq); ok {
+							mu.Lock()
+							lat = append(lat, now.Sub(t.(time.Time)))
+							mu.Unlock()
+						}
 					}
 					if first {
 						first = false

@@ -17,8 +17,6 @@ import (
 	"github.com/debated/debated/internal/tlog"
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -134,40 +132,6 @@ func (ds *debateService) ListDebates(ctx context.Context, req *debatedv1.ListDeb
 		out.Debates = append(out.Debates, apiconv.DebateToProto(d))
 	}
 	return out, nil
-}
-
-func (ds *debateService) WatchDebate(req *debatedv1.WatchDebateRequest, srv grpc.ServerStreamingServer[debatedv1.WatchDebateResponse]) error {
-	ctx := srv.Context()
-	if err := ds.s.validate.Validate(req); err != nil {
-		return toStatus(ctx, ds.s.log, validationError(err))
-	}
-	last := req.GetAfterSeq()
-	err := ds.Hub.Watch(ctx, req.GetDebateId(), last, func(it stream.Item) error {
-		msg := &debatedv1.WatchDebateResponse{Event: apiconv.EventToProto(it.Event), Status: apiconv.DebateStatusToProto(it.Status)}
-		if ds.tlog != nil && it.Status.Terminal() {
-			// The stream's last message carries the checkpoint that covers
-			// the debate's final head.
-			cp, err := ds.tlog.latestCheckpoint(ctx)
-			if err != nil {
-				return err
-			}
-			msg.Checkpoint = cp
-		}
-		if err := srv.Send(msg); err != nil {
-			return err
-		}
-		last = it.Event.Seq
-		return nil
-	})
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, stream.ErrClosed):
-		return status.Errorf(codes.Unavailable, "server shutting down: resume with after_seq=%d", last)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return status.FromContextError(err).Err()
-	}
-	return toStatus(ctx, ds.s.log, err)
 }
 
 // operatorCommit makes and commits an operator act, retrying when a running

@@ -316,3 +316,4 @@ func (s *Server) ListDealEvents(ctx context.Context, req *debatedv1.ListDealEven
 	}
 	return out, nil
 }
+

@@ -10,6 +10,7 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/tlog"
 )
 
 // keyService implements KeyService: what the deployment publishes so that
@@ -69,6 +70,7 @@ type dealAuditService struct {
 	debatedv1.UnimplementedDealAuditServiceServer
 	s    *Server
 	keys *ledger.Keyring
+	tlog *Log // nil: no transparency log to check against
 }
 
 // dealLog reads a deal's whole audit log: its legacy events and its chained
@@ -115,12 +117,34 @@ func (ds *dealAuditService) dealLog(ctx context.Context, dealID string) (tenant 
 const dealPage = 1000
 
 func (ds *dealAuditService) VerifyDeal(ctx context.Context, req *debatedv1.VerifyDealRequest) (*debatedv1.VerifyDealResponse, error) {
+	var before tlog.Head
+	if ds.tlog != nil {
+		// Integrated before the events are read: every leaf of this head
+		// has its event among them.
+		var err error
+		if before, err = ds.tlog.Store.LogIntegrate(ctx); err != nil {
+			return nil, toStatus(ctx, ds.s.log, err)
+		}
+	}
 	tenant, legacy, chained, err := ds.dealLog(ctx, req.GetDealId())
 	if err != nil {
 		return nil, toStatus(ctx, ds.s.log, err)
 	}
 	keys := ds.keys.PublicKeys(tenant, ledger.DealActors(chained))
 	rep := ledger.VerifyDeal(tenant, req.GetDealId(), int64(len(legacy)), chained, keys, ledger.DealPolicy())
+	if ds.tlog != nil {
+		problems, err := ds.tlog.checkDeal(ctx, req.GetDealId(), chained, before)
+		if err != nil {
+			return nil, toStatus(ctx, ds.s.log, err)
+		}
+		for _, p := range problems {
+			if rep.OK || p.Seq < rep.FirstBadSeq {
+				rep.FirstBadSeq = p.Seq
+			}
+			rep.OK = false
+			rep.Problems = append(rep.Problems, p)
+		}
+	}
 	out := &debatedv1.VerifyDealResponse{Ok: rep.OK, FirstBadSeq: rep.FirstBadSeq,
 		EventCount: int64(len(legacy) + len(chained)), LegacyEventCount: int64(len(legacy))}
 	if len(chained) > 0 {

@@ -274,3 +274,42 @@ func (ls *logService) GetConsistencyProof(ctx context.Context, req *debatedv1.Ge
 	}
 	return &debatedv1.GetConsistencyProofResponse{FromSize: req.GetFromSize(), ToSize: to.Size, Hashes: hashes, Checkpoint: cp}, nil
 }
+
+// checkDeal checks a deal's chained audit events against the deal's leaves
+// in the tenant's log: every head the log recorded (integrated by before)
+// is an event with the same hash, and the last event is a recorded head,
+// so events deleted from the end of the audit log, or rewritten, are
+// caught even though the deal keeps no head of its own.
+func (l *Log) checkDeal(ctx context.Context, dealID string, events []ledger.DealEvent, before tlog.Head) ([]ledger.Problem, error) {
+	leaves, err := l.Store.LogLeaves(ctx, tlog.KindDeal, dealID)
+	if err != nil {
+		return nil, err
+	}
+	bySeq := make(map[int64]string, len(events))
+	for _, e := range events {
+		bySeq[e.Seq] = e.Hash
+	}
+	var problems []ledger.Problem
+	logged := false
+	for _, il := range leaves {
+		hash, ok := bySeq[il.Leaf.Seq]
+		switch {
+		case il.Index >= before.Size:
+			// Logged after the events were read.
+		case !ok:
+			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
+				"the transparency log records deal event %d (leaf %d) but the audit log has no such event: events were removed", il.Leaf.Seq, il.Index)})
+		case hash != il.Leaf.Hash:
+			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
+				"the transparency log records hash %s for deal event %d (leaf %d), the audit log has %s: the event was rewritten", il.Leaf.Hash, il.Leaf.Seq, il.Index, hash)})
+		}
+		if n := len(events); n > 0 && il.Leaf.Seq == events[n-1].Seq && il.Leaf.Hash == events[n-1].Hash {
+			logged = true
+		}
+	}
+	if n := len(events); n > 0 && !logged {
+		problems = append(problems, ledger.Problem{Seq: events[n-1].Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
+			"the audit log's last event (seq %d) is not a head the transparency log recorded", events[n-1].Seq)})
+	}
+	return problems, nil
+}

@@ -98,3 +98,35 @@ func (s *Server) ListClaims(ctx context.Context, req *debatedv1.ListClaimsReques
 	}
 	return out, nil
 }
+
+// ListSanads implements RegistryService: the deal's sanads, or one claim's,
+// and the evidence items they cite. Returns NOT_FOUND for an unknown deal
+// (another tenant's included).
+func (s *Server) ListSanads(ctx context.Context, req *debatedv1.ListSanadsRequest) (*debatedv1.ListSanadsResponse, error) {
+	b, err := s.registry.DealBundleGet(ctx, req.GetDealId())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	all, err := apiconv.BundleToProto(b)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	out := &debatedv1.ListSanadsResponse{}
+	cited := map[string]bool{}
+	for _, sn := range all.GetSanads() {
+		if req.GetClaimId() != "" && sn.GetClaimId() != req.GetClaimId() {
+			continue
+		}
+		out.Sanads = append(out.Sanads, sn)
+		cited[sn.GetPrimaryEvidenceId()] = true
+		for _, id := range sn.GetCorroboratingEvidenceIds() {
+			cited[id] = true
+		}
+	}
+	for _, ev := range all.GetEvidenceItems() {
+		if cited[ev.GetEvidenceId()] {
+			out.EvidenceItems = append(out.EvidenceItems, ev)
+		}
+	}
+	return out, nil
+}

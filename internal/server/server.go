@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"buf.build/go/protovalidate"
@@ -131,6 +133,9 @@ type Server struct {
 		capacity int64
 	}
 
+	mu   sync.Mutex
+	http *http.Server // set by ServeAll
+
 	debatedv1.UnimplementedAdminServiceServer
 	debatedv1.UnimplementedRegistryServiceServer
 }
@@ -212,7 +217,7 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		debatedv1.RegisterDebateServiceServer(s.grpc, &debateService{s: s, Debates: *stores.Debates, tlog: stores.Log})
 		debatedv1.RegisterKeyServiceServer(s.grpc, &keyService{s: s, keys: stores.Debates.Keys,
 			protocols: stores.Debates.Protocols, checkpoint: checkpointKeys(cfg, stores.Log)})
-		debatedv1.RegisterDealAuditServiceServer(s.grpc, &dealAuditService{s: s, keys: stores.Debates.Keys})
+		debatedv1.RegisterDealAuditServiceServer(s.grpc, &dealAuditService{s: s, keys: stores.Debates.Keys, tlog: stores.Log})
 	}
 	if stores.Log != nil {
 		if !stores.Log.valid() {
@@ -262,8 +267,17 @@ func (s *Server) Shutdown(ctx context.Context, then ...func()) {
 	for _, f := range then {
 		f()
 	}
+	s.mu.Lock()
+	hs := s.http
+	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
+		if hs != nil {
+			// Browser calls drain like gRPC ones; at ctx's end they are cut.
+			if err := hs.Shutdown(ctx); err != nil {
+				_ = hs.Close()
+			}
+		}
 		s.grpc.GracefulStop()
 		close(done)
 	}()
@@ -271,6 +285,9 @@ func (s *Server) Shutdown(ctx context.Context, then ...func()) {
 	case <-done:
 	case <-ctx.Done():
 		s.grpc.Stop()
+		if hs != nil {
+			_ = hs.Close()
+		}
 		<-done
 	}
 }

@@ -4,7 +4,17 @@
 // made on another replica, by one read from the store per notification
 // (Poke). Watchers read the window when they are inside it and the store
 // when they fall behind, so a slow watcher only slows itself: publishing
-// never blocks on a watcher.
+// never blocks on a watcher and never waits for one.
+//
+// The window is shared: an event is held once per debate, not once per
+// watcher, and so is whatever the server derives from it (its wire
+// encoding, see Entry.Memo and Batch.Shared). A watcher holds only its
+// position (a seq), so its memory does not grow with how far behind it is;
+// one that falls out of the window reads the store by seq, in batches,
+// until it is back inside. Publishing wakes the watchers of a debate once
+// per commit, and with many watchers at most once per pace interval (see
+// Config.PacePerWatcher), so that a large audience receives batches
+// instead of taking the CPU from the debate it watches.
 package stream
 
 import (
@@ -14,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/debated/debated/internal/debate"
@@ -30,12 +41,37 @@ type Store interface {
 type Config struct {
 	// Window is how many recent events a feed keeps; default 4096.
 	Window int
+	// WindowBytes bounds the window's events in bytes (see Entry.Size);
+	// default 16 MiB. The window always keeps the latest event.
+	WindowBytes int
 	// Poll is how often a watcher re-reads the store when it hears
 	// nothing, in case a notification was lost; default 2s.
 	Poll time.Duration
 	// Batch is how many events one store read returns; default 500.
-	Batch  int
-	Logger *slog.Logger
+	Batch int
+	// MaxBatchBytes bounds the events of one Batch in bytes (Entry.Size);
+	// a single larger event makes a batch of its own. Default 64 KiB
+	// (gRPC's per-stream write quota: a bigger message would wait for the
+	// client anyway).
+	MaxBatchBytes int
+	// MaxBatchEvents bounds the events of one Batch; default 512.
+	MaxBatchEvents int
+	// PacePerWatcher spaces the wake-ups of a debate's watchers: after one
+	// wake-up the next waits at least PacePerWatcher × watchers (at most
+	// MaxPace), and the events published meanwhile go out together as
+	// batches. One watcher is woken at once; a thousand share the machine
+	// with the debate instead of starving it. Default 50µs (about twice
+	// what sending one message costs the server, so that fan-out takes at
+	// most about half a core); negative disables pacing.
+	PacePerWatcher time.Duration
+	// MaxPace caps the interval of PacePerWatcher; default 25ms.
+	MaxPace time.Duration
+	// MaxBackoff caps the rest after a round of wake-ups that took longer
+	// than the pace: the next round waits as long as the last one took
+	// (fan-out then takes at most about half the CPU it gets, the rest is
+	// the debate's), at most MaxBackoff. Default 200ms.
+	MaxBackoff time.Duration
+	Logger     *slog.Logger
 }
 
 // Hub holds the feeds of the debates watched on this replica.
@@ -48,30 +84,40 @@ type Hub struct {
 	feeds   map[key]*feed
 	closed  bool
 	closing chan struct{}
+
+	storeReads atomic.Int64
 }
 
 type key struct{ tenant, debate string }
-
-// feed is one debate's window of recent events.
-type feed struct {
-	mu      sync.Mutex
-	events  []debate.Event // contiguous seqs, the latest at the end
-	lastSeq int64
-	wake    chan struct{} // closed and replaced on every change
-	refs    int
-	loading bool
-}
 
 // New returns a hub reading from store.
 func New(store Store, cfg Config) *Hub {
 	if cfg.Window <= 0 {
 		cfg.Window = 4096
 	}
+	if cfg.WindowBytes <= 0 {
+		cfg.WindowBytes = 16 << 20
+	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = 2 * time.Second
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = 500
+	}
+	if cfg.MaxBatchBytes <= 0 {
+		cfg.MaxBatchBytes = 64 << 10
+	}
+	if cfg.MaxBatchEvents <= 0 {
+		cfg.MaxBatchEvents = 512
+	}
+	if cfg.PacePerWatcher == 0 {
+		cfg.PacePerWatcher = 50 * time.Microsecond
+	}
+	if cfg.MaxPace <= 0 {
+		cfg.MaxPace = 25 * time.Millisecond
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 200 * time.Millisecond
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -100,36 +146,34 @@ func (h *Hub) Watching() int {
 	defer h.mu.Unlock()
 	n := 0
 	for _, f := range h.feeds {
-		f.mu.Lock()
-		n += f.refs
-		f.mu.Unlock()
+		n += int(f.refs.Load())
 	}
 	return n
 }
+
+// StoreReads reports how many event reads the hub has made from the store
+// (watchers catching up and notifications from other replicas), for tests
+// and metrics.
+func (h *Hub) StoreReads() int64 { return h.storeReads.Load() }
 
 func (h *Hub) acquire(k key) *feed {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f := h.feeds[k]
 	if f == nil {
-		f = &feed{wake: make(chan struct{})}
+		f = newFeed(h.cfg)
 		h.feeds[k] = f
 	}
-	f.mu.Lock()
-	f.refs++
-	f.mu.Unlock()
+	f.refs.Add(1)
 	return f
 }
 
 func (h *Hub) release(k key, f *feed) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	f.mu.Lock()
-	f.refs--
-	empty := f.refs == 0
-	f.mu.Unlock()
-	if empty && h.feeds[k] == f {
+	if f.refs.Add(-1) == 0 && h.feeds[k] == f {
 		delete(h.feeds, k)
+		f.stop()
 	}
 }
 
@@ -140,19 +184,21 @@ func (h *Hub) lookup(k key) *feed {
 }
 
 // Publish hands freshly committed events (contiguous, in seq order) to the
-// debate's watchers on this replica; each watcher derives the debate's
-// status from them. It never blocks on a watcher. Events that do not
-// continue the window make the watchers catch up from the store instead.
+// debate's watchers on this replica. It never blocks on a watcher: it
+// appends to the debate's window and wakes the watchers (at once, or at
+// the end of the current pace interval). Events that do not continue the
+// window make the watchers catch up from the store instead.
 func (h *Hub) Publish(tenantID, debateID string, events []debate.Event) {
 	f := h.lookup(key{tenantID, debateID})
-	if f == nil {
+	if f == nil || len(events) == 0 {
 		return
 	}
-	f.append(events, h.cfg.Window)
+	f.append(events)
 }
 
 // Poke says that the debate changed on another replica: the feed reads the
-// new events from the store once, for all its watchers.
+// new events from the store once, for all its watchers, and wakes them only
+// if there were any.
 func (h *Hub) Poke(tenantID, debateID string) {
 	k := key{tenantID, debateID}
 	f := h.lookup(k)
@@ -161,86 +207,112 @@ func (h *Hub) Poke(tenantID, debateID string) {
 	}
 	f.mu.Lock()
 	if f.loading {
+		f.reload = true
 		f.mu.Unlock()
 		return
 	}
 	f.loading = true
-	after := f.lastSeq
 	f.mu.Unlock()
-	go func() {
-		defer func() {
-			f.mu.Lock()
-			f.loading = false
-			f.mu.Unlock()
-		}()
-		ctx, cancel := context.WithTimeout(debate.WithPrincipal(context.Background(), debate.Principal{TenantID: tenantID}), 10*time.Second)
-		defer cancel()
-		evs, err := h.store.EventList(ctx, debateID, after, h.cfg.Batch)
+	go h.load(tenantID, debateID, f)
+}
+
+// load reads the feed's new events from the store until it has them all
+// (and again if a Poke came meanwhile).
+func (h *Hub) load(tenantID, debateID string, f *feed) {
+	ctx, cancel := context.WithTimeout(debate.WithPrincipal(context.Background(), debate.Principal{TenantID: tenantID}), 10*time.Second)
+	defer cancel()
+	for {
+		h.storeReads.Add(1)
+		evs, err := h.store.EventList(ctx, debateID, f.lastSeq(), h.cfg.Batch)
 		if err != nil {
 			h.log.Warn("stream: reading new events", slog.String("debate_id", debateID), slog.String("error", err.Error()))
+		} else if len(evs) > 0 {
+			f.append(evs)
+		}
+		f.mu.Lock()
+		again := err == nil && (len(evs) == h.cfg.Batch || f.reload)
+		f.reload = false
+		if !again {
+			f.loading = false
+		}
+		f.mu.Unlock()
+		if !again {
 			return
 		}
-		f.append(evs, h.cfg.Window)
-		if len(evs) == h.cfg.Batch {
-			h.Poke(tenantID, debateID)
-		}
-	}()
+	}
 }
 
-func (f *feed) append(events []debate.Event, window int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, e := range events {
-		switch {
-		case e.Seq <= f.lastSeq:
-			continue // already have it
-		case e.Seq == f.lastSeq+1 || f.lastSeq == 0 && len(f.events) == 0:
-			f.events = append(f.events, e)
-			f.lastSeq = e.Seq
-		default:
-			// A gap: drop the window; watchers catch up from the store.
-			f.events = f.events[:0]
-			f.events = append(f.events, e)
-			f.lastSeq = e.Seq
-		}
-	}
-	if n := len(f.events) - window; n > 0 {
-		f.events = append(f.events[:0:0], f.events[n:]...)
-	}
-	close(f.wake)
-	f.wake = make(chan struct{})
-}
-
-// since returns the window's events after seq, whether the window covers
-// seq (if not, read the store), and the feed's wake channel.
-func (f *feed) since(after int64) ([]debate.Event, bool, <-chan struct{}) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.events) == 0 || after < f.events[0].Seq-1 {
-		return nil, false, f.wake
-	}
-	i := int(after - f.events[0].Seq + 1)
-	if i >= len(f.events) {
-		return nil, true, f.wake
-	}
-	out := append([]debate.Event(nil), f.events[i:]...)
-	return out, true, f.wake
-}
-
-// Item is one streamed event with the debate's status as of that event.
-type Item struct {
+// Entry is one event of a debate as watchers receive it: the event, the
+// debate's status as of it, and a memo for what the server derives from it
+// once for every watcher (its wire encoding). Entries are shared between
+// watchers: never modify one.
+type Entry struct {
 	Event  debate.Event
 	Status debate.DebateStatus
+	// Memo holds the server's encoding of the event, computed by the first
+	// watcher that needs it.
+	Memo Memo
+	// single is the memo of the one-event batch of this entry.
+	single Memo
+}
+
+// Size is an upper bound of the entry's encoded size in bytes: its
+// strings plus a fixed allowance for field tags, numbers and the time.
+func (e *Entry) Size() int {
+	ev := &e.Event
+	return 64 + len(ev.DebateID) + len(ev.Type) + len(ev.Actor) + len(ev.Node) + len(ev.Payload) +
+		len(ev.PrevHash) + len(ev.Hash) + len(ev.KeyID) + len(ev.Signature)
+}
+
+// Memo holds a value computed once, by whichever caller asks first.
+type Memo struct {
+	once sync.Once
+	v    any
+	err  error
+}
+
+// Get returns the memo's value, computing it with fn on the first call;
+// later calls (concurrent ones wait) return the same value and error.
+func (m *Memo) Get(fn func() (any, error)) (any, error) {
+	m.once.Do(func() { m.v, m.err = fn() })
+	return m.v, m.err
+}
+
+// Batch is what a watcher sends in one message: consecutive entries, one
+// when the watcher is live, several when it is behind.
+type Batch struct {
+	Entries []*Entry
+	shared  *Memo
+}
+
+// Last returns the batch's last entry.
+func (b Batch) Last() *Entry { return b.Entries[len(b.Entries)-1] }
+
+// Status is the debate's status as of the batch's last event.
+func (b Batch) Status() debate.DebateStatus { return b.Last().Status }
+
+// Shared returns a value derived from the whole batch (its encoded
+// message), computed once for every watcher that is sent the same events
+// from the same window, and per watcher otherwise.
+func (b Batch) Shared(fn func() (any, error)) (any, error) {
+	if len(b.Entries) == 1 {
+		return b.Entries[0].single.Get(fn)
+	}
+	if b.shared == nil {
+		return fn()
+	}
+	return b.shared.Get(fn)
 }
 
 // Watch sends every event of the debate with seq > after to send, in
-// order, then follows the debate until it is terminal and every event has
-// been sent. It returns nil then, ctx's error when the watcher leaves,
-// ErrClosed when the hub closes, and send's error when sending fails. ctx
-// carries the watcher's tenant. Returns debate.ErrNotFound for an unknown
-// debate, and debate.ErrDataLoss when a terminal debate's recorded head is
-// beyond the events the store has (they were removed behind its back).
-func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func(Item) error) error {
+// order and in batches (see Batch), then follows the debate until it is
+// terminal and every event has been sent. It returns nil then, ctx's error
+// when the watcher leaves, ErrClosed when the hub closes, and send's error
+// when sending fails. ctx carries the watcher's tenant. Returns
+// debate.ErrNotFound for an unknown debate, and debate.ErrDataLoss when a
+// terminal debate's recorded head is beyond the events the store has (they
+// were removed behind its back).
+func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func(Batch) error) error {
 	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
 		return err
@@ -253,29 +325,32 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 	f := h.acquire(k)
 	defer h.release(k, f)
 	var tracker statusTracker
+	var timer *time.Timer
 	forceStore := false
 	for {
-		var evs []debate.Event
+		wake := f.wakeChan()
+		var batches []Batch
 		covered := false
-		var wake <-chan struct{}
 		if !forceStore {
-			evs, covered, wake = f.since(after)
-		} else {
-			_, _, wake = f.since(after)
+			batches, covered = f.since(after)
 		}
 		forceStore = false
 		if !covered {
-			if evs, err = h.store.EventList(ctx, debateID, after, h.cfg.Batch); err != nil {
+			h.storeReads.Add(1)
+			evs, err := h.store.EventList(ctx, debateID, after, h.cfg.Batch)
+			if err != nil {
 				return err
 			}
+			batches = h.batchesOf(evs, &tracker)
 		}
-		for _, e := range evs {
-			if err := send(Item{Event: e, Status: tracker.after(e)}); err != nil {
+		for _, b := range batches {
+			if err := send(b); err != nil {
 				return err
 			}
-			after = e.Seq
+			after = b.Last().Event.Seq
+			tracker.current = b.Status()
 		}
-		if len(evs) > 0 {
+		if len(batches) > 0 {
 			continue // there may be more right away
 		}
 		// Caught up. Stop when the debate is terminal and its head is sent.
@@ -300,17 +375,25 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 				}
 			}
 		}
-		timer := time.NewTimer(h.cfg.Poll)
+		if timer == nil {
+			timer = time.NewTimer(h.cfg.Poll)
+			defer timer.Stop()
+		} else {
+			timer.Reset(h.cfg.Poll)
+		}
+		f.park()
 		select {
 		case <-ctx.Done():
-			timer.Stop()
+			f.unpark()
 			return ctx.Err()
 		case <-h.closing:
-			timer.Stop()
+			f.unpark()
 			return ErrClosed
 		case <-wake:
+			f.unpark()
 			timer.Stop()
 		case <-timer.C:
+			f.unpark()
 			// Nothing heard: a notification may have been lost. Read the
 			// store, and the debate's status, next time round.
 			forceStore = true
@@ -319,6 +402,34 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 			}
 		}
 	}
+}
+
+// batchesOf makes a watcher's own batches of events read from the store.
+func (h *Hub) batchesOf(evs []debate.Event, tracker *statusTracker) []Batch {
+	entries := make([]*Entry, len(evs))
+	for i, e := range evs {
+		entries[i] = &Entry{Event: e, Status: tracker.after(e)}
+	}
+	var out []Batch
+	for len(entries) > 0 {
+		n := cut(entries, h.cfg.MaxBatchEvents, h.cfg.MaxBatchBytes)
+		out = append(out, Batch{Entries: entries[:n:n]})
+		entries = entries[n:]
+	}
+	return out
+}
+
+// cut returns how many of entries (at least one) fit in one batch.
+func cut(entries []*Entry, maxEvents, maxBytes int) int {
+	n, size := 0, 0
+	for n < len(entries) && n < maxEvents {
+		size += entries[n].Size()
+		if n > 0 && size > maxBytes {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // statusTracker derives a debate's status from its event types, so every

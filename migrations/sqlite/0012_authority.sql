@@ -116,3 +116,27 @@ WHEN NEW.tenant_id = ''
 BEGIN
     SELECT RAISE(ABORT, 'tenant_models: the tenant id may not be empty');
 END;
+
+CREATE TRIGGER tlog_queue_tenant_id_not_empty BEFORE INSERT ON tlog_queue
+WHEN NEW.tenant_id = ''
+BEGIN
+    SELECT RAISE(ABORT, 'tlog_queue: the tenant id may not be empty');
+END;
+
+CREATE TRIGGER tlog_leaves_tenant_id_not_empty BEFORE INSERT ON tlog_leaves
+WHEN NEW.tenant_id = ''
+BEGIN
+    SELECT RAISE(ABORT, 'tlog_leaves: the tenant id may not be empty');
+END;
+
+CREATE TRIGGER tlog_nodes_tenant_id_not_empty BEFORE INSERT ON tlog_nodes
+WHEN NEW.tenant_id = ''
+BEGIN
+    SELECT RAISE(ABORT, 'tlog_nodes: the tenant id may not be empty');
+END;
+
+CREATE TRIGGER tlog_heads_tenant_id_not_empty BEFORE INSERT ON tlog_heads
+WHEN NEW.tenant_id = ''
+BEGIN
+    SELECT RAISE(ABORT, 'tlog_heads: the tenant id may not be empty');
+END;

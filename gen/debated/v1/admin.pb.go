@@ -8,6 +8,7 @@ package debatedv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -912,7 +913,7 @@ var File_debated_v1_admin_proto protoreflect.FileDescriptor
 const file_debated_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"\x16debated/v1/admin.proto\x12\n" +
-	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x01\n" +
+	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x01\n" +
 	"\vTenantModel\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x19\n" +
 	"\bbase_url\x18\x02 \x01(\tR\abaseUrl\x12\x14\n" +
@@ -976,14 +977,14 @@ const file_debated_v1_admin_proto_rawDesc = "" +
 	"\aapi_key\x18\x01 \x01(\v2\x12.debated.v1.APIKeyR\x06apiKey*/\n" +
 	"\x05Scope\x12\x15\n" +
 	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\x0f\n" +
-	"\vSCOPE_ADMIN\x10\x012\x89\x04\n" +
-	"\fAdminService\x12Q\n" +
-	"\fCreateTenant\x12\x1f.debated.v1.CreateTenantRequest\x1a .debated.v1.CreateTenantResponse\x12N\n" +
-	"\vListTenants\x12\x1e.debated.v1.ListTenantsRequest\x1a\x1f.debated.v1.ListTenantsResponse\x12Q\n" +
-	"\fCreateAPIKey\x12\x1f.debated.v1.CreateAPIKeyRequest\x1a .debated.v1.CreateAPIKeyResponse\x12Q\n" +
-	"\fRevokeAPIKey\x12\x1f.debated.v1.RevokeAPIKeyRequest\x1a .debated.v1.RevokeAPIKeyResponse\x12W\n" +
-	"\x0eSetTenantModel\x12!.debated.v1.SetTenantModelRequest\x1a\".debated.v1.SetTenantModelResponse\x12W\n" +
-	"\x0eGetTenantModel\x12!.debated.v1.GetTenantModelRequest\x1a\".debated.v1.GetTenantModelResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
+	"\vSCOPE_ADMIN\x10\x012\xfc\x05\n" +
+	"\fAdminService\x12o\n" +
+	"\fCreateTenant\x12\x1f.debated.v1.CreateTenantRequest\x1a .debated.v1.CreateTenantResponse\"\x1c\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/v1/admin/tenants\x12i\n" +
+	"\vListTenants\x12\x1e.debated.v1.ListTenantsRequest\x1a\x1f.debated.v1.ListTenantsResponse\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/v1/admin/tenants\x12\x80\x01\n" +
+	"\fCreateAPIKey\x12\x1f.debated.v1.CreateAPIKeyRequest\x1a .debated.v1.CreateAPIKeyResponse\"-\x82\xd3\xe4\x93\x02':\x01*\"\"/v1/admin/tenants/{tenant_id}/keys\x12|\n" +
+	"\fRevokeAPIKey\x12\x1f.debated.v1.RevokeAPIKeyRequest\x1a .debated.v1.RevokeAPIKeyResponse\")\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/v1/admin/keys/{key_id}:revoke\x12\x87\x01\n" +
+	"\x0eSetTenantModel\x12!.debated.v1.SetTenantModelRequest\x1a\".debated.v1.SetTenantModelResponse\".\x82\xd3\xe4\x93\x02(:\x01*\x1a#/v1/admin/tenants/{tenant_id}/model\x12\x84\x01\n" +
+	"\x0eGetTenantModel\x12!.debated.v1.GetTenantModelRequest\x1a\".debated.v1.GetTenantModelResponse\"+\x82\xd3\xe4\x93\x02%\x12#/v1/admin/tenants/{tenant_id}/modelB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
 
 var (
 	file_debated_v1_admin_proto_rawDescOnce sync.Once

@@ -8,6 +8,7 @@ package debatedv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
@@ -363,15 +364,19 @@ type LedgerEvent struct {
 	Seq       int64                  `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
 	EventType string                 `protobuf:"bytes,3,opt,name=event_type,json=eventType,proto3" json:"event_type,omitempty"`
 	// The role or component that signed it.
-	Actor         string                 `protobuf:"bytes,4,opt,name=actor,proto3" json:"actor,omitempty"`
-	Node          string                 `protobuf:"bytes,5,opt,name=node,proto3" json:"node,omitempty"`
-	Round         int32                  `protobuf:"varint,6,opt,name=round,proto3" json:"round,omitempty"`
-	PayloadJson   string                 `protobuf:"bytes,7,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
-	Time          *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=time,proto3" json:"time,omitempty"`
-	PrevHash      string                 `protobuf:"bytes,9,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"`
-	Hash          string                 `protobuf:"bytes,10,opt,name=hash,proto3" json:"hash,omitempty"`
-	KeyId         string                 `protobuf:"bytes,11,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
-	Signature     string                 `protobuf:"bytes,12,opt,name=signature,proto3" json:"signature,omitempty"`
+	Actor       string                 `protobuf:"bytes,4,opt,name=actor,proto3" json:"actor,omitempty"`
+	Node        string                 `protobuf:"bytes,5,opt,name=node,proto3" json:"node,omitempty"`
+	Round       int32                  `protobuf:"varint,6,opt,name=round,proto3" json:"round,omitempty"`
+	PayloadJson string                 `protobuf:"bytes,7,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
+	Time        *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=time,proto3" json:"time,omitempty"`
+	PrevHash    string                 `protobuf:"bytes,9,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"`
+	Hash        string                 `protobuf:"bytes,10,opt,name=hash,proto3" json:"hash,omitempty"`
+	KeyId       string                 `protobuf:"bytes,11,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	Signature   string                 `protobuf:"bytes,12,opt,name=signature,proto3" json:"signature,omitempty"`
+	// payload_json as a JSON value, for JSON clients (Connect, gRPC-Web JSON,
+	// REST): the server never sets it on the binary path, where payload_json
+	// is the one copy; the HTTP gateway's JSON codec fills it on the way out.
+	Payload       *structpb.Value `protobuf:"bytes,13,opt,name=payload,proto3" json:"payload,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -488,6 +493,13 @@ func (x *LedgerEvent) GetSignature() string {
 		return x.Signature
 	}
 	return ""
+}
+
+func (x *LedgerEvent) GetPayload() *structpb.Value {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
 }
 
 type CreateDebateRequest struct {
@@ -896,16 +908,30 @@ func (x *WatchDebateRequest) GetAfterSeq() int64 {
 	return 0
 }
 
+// One message of a WatchDebate stream: one event or a batch of them.
+//
+// Contract: a message carries either `event` (exactly one event, the live
+// path) or `events` (two or more consecutive events, for a watcher that is
+// behind), never both. Read `events` if it is not empty, `event` otherwise;
+// a client that reads only `event` sees every live event but skips the
+// batches, so clients must handle both. Events arrive in seq order, each
+// exactly once, and the seqs continue across messages: resume with the seq
+// of the last event read.
 type WatchDebateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Event *LedgerEvent           `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
-	// The debate's status as of this event; a terminal status ends the
-	// stream after its last event.
+	// The event, when the message carries exactly one.
+	Event *LedgerEvent `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	// The debate's status as of the message's last event; a terminal status
+	// ends the stream after its last event.
 	Status DebateStatus `protobuf:"varint,2,opt,name=status,proto3,enum=debated.v1.DebateStatus" json:"status,omitempty"`
 	// On the stream's last message (a terminal status): the tenant's log
 	// checkpoint that covers the debate's final head. Otherwise unset: ask
 	// LogService.GetCheckpoint and GetInclusionProof.
-	Checkpoint    *Checkpoint `protobuf:"bytes,4,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	Checkpoint *Checkpoint `protobuf:"bytes,4,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// Consecutive events, in seq order, when the message carries two or
+	// more. A batch is bounded in bytes (about 64 KiB, or one event when a
+	// single event is larger).
+	Events        []*LedgerEvent `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -957,6 +983,13 @@ func (x *WatchDebateResponse) GetStatus() DebateStatus {
 func (x *WatchDebateResponse) GetCheckpoint() *Checkpoint {
 	if x != nil {
 		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *WatchDebateResponse) GetEvents() []*LedgerEvent {
+	if x != nil {
+		return x.Events
 	}
 	return nil
 }
@@ -2136,7 +2169,7 @@ var File_debated_v1_debate_proto protoreflect.FileDescriptor
 const file_debated_v1_debate_proto_rawDesc = "" +
 	"\n" +
 	"\x17debated/v1/debate.proto\x12\n" +
-	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x14debated/v1/log.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x84\x04\n" +
+	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x14debated/v1/log.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x84\x04\n" +
 	"\x06Debate\x12\x1b\n" +
 	"\tdebate_id\x18\x01 \x01(\tR\bdebateId\x12\x17\n" +
 	"\adeal_id\x18\x02 \x01(\tR\x06dealId\x12\x1a\n" +
@@ -2169,7 +2202,7 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"resolvedBy\x12;\n" +
 	"\vcreate_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12=\n" +
-	"\fresolve_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\"\xd4\x02\n" +
+	"\fresolve_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\"\x86\x03\n" +
 	"\vLedgerEvent\x12\x1b\n" +
 	"\tdebate_id\x18\x01 \x01(\tR\bdebateId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x03R\x03seq\x12\x1d\n" +
@@ -2184,7 +2217,8 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\x04hash\x18\n" +
 	" \x01(\tR\x04hash\x12\x15\n" +
 	"\x06key_id\x18\v \x01(\tR\x05keyId\x12\x1c\n" +
-	"\tsignature\x18\f \x01(\tR\tsignature\"\xc8\x01\n" +
+	"\tsignature\x18\f \x01(\tR\tsignature\x120\n" +
+	"\apayload\x18\r \x01(\v2\x16.google.protobuf.ValueR\apayload\"\xc8\x01\n" +
 	"\x13CreateDebateRequest\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12&\n" +
@@ -2217,13 +2251,14 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\x12WatchDebateRequest\x12'\n" +
 	"\tdebate_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\x12$\n" +
-	"\tafter_seq\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bafterSeq\"\xae\x01\n" +
+	"\tafter_seq\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\bafterSeq\"\xdf\x01\n" +
 	"\x13WatchDebateResponse\x12-\n" +
 	"\x05event\x18\x01 \x01(\v2\x17.debated.v1.LedgerEventR\x05event\x120\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x18.debated.v1.DebateStatusR\x06status\x126\n" +
 	"\n" +
 	"checkpoint\x18\x04 \x01(\v2\x16.debated.v1.CheckpointR\n" +
-	"checkpoint\"b\n" +
+	"checkpoint\x12/\n" +
+	"\x06events\x18\x03 \x03(\v2\x17.debated.v1.LedgerEventR\x06events\"b\n" +
 	"\x13CancelDebateRequest\x12'\n" +
 	"\tdebate_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bdebateId\x12\"\n" +
@@ -2325,19 +2360,20 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\x1aDEBATE_STATUS_NEEDS_REVIEW\x10\x04\x12\x1b\n" +
 	"\x17DEBATE_STATUS_COMPLETED\x10\x05\x12\x18\n" +
 	"\x14DEBATE_STATUS_FAILED\x10\x06\x12\x19\n" +
-	"\x15DEBATE_STATUS_ABORTED\x10\a2\xb3\a\n" +
-	"\rDebateService\x12Q\n" +
-	"\fCreateDebate\x12\x1f.debated.v1.CreateDebateRequest\x1a .debated.v1.CreateDebateResponse\x12H\n" +
-	"\tGetDebate\x12\x1c.debated.v1.GetDebateRequest\x1a\x1d.debated.v1.GetDebateResponse\x12N\n" +
-	"\vListDebates\x12\x1e.debated.v1.ListDebatesRequest\x1a\x1f.debated.v1.ListDebatesResponse\x12P\n" +
-	"\vWatchDebate\x12\x1e.debated.v1.WatchDebateRequest\x1a\x1f.debated.v1.WatchDebateResponse0\x01\x12Q\n" +
-	"\fCancelDebate\x12\x1f.debated.v1.CancelDebateRequest\x1a .debated.v1.CancelDebateResponse\x12]\n" +
-	"\x10ResolveHumanGate\x12#.debated.v1.ResolveHumanGateRequest\x1a$.debated.v1.ResolveHumanGateResponse\x12T\n" +
-	"\rListProtocols\x12 .debated.v1.ListProtocolsRequest\x1a!.debated.v1.ListProtocolsResponse\x12Q\n" +
-	"\fVerifyDebate\x12\x1f.debated.v1.VerifyDebateRequest\x1a .debated.v1.VerifyDebateResponse\x12S\n" +
-	"\fExportDebate\x12\x1f.debated.v1.ExportDebateRequest\x1a .debated.v1.ExportDebateResponse0\x01\x12W\n" +
-	"\x0eValidateOutput\x12!.debated.v1.ValidateOutputRequest\x1a\".debated.v1.ValidateOutputResponse\x12Z\n" +
-	"\x0fGetDeliverables\x12\".debated.v1.GetDeliverablesRequest\x1a#.debated.v1.GetDeliverablesResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
+	"\x15DEBATE_STATUS_ABORTED\x10\a2\x8f\n" +
+	"\n" +
+	"\rDebateService\x12i\n" +
+	"\fCreateDebate\x12\x1f.debated.v1.CreateDebateRequest\x1a .debated.v1.CreateDebateResponse\"\x16\x82\xd3\xe4\x93\x02\x10:\x01*\"\v/v1/debates\x12i\n" +
+	"\tGetDebate\x12\x1c.debated.v1.GetDebateRequest\x1a\x1d.debated.v1.GetDebateResponse\"\x1f\x82\xd3\xe4\x93\x02\x19\x12\x17/v1/debates/{debate_id}\x12c\n" +
+	"\vListDebates\x12\x1e.debated.v1.ListDebatesRequest\x1a\x1f.debated.v1.ListDebatesResponse\"\x13\x82\xd3\xe4\x93\x02\r\x12\v/v1/debates\x12P\n" +
+	"\vWatchDebate\x12\x1e.debated.v1.WatchDebateRequest\x1a\x1f.debated.v1.WatchDebateResponse0\x01\x12|\n" +
+	"\fCancelDebate\x12\x1f.debated.v1.CancelDebateRequest\x1a .debated.v1.CancelDebateResponse\")\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/v1/debates/{debate_id}:cancel\x12\x99\x01\n" +
+	"\x10ResolveHumanGate\x12#.debated.v1.ResolveHumanGateRequest\x1a$.debated.v1.ResolveHumanGateResponse\":\x82\xd3\xe4\x93\x024:\x01*\"//v1/debates/{debate_id}/gates/{gate_id}:resolve\x12k\n" +
+	"\rListProtocols\x12 .debated.v1.ListProtocolsRequest\x1a!.debated.v1.ListProtocolsResponse\"\x15\x82\xd3\xe4\x93\x02\x0f\x12\r/v1/protocols\x12\x7f\n" +
+	"\fVerifyDebate\x12\x1f.debated.v1.VerifyDebateRequest\x1a .debated.v1.VerifyDebateResponse\",\x82\xd3\xe4\x93\x02&\x12$/v1/debates/{debate_id}/verification\x12S\n" +
+	"\fExportDebate\x12\x1f.debated.v1.ExportDebateRequest\x1a .debated.v1.ExportDebateResponse0\x01\x12\x88\x01\n" +
+	"\x0eValidateOutput\x12!.debated.v1.ValidateOutputRequest\x1a\".debated.v1.ValidateOutputResponse\"/\x82\xd3\xe4\x93\x02):\x01*\"$/v1/deals/{deal_id}/outputs:validate\x12\x88\x01\n" +
+	"\x0fGetDeliverables\x12\".debated.v1.GetDeliverablesRequest\x1a#.debated.v1.GetDeliverablesResponse\",\x82\xd3\xe4\x93\x02&\x12$/v1/debates/{debate_id}/deliverablesB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
 
 var (
 	file_debated_v1_debate_proto_rawDescOnce sync.Once
@@ -2391,7 +2427,8 @@ var file_debated_v1_debate_proto_goTypes = []any{
 	nil,                              // 34: debated.v1.Protocol.RoleGuardEntry
 	(*structpb.Struct)(nil),          // 35: google.protobuf.Struct
 	(*timestamppb.Timestamp)(nil),    // 36: google.protobuf.Timestamp
-	(*Checkpoint)(nil),               // 37: debated.v1.Checkpoint
+	(*structpb.Value)(nil),           // 37: google.protobuf.Value
+	(*Checkpoint)(nil),               // 38: debated.v1.Checkpoint
 }
 var file_debated_v1_debate_proto_depIdxs = []int32{
 	35, // 0: debated.v1.Debate.options:type_name -> google.protobuf.Struct
@@ -2401,56 +2438,58 @@ var file_debated_v1_debate_proto_depIdxs = []int32{
 	36, // 4: debated.v1.HumanGate.create_time:type_name -> google.protobuf.Timestamp
 	36, // 5: debated.v1.HumanGate.resolve_time:type_name -> google.protobuf.Timestamp
 	36, // 6: debated.v1.LedgerEvent.time:type_name -> google.protobuf.Timestamp
-	35, // 7: debated.v1.CreateDebateRequest.options:type_name -> google.protobuf.Struct
-	1,  // 8: debated.v1.CreateDebateResponse.debate:type_name -> debated.v1.Debate
-	1,  // 9: debated.v1.GetDebateResponse.debate:type_name -> debated.v1.Debate
-	2,  // 10: debated.v1.GetDebateResponse.gates:type_name -> debated.v1.HumanGate
-	37, // 11: debated.v1.GetDebateResponse.checkpoint:type_name -> debated.v1.Checkpoint
-	0,  // 12: debated.v1.ListDebatesRequest.status:type_name -> debated.v1.DebateStatus
-	1,  // 13: debated.v1.ListDebatesResponse.debates:type_name -> debated.v1.Debate
-	3,  // 14: debated.v1.WatchDebateResponse.event:type_name -> debated.v1.LedgerEvent
-	0,  // 15: debated.v1.WatchDebateResponse.status:type_name -> debated.v1.DebateStatus
-	37, // 16: debated.v1.WatchDebateResponse.checkpoint:type_name -> debated.v1.Checkpoint
-	1,  // 17: debated.v1.CancelDebateResponse.debate:type_name -> debated.v1.Debate
-	1,  // 18: debated.v1.ResolveHumanGateResponse.debate:type_name -> debated.v1.Debate
-	17, // 19: debated.v1.ProtocolNode.branches:type_name -> debated.v1.ProtocolNode
-	17, // 20: debated.v1.Protocol.nodes:type_name -> debated.v1.ProtocolNode
-	33, // 21: debated.v1.Protocol.tools:type_name -> debated.v1.Protocol.ToolsEntry
-	34, // 22: debated.v1.Protocol.role_guard:type_name -> debated.v1.Protocol.RoleGuardEntry
-	20, // 23: debated.v1.ListProtocolsResponse.protocols:type_name -> debated.v1.Protocol
-	23, // 24: debated.v1.VerifyDebateResponse.problems:type_name -> debated.v1.VerifyProblem
-	28, // 25: debated.v1.ValidateOutputResponse.violations:type_name -> debated.v1.GateViolation
-	31, // 26: debated.v1.GetDeliverablesResponse.artifacts:type_name -> debated.v1.Artifact
-	24, // 27: debated.v1.GetDeliverablesResponse.verification:type_name -> debated.v1.VerifyDebateResponse
-	18, // 28: debated.v1.Protocol.ToolsEntry.value:type_name -> debated.v1.ToolPermissions
-	19, // 29: debated.v1.Protocol.RoleGuardEntry.value:type_name -> debated.v1.RoleEvents
-	4,  // 30: debated.v1.DebateService.CreateDebate:input_type -> debated.v1.CreateDebateRequest
-	6,  // 31: debated.v1.DebateService.GetDebate:input_type -> debated.v1.GetDebateRequest
-	8,  // 32: debated.v1.DebateService.ListDebates:input_type -> debated.v1.ListDebatesRequest
-	10, // 33: debated.v1.DebateService.WatchDebate:input_type -> debated.v1.WatchDebateRequest
-	12, // 34: debated.v1.DebateService.CancelDebate:input_type -> debated.v1.CancelDebateRequest
-	14, // 35: debated.v1.DebateService.ResolveHumanGate:input_type -> debated.v1.ResolveHumanGateRequest
-	16, // 36: debated.v1.DebateService.ListProtocols:input_type -> debated.v1.ListProtocolsRequest
-	22, // 37: debated.v1.DebateService.VerifyDebate:input_type -> debated.v1.VerifyDebateRequest
-	25, // 38: debated.v1.DebateService.ExportDebate:input_type -> debated.v1.ExportDebateRequest
-	27, // 39: debated.v1.DebateService.ValidateOutput:input_type -> debated.v1.ValidateOutputRequest
-	30, // 40: debated.v1.DebateService.GetDeliverables:input_type -> debated.v1.GetDeliverablesRequest
-	5,  // 41: debated.v1.DebateService.CreateDebate:output_type -> debated.v1.CreateDebateResponse
-	7,  // 42: debated.v1.DebateService.GetDebate:output_type -> debated.v1.GetDebateResponse
-	9,  // 43: debated.v1.DebateService.ListDebates:output_type -> debated.v1.ListDebatesResponse
-	11, // 44: debated.v1.DebateService.WatchDebate:output_type -> debated.v1.WatchDebateResponse
-	13, // 45: debated.v1.DebateService.CancelDebate:output_type -> debated.v1.CancelDebateResponse
-	15, // 46: debated.v1.DebateService.ResolveHumanGate:output_type -> debated.v1.ResolveHumanGateResponse
-	21, // 47: debated.v1.DebateService.ListProtocols:output_type -> debated.v1.ListProtocolsResponse
-	24, // 48: debated.v1.DebateService.VerifyDebate:output_type -> debated.v1.VerifyDebateResponse
-	26, // 49: debated.v1.DebateService.ExportDebate:output_type -> debated.v1.ExportDebateResponse
-	29, // 50: debated.v1.DebateService.ValidateOutput:output_type -> debated.v1.ValidateOutputResponse
-	32, // 51: debated.v1.DebateService.GetDeliverables:output_type -> debated.v1.GetDeliverablesResponse
-	41, // [41:52] is the sub-list for method output_type
-	30, // [30:41] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	37, // 7: debated.v1.LedgerEvent.payload:type_name -> google.protobuf.Value
+	35, // 8: debated.v1.CreateDebateRequest.options:type_name -> google.protobuf.Struct
+	1,  // 9: debated.v1.CreateDebateResponse.debate:type_name -> debated.v1.Debate
+	1,  // 10: debated.v1.GetDebateResponse.debate:type_name -> debated.v1.Debate
+	2,  // 11: debated.v1.GetDebateResponse.gates:type_name -> debated.v1.HumanGate
+	38, // 12: debated.v1.GetDebateResponse.checkpoint:type_name -> debated.v1.Checkpoint
+	0,  // 13: debated.v1.ListDebatesRequest.status:type_name -> debated.v1.DebateStatus
+	1,  // 14: debated.v1.ListDebatesResponse.debates:type_name -> debated.v1.Debate
+	3,  // 15: debated.v1.WatchDebateResponse.event:type_name -> debated.v1.LedgerEvent
+	0,  // 16: debated.v1.WatchDebateResponse.status:type_name -> debated.v1.DebateStatus
+	38, // 17: debated.v1.WatchDebateResponse.checkpoint:type_name -> debated.v1.Checkpoint
+	3,  // 18: debated.v1.WatchDebateResponse.events:type_name -> debated.v1.LedgerEvent
+	1,  // 19: debated.v1.CancelDebateResponse.debate:type_name -> debated.v1.Debate
+	1,  // 20: debated.v1.ResolveHumanGateResponse.debate:type_name -> debated.v1.Debate
+	17, // 21: debated.v1.ProtocolNode.branches:type_name -> debated.v1.ProtocolNode
+	17, // 22: debated.v1.Protocol.nodes:type_name -> debated.v1.ProtocolNode
+	33, // 23: debated.v1.Protocol.tools:type_name -> debated.v1.Protocol.ToolsEntry
+	34, // 24: debated.v1.Protocol.role_guard:type_name -> debated.v1.Protocol.RoleGuardEntry
+	20, // 25: debated.v1.ListProtocolsResponse.protocols:type_name -> debated.v1.Protocol
+	23, // 26: debated.v1.VerifyDebateResponse.problems:type_name -> debated.v1.VerifyProblem
+	28, // 27: debated.v1.ValidateOutputResponse.violations:type_name -> debated.v1.GateViolation
+	31, // 28: debated.v1.GetDeliverablesResponse.artifacts:type_name -> debated.v1.Artifact
+	24, // 29: debated.v1.GetDeliverablesResponse.verification:type_name -> debated.v1.VerifyDebateResponse
+	18, // 30: debated.v1.Protocol.ToolsEntry.value:type_name -> debated.v1.ToolPermissions
+	19, // 31: debated.v1.Protocol.RoleGuardEntry.value:type_name -> debated.v1.RoleEvents
+	4,  // 32: debated.v1.DebateService.CreateDebate:input_type -> debated.v1.CreateDebateRequest
+	6,  // 33: debated.v1.DebateService.GetDebate:input_type -> debated.v1.GetDebateRequest
+	8,  // 34: debated.v1.DebateService.ListDebates:input_type -> debated.v1.ListDebatesRequest
+	10, // 35: debated.v1.DebateService.WatchDebate:input_type -> debated.v1.WatchDebateRequest
+	12, // 36: debated.v1.DebateService.CancelDebate:input_type -> debated.v1.CancelDebateRequest
+	14, // 37: debated.v1.DebateService.ResolveHumanGate:input_type -> debated.v1.ResolveHumanGateRequest
+	16, // 38: debated.v1.DebateService.ListProtocols:input_type -> debated.v1.ListProtocolsRequest
+	22, // 39: debated.v1.DebateService.VerifyDebate:input_type -> debated.v1.VerifyDebateRequest
+	25, // 40: debated.v1.DebateService.ExportDebate:input_type -> debated.v1.ExportDebateRequest
+	27, // 41: debated.v1.DebateService.ValidateOutput:input_type -> debated.v1.ValidateOutputRequest
+	30, // 42: debated.v1.DebateService.GetDeliverables:input_type -> debated.v1.GetDeliverablesRequest
+	5,  // 43: debated.v1.DebateService.CreateDebate:output_type -> debated.v1.CreateDebateResponse
+	7,  // 44: debated.v1.DebateService.GetDebate:output_type -> debated.v1.GetDebateResponse
+	9,  // 45: debated.v1.DebateService.ListDebates:output_type -> debated.v1.ListDebatesResponse
+	11, // 46: debated.v1.DebateService.WatchDebate:output_type -> debated.v1.WatchDebateResponse
+	13, // 47: debated.v1.DebateService.CancelDebate:output_type -> debated.v1.CancelDebateResponse
+	15, // 48: debated.v1.DebateService.ResolveHumanGate:output_type -> debated.v1.ResolveHumanGateResponse
+	21, // 49: debated.v1.DebateService.ListProtocols:output_type -> debated.v1.ListProtocolsResponse
+	24, // 50: debated.v1.DebateService.VerifyDebate:output_type -> debated.v1.VerifyDebateResponse
+	26, // 51: debated.v1.DebateService.ExportDebate:output_type -> debated.v1.ExportDebateResponse
+	29, // 52: debated.v1.DebateService.ValidateOutput:output_type -> debated.v1.ValidateOutputResponse
+	32, // 53: debated.v1.DebateService.GetDeliverables:output_type -> debated.v1.GetDeliverablesResponse
+	43, // [43:54] is the sub-list for method output_type
+	32, // [32:43] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_debate_proto_init() }

@@ -8,6 +8,7 @@ package debatedv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -2203,6 +2204,112 @@ func (x *ListClaimsResponse) GetNextPageToken() string {
 	return ""
 }
 
+type ListSanadsRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	DealId string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
+	// Only this claim's sanads; empty for every claim of the deal.
+	ClaimId       string `protobuf:"bytes,2,opt,name=claim_id,json=claimId,proto3" json:"claim_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSanadsRequest) Reset() {
+	*x = ListSanadsRequest{}
+	mi := &file_debated_v1_registry_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSanadsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSanadsRequest) ProtoMessage() {}
+
+func (x *ListSanadsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_registry_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSanadsRequest.ProtoReflect.Descriptor instead.
+func (*ListSanadsRequest) Descriptor() ([]byte, []int) {
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ListSanadsRequest) GetDealId() string {
+	if x != nil {
+		return x.DealId
+	}
+	return ""
+}
+
+func (x *ListSanadsRequest) GetClaimId() string {
+	if x != nil {
+		return x.ClaimId
+	}
+	return ""
+}
+
+type ListSanadsResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Sanads []*Sanad               `protobuf:"bytes,1,rep,name=sanads,proto3" json:"sanads,omitempty"`
+	// The evidence items the sanads cite (primary and corroborating).
+	EvidenceItems []*EvidenceItem `protobuf:"bytes,2,rep,name=evidence_items,json=evidenceItems,proto3" json:"evidence_items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSanadsResponse) Reset() {
+	*x = ListSanadsResponse{}
+	mi := &file_debated_v1_registry_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSanadsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSanadsResponse) ProtoMessage() {}
+
+func (x *ListSanadsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_registry_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSanadsResponse.ProtoReflect.Descriptor instead.
+func (*ListSanadsResponse) Descriptor() ([]byte, []int) {
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListSanadsResponse) GetSanads() []*Sanad {
+	if x != nil {
+		return x.Sanads
+	}
+	return nil
+}
+
+func (x *ListSanadsResponse) GetEvidenceItems() []*EvidenceItem {
+	if x != nil {
+		return x.EvidenceItems
+	}
+	return nil
+}
+
 type ListEvidenceRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	DealId string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
@@ -2215,7 +2322,7 @@ type ListEvidenceRequest struct {
 
 func (x *ListEvidenceRequest) Reset() {
 	*x = ListEvidenceRequest{}
-	mi := &file_debated_v1_registry_proto_msgTypes[23]
+	mi := &file_debated_v1_registry_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2227,7 +2334,7 @@ func (x *ListEvidenceRequest) String() string {
 func (*ListEvidenceRequest) ProtoMessage() {}
 
 func (x *ListEvidenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[23]
+	mi := &file_debated_v1_registry_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2240,7 +2347,7 @@ func (x *ListEvidenceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEvidenceRequest.ProtoReflect.Descriptor instead.
 func (*ListEvidenceRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{23}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListEvidenceRequest) GetDealId() string {
@@ -2275,7 +2382,7 @@ type ListEvidenceResponse struct {
 
 func (x *ListEvidenceResponse) Reset() {
 	*x = ListEvidenceResponse{}
-	mi := &file_debated_v1_registry_proto_msgTypes[24]
+	mi := &file_debated_v1_registry_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2287,7 +2394,7 @@ func (x *ListEvidenceResponse) String() string {
 func (*ListEvidenceResponse) ProtoMessage() {}
 
 func (x *ListEvidenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[24]
+	mi := &file_debated_v1_registry_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2300,7 +2407,7 @@ func (x *ListEvidenceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEvidenceResponse.ProtoReflect.Descriptor instead.
 func (*ListEvidenceResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{24}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListEvidenceResponse) GetEvidenceItems() []*EvidenceItem {
@@ -2329,7 +2436,7 @@ type GetEvidenceRequest struct {
 
 func (x *GetEvidenceRequest) Reset() {
 	*x = GetEvidenceRequest{}
-	mi := &file_debated_v1_registry_proto_msgTypes[25]
+	mi := &file_debated_v1_registry_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2341,7 +2448,7 @@ func (x *GetEvidenceRequest) String() string {
 func (*GetEvidenceRequest) ProtoMessage() {}
 
 func (x *GetEvidenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[25]
+	mi := &file_debated_v1_registry_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2354,7 +2461,7 @@ func (x *GetEvidenceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEvidenceRequest.ProtoReflect.Descriptor instead.
 func (*GetEvidenceRequest) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{25}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetEvidenceRequest) GetEvidenceId() string {
@@ -2381,7 +2488,7 @@ type GetEvidenceResponse struct {
 
 func (x *GetEvidenceResponse) Reset() {
 	*x = GetEvidenceResponse{}
-	mi := &file_debated_v1_registry_proto_msgTypes[26]
+	mi := &file_debated_v1_registry_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2393,7 +2500,7 @@ func (x *GetEvidenceResponse) String() string {
 func (*GetEvidenceResponse) ProtoMessage() {}
 
 func (x *GetEvidenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_debated_v1_registry_proto_msgTypes[26]
+	mi := &file_debated_v1_registry_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2406,7 +2513,7 @@ func (x *GetEvidenceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEvidenceResponse.ProtoReflect.Descriptor instead.
 func (*GetEvidenceResponse) Descriptor() ([]byte, []int) {
-	return file_debated_v1_registry_proto_rawDescGZIP(), []int{26}
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetEvidenceResponse) GetEvidenceItem() *EvidenceItem {
@@ -2428,7 +2535,7 @@ var File_debated_v1_registry_proto protoreflect.FileDescriptor
 const file_debated_v1_registry_proto_rawDesc = "" +
 	"\n" +
 	"\x19debated/v1/registry.proto\x12\n" +
-	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x18debated/v1/grading.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x03\n" +
+	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x18debated/v1/grading.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x03\n" +
 	"\x04Deal\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12+\n" +
@@ -2640,7 +2747,14 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\tpageToken\"g\n" +
 	"\x12ListClaimsResponse\x12)\n" +
 	"\x06claims\x18\x01 \x03(\v2\x11.debated.v1.ClaimR\x06claims\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8c\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"]\n" +
+	"\x11ListSanadsRequest\x12#\n" +
+	"\adeal_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12#\n" +
+	"\bclaim_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\aclaimId\"\x80\x01\n" +
+	"\x12ListSanadsResponse\x12)\n" +
+	"\x06sanads\x18\x01 \x03(\v2\x11.debated.v1.SanadR\x06sanads\x12?\n" +
+	"\x0eevidence_items\x18\x02 \x03(\v2\x18.debated.v1.EvidenceItemR\revidenceItems\"\x8c\x01\n" +
 	"\x13ListEvidenceRequest\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12'\n" +
@@ -2699,26 +2813,28 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\x17ARTIFACT_TYPE_FIN_MODEL\x10\x02\x12 \n" +
 	"\x1cARTIFACT_TYPE_DATA_ROOM_FILE\x10\x03\x12\x1c\n" +
 	"\x18ARTIFACT_TYPE_TRANSCRIPT\x10\x04\x12\x17\n" +
-	"\x13ARTIFACT_TYPE_OTHER\x10\x052\xd9\b\n" +
-	"\x0fRegistryService\x12K\n" +
+	"\x13ARTIFACT_TYPE_OTHER\x10\x052\xd0\r\n" +
+	"\x0fRegistryService\x12a\n" +
 	"\n" +
-	"ImportDeal\x12\x1d.debated.v1.ImportDealRequest\x1a\x1e.debated.v1.ImportDealResponse\x12B\n" +
-	"\aGetDeal\x12\x1a.debated.v1.GetDealRequest\x1a\x1b.debated.v1.GetDealResponse\x12H\n" +
-	"\tListDeals\x12\x1c.debated.v1.ListDealsRequest\x1a\x1d.debated.v1.ListDealsResponse\x12E\n" +
-	"\bGetClaim\x12\x1b.debated.v1.GetClaimRequest\x1a\x1c.debated.v1.GetClaimResponse\x12K\n" +
+	"ImportDeal\x12\x1d.debated.v1.ImportDealRequest\x1a\x1e.debated.v1.ImportDealResponse\"\x14\x82\xd3\xe4\x93\x02\x0e:\x01*\"\t/v1/deals\x12_\n" +
+	"\aGetDeal\x12\x1a.debated.v1.GetDealRequest\x1a\x1b.debated.v1.GetDealResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/deals/{deal_id}\x12[\n" +
+	"\tListDeals\x12\x1c.debated.v1.ListDealsRequest\x1a\x1d.debated.v1.ListDealsResponse\"\x11\x82\xd3\xe4\x93\x02\v\x12\t/v1/deals\x12d\n" +
+	"\bGetClaim\x12\x1b.debated.v1.GetClaimRequest\x1a\x1c.debated.v1.GetClaimResponse\"\x1d\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/claims/{claim_id}\x12o\n" +
 	"\n" +
-	"ListClaims\x12\x1d.debated.v1.ListClaimsRequest\x1a\x1e.debated.v1.ListClaimsResponse\x12H\n" +
-	"\tGradeDeal\x12\x1c.debated.v1.GradeDealRequest\x1a\x1d.debated.v1.GradeDealResponse\x12W\n" +
-	"\x0eGetDealGrading\x12!.debated.v1.GetDealGradingRequest\x1a\".debated.v1.GetDealGradingResponse\x12K\n" +
+	"ListClaims\x12\x1d.debated.v1.ListClaimsRequest\x1a\x1e.debated.v1.ListClaimsResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/deals/{deal_id}/claims\x12p\n" +
+	"\tGradeDeal\x12\x1c.debated.v1.GradeDealRequest\x1a\x1d.debated.v1.GradeDealResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/deals/{deal_id}/grading\x12|\n" +
+	"\x0eGetDealGrading\x12!.debated.v1.GetDealGradingRequest\x1a\".debated.v1.GetDealGradingResponse\"#\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/deals/{deal_id}/grading\x12s\n" +
 	"\n" +
-	"FlagDefect\x12\x1d.debated.v1.FlagDefectRequest\x1a\x1e.debated.v1.FlagDefectResponse\x12K\n" +
+	"FlagDefect\x12\x1d.debated.v1.FlagDefectRequest\x1a\x1e.debated.v1.FlagDefectResponse\"&\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/v1/deals/{deal_id}/defects\x12\x84\x01\n" +
 	"\n" +
-	"CureDefect\x12\x1d.debated.v1.CureDefectRequest\x1a\x1e.debated.v1.CureDefectResponse\x12N\n" +
-	"\vWaiveDefect\x12\x1e.debated.v1.WaiveDefectRequest\x1a\x1f.debated.v1.WaiveDefectResponse\x12N\n" +
-	"\vListDefects\x12\x1e.debated.v1.ListDefectsRequest\x1a\x1f.debated.v1.ListDefectsResponse\x12W\n" +
-	"\x0eListDealEvents\x12!.debated.v1.ListDealEventsRequest\x1a\".debated.v1.ListDealEventsResponse\x12Q\n" +
-	"\fListEvidence\x12\x1f.debated.v1.ListEvidenceRequest\x1a .debated.v1.ListEvidenceResponse\x12N\n" +
-	"\vGetEvidence\x12\x1e.debated.v1.GetEvidenceRequest\x1a\x1f.debated.v1.GetEvidenceResponseB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
+	"CureDefect\x12\x1d.debated.v1.CureDefectRequest\x1a\x1e.debated.v1.CureDefectResponse\"7\x82\xd3\xe4\x93\x021:\x01*\",/v1/deals/{deal_id}/defects/{defect_id}:cure\x12\x88\x01\n" +
+	"\vWaiveDefect\x12\x1e.debated.v1.WaiveDefectRequest\x1a\x1f.debated.v1.WaiveDefectResponse\"8\x82\xd3\xe4\x93\x022:\x01*\"-/v1/deals/{deal_id}/defects/{defect_id}:waive\x12s\n" +
+	"\vListDefects\x12\x1e.debated.v1.ListDefectsRequest\x1a\x1f.debated.v1.ListDefectsResponse\"#\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/deals/{deal_id}/defects\x12o\n" +
+	"\n" +
+	"ListSanads\x12\x1d.debated.v1.ListSanadsRequest\x1a\x1e.debated.v1.ListSanadsResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/deals/{deal_id}/sanads\x12{\n" +
+	"\x0eListDealEvents\x12!.debated.v1.ListDealEventsRequest\x1a\".debated.v1.ListDealEventsResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/deals/{deal_id}/events\x12w\n" +
+	"\fListEvidence\x12\x1f.debated.v1.ListEvidenceRequest\x1a .debated.v1.ListEvidenceResponse\"$\x82\xd3\xe4\x93\x02\x1e\x12\x1c/v1/deals/{deal_id}/evidence\x12r\n" +
+	"\vGetEvidence\x12\x1e.debated.v1.GetEvidenceRequest\x1a\x1f.debated.v1.GetEvidenceResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/evidence/{evidence_id}B5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
 
 var (
 	file_debated_v1_registry_proto_rawDescOnce sync.Once
@@ -2733,7 +2849,7 @@ func file_debated_v1_registry_proto_rawDescGZIP() []byte {
 }
 
 var file_debated_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_debated_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_debated_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_debated_v1_registry_proto_goTypes = []any{
 	(ClaimClass)(0),                // 0: debated.v1.ClaimClass
 	(Materiality)(0),               // 1: debated.v1.Materiality
@@ -2764,59 +2880,61 @@ var file_debated_v1_registry_proto_goTypes = []any{
 	(*GetClaimResponse)(nil),       // 26: debated.v1.GetClaimResponse
 	(*ListClaimsRequest)(nil),      // 27: debated.v1.ListClaimsRequest
 	(*ListClaimsResponse)(nil),     // 28: debated.v1.ListClaimsResponse
-	(*ListEvidenceRequest)(nil),    // 29: debated.v1.ListEvidenceRequest
-	(*ListEvidenceResponse)(nil),   // 30: debated.v1.ListEvidenceResponse
-	(*GetEvidenceRequest)(nil),     // 31: debated.v1.GetEvidenceRequest
-	(*GetEvidenceResponse)(nil),    // 32: debated.v1.GetEvidenceResponse
-	nil,                            // 33: debated.v1.Calc.InputsEntry
-	nil,                            // 34: debated.v1.Calc.InputSpanIdsEntry
-	(*timestamppb.Timestamp)(nil),  // 35: google.protobuf.Timestamp
-	(CalcType)(0),                  // 36: debated.v1.CalcType
-	(*GradeDealRequest)(nil),       // 37: debated.v1.GradeDealRequest
-	(*GetDealGradingRequest)(nil),  // 38: debated.v1.GetDealGradingRequest
-	(*FlagDefectRequest)(nil),      // 39: debated.v1.FlagDefectRequest
-	(*CureDefectRequest)(nil),      // 40: debated.v1.CureDefectRequest
-	(*WaiveDefectRequest)(nil),     // 41: debated.v1.WaiveDefectRequest
-	(*ListDefectsRequest)(nil),     // 42: debated.v1.ListDefectsRequest
-	(*ListDealEventsRequest)(nil),  // 43: debated.v1.ListDealEventsRequest
-	(*GradeDealResponse)(nil),      // 44: debated.v1.GradeDealResponse
-	(*GetDealGradingResponse)(nil), // 45: debated.v1.GetDealGradingResponse
-	(*FlagDefectResponse)(nil),     // 46: debated.v1.FlagDefectResponse
-	(*CureDefectResponse)(nil),     // 47: debated.v1.CureDefectResponse
-	(*WaiveDefectResponse)(nil),    // 48: debated.v1.WaiveDefectResponse
-	(*ListDefectsResponse)(nil),    // 49: debated.v1.ListDefectsResponse
-	(*ListDealEventsResponse)(nil), // 50: debated.v1.ListDealEventsResponse
+	(*ListSanadsRequest)(nil),      // 29: debated.v1.ListSanadsRequest
+	(*ListSanadsResponse)(nil),     // 30: debated.v1.ListSanadsResponse
+	(*ListEvidenceRequest)(nil),    // 31: debated.v1.ListEvidenceRequest
+	(*ListEvidenceResponse)(nil),   // 32: debated.v1.ListEvidenceResponse
+	(*GetEvidenceRequest)(nil),     // 33: debated.v1.GetEvidenceRequest
+	(*GetEvidenceResponse)(nil),    // 34: debated.v1.GetEvidenceResponse
+	nil,                            // 35: debated.v1.Calc.InputsEntry
+	nil,                            // 36: debated.v1.Calc.InputSpanIdsEntry
+	(*timestamppb.Timestamp)(nil),  // 37: google.protobuf.Timestamp
+	(CalcType)(0),                  // 38: debated.v1.CalcType
+	(*GradeDealRequest)(nil),       // 39: debated.v1.GradeDealRequest
+	(*GetDealGradingRequest)(nil),  // 40: debated.v1.GetDealGradingRequest
+	(*FlagDefectRequest)(nil),      // 41: debated.v1.FlagDefectRequest
+	(*CureDefectRequest)(nil),      // 42: debated.v1.CureDefectRequest
+	(*WaiveDefectRequest)(nil),     // 43: debated.v1.WaiveDefectRequest
+	(*ListDefectsRequest)(nil),     // 44: debated.v1.ListDefectsRequest
+	(*ListDealEventsRequest)(nil),  // 45: debated.v1.ListDealEventsRequest
+	(*GradeDealResponse)(nil),      // 46: debated.v1.GradeDealResponse
+	(*GetDealGradingResponse)(nil), // 47: debated.v1.GetDealGradingResponse
+	(*FlagDefectResponse)(nil),     // 48: debated.v1.FlagDefectResponse
+	(*CureDefectResponse)(nil),     // 49: debated.v1.CureDefectResponse
+	(*WaiveDefectResponse)(nil),    // 50: debated.v1.WaiveDefectResponse
+	(*ListDefectsResponse)(nil),    // 51: debated.v1.ListDefectsResponse
+	(*ListDealEventsResponse)(nil), // 52: debated.v1.ListDealEventsResponse
 }
 var file_debated_v1_registry_proto_depIdxs = []int32{
-	35, // 0: debated.v1.Deal.create_time:type_name -> google.protobuf.Timestamp
-	35, // 1: debated.v1.Deal.update_time:type_name -> google.protobuf.Timestamp
+	37, // 0: debated.v1.Deal.create_time:type_name -> google.protobuf.Timestamp
+	37, // 1: debated.v1.Deal.update_time:type_name -> google.protobuf.Timestamp
 	7,  // 2: debated.v1.ClaimValue.time_window:type_name -> debated.v1.TimeWindow
 	0,  // 3: debated.v1.Claim.claim_class:type_name -> debated.v1.ClaimClass
 	8,  // 4: debated.v1.Claim.value:type_name -> debated.v1.ClaimValue
 	1,  // 5: debated.v1.Claim.materiality:type_name -> debated.v1.Materiality
-	35, // 6: debated.v1.Claim.create_time:type_name -> google.protobuf.Timestamp
-	35, // 7: debated.v1.Claim.update_time:type_name -> google.protobuf.Timestamp
-	35, // 8: debated.v1.EvidenceItem.retrieval_time:type_name -> google.protobuf.Timestamp
+	37, // 6: debated.v1.Claim.create_time:type_name -> google.protobuf.Timestamp
+	37, // 7: debated.v1.Claim.update_time:type_name -> google.protobuf.Timestamp
+	37, // 8: debated.v1.EvidenceItem.retrieval_time:type_name -> google.protobuf.Timestamp
 	2,  // 9: debated.v1.EvidenceItem.source_grade:type_name -> debated.v1.SourceGrade
-	35, // 10: debated.v1.EvidenceItem.create_time:type_name -> google.protobuf.Timestamp
-	35, // 11: debated.v1.EvidenceItem.update_time:type_name -> google.protobuf.Timestamp
+	37, // 10: debated.v1.EvidenceItem.create_time:type_name -> google.protobuf.Timestamp
+	37, // 11: debated.v1.EvidenceItem.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 12: debated.v1.Span.span_type:type_name -> debated.v1.SpanType
 	11, // 13: debated.v1.Span.locator:type_name -> debated.v1.Locator
-	35, // 14: debated.v1.Span.create_time:type_name -> google.protobuf.Timestamp
-	35, // 15: debated.v1.Span.update_time:type_name -> google.protobuf.Timestamp
+	37, // 14: debated.v1.Span.create_time:type_name -> google.protobuf.Timestamp
+	37, // 15: debated.v1.Span.update_time:type_name -> google.protobuf.Timestamp
 	4,  // 16: debated.v1.ChainNode.node_type:type_name -> debated.v1.ChainNodeType
 	13, // 17: debated.v1.Sanad.transmission_chain:type_name -> debated.v1.ChainNode
-	35, // 18: debated.v1.Sanad.create_time:type_name -> google.protobuf.Timestamp
-	35, // 19: debated.v1.Sanad.update_time:type_name -> google.protobuf.Timestamp
+	37, // 18: debated.v1.Sanad.create_time:type_name -> google.protobuf.Timestamp
+	37, // 19: debated.v1.Sanad.update_time:type_name -> google.protobuf.Timestamp
 	5,  // 20: debated.v1.Document.artifact_type:type_name -> debated.v1.ArtifactType
-	35, // 21: debated.v1.Document.ingest_time:type_name -> google.protobuf.Timestamp
-	36, // 22: debated.v1.Calc.calc_type:type_name -> debated.v1.CalcType
-	33, // 23: debated.v1.Calc.inputs:type_name -> debated.v1.Calc.InputsEntry
-	34, // 24: debated.v1.Calc.input_span_ids:type_name -> debated.v1.Calc.InputSpanIdsEntry
-	35, // 25: debated.v1.Calc.create_time:type_name -> google.protobuf.Timestamp
+	37, // 21: debated.v1.Document.ingest_time:type_name -> google.protobuf.Timestamp
+	38, // 22: debated.v1.Calc.calc_type:type_name -> debated.v1.CalcType
+	35, // 23: debated.v1.Calc.inputs:type_name -> debated.v1.Calc.InputsEntry
+	36, // 24: debated.v1.Calc.input_span_ids:type_name -> debated.v1.Calc.InputSpanIdsEntry
+	37, // 25: debated.v1.Calc.create_time:type_name -> google.protobuf.Timestamp
 	2,  // 26: debated.v1.EnrichmentRecord.source_grade:type_name -> debated.v1.SourceGrade
 	6,  // 27: debated.v1.DealSummary.deal:type_name -> debated.v1.Deal
-	35, // 28: debated.v1.DealSummary.import_time:type_name -> google.protobuf.Timestamp
+	37, // 28: debated.v1.DealSummary.import_time:type_name -> google.protobuf.Timestamp
 	6,  // 29: debated.v1.ImportDealRequest.deal:type_name -> debated.v1.Deal
 	9,  // 30: debated.v1.ImportDealRequest.claims:type_name -> debated.v1.Claim
 	10, // 31: debated.v1.ImportDealRequest.evidence_items:type_name -> debated.v1.EvidenceItem
@@ -2832,41 +2950,45 @@ var file_debated_v1_registry_proto_depIdxs = []int32{
 	0,  // 41: debated.v1.ListClaimsRequest.claim_class:type_name -> debated.v1.ClaimClass
 	1,  // 42: debated.v1.ListClaimsRequest.materiality:type_name -> debated.v1.Materiality
 	9,  // 43: debated.v1.ListClaimsResponse.claims:type_name -> debated.v1.Claim
-	10, // 44: debated.v1.ListEvidenceResponse.evidence_items:type_name -> debated.v1.EvidenceItem
-	10, // 45: debated.v1.GetEvidenceResponse.evidence_item:type_name -> debated.v1.EvidenceItem
-	19, // 46: debated.v1.RegistryService.ImportDeal:input_type -> debated.v1.ImportDealRequest
-	21, // 47: debated.v1.RegistryService.GetDeal:input_type -> debated.v1.GetDealRequest
-	23, // 48: debated.v1.RegistryService.ListDeals:input_type -> debated.v1.ListDealsRequest
-	25, // 49: debated.v1.RegistryService.GetClaim:input_type -> debated.v1.GetClaimRequest
-	27, // 50: debated.v1.RegistryService.ListClaims:input_type -> debated.v1.ListClaimsRequest
-	37, // 51: debated.v1.RegistryService.GradeDeal:input_type -> debated.v1.GradeDealRequest
-	38, // 52: debated.v1.RegistryService.GetDealGrading:input_type -> debated.v1.GetDealGradingRequest
-	39, // 53: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
-	40, // 54: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
-	41, // 55: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
-	42, // 56: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
-	43, // 57: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
-	29, // 58: debated.v1.RegistryService.ListEvidence:input_type -> debated.v1.ListEvidenceRequest
-	31, // 59: debated.v1.RegistryService.GetEvidence:input_type -> debated.v1.GetEvidenceRequest
-	20, // 60: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
-	22, // 61: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
-	24, // 62: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
-	26, // 63: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
-	28, // 64: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
-	44, // 65: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
-	45, // 66: debated.v1.RegistryService.GetDealGrading:output_type -> debated.v1.GetDealGradingResponse
-	46, // 67: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
-	47, // 68: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
-	48, // 69: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
-	49, // 70: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
-	50, // 71: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
-	30, // 72: debated.v1.RegistryService.ListEvidence:output_type -> debated.v1.ListEvidenceResponse
-	32, // 73: debated.v1.RegistryService.GetEvidence:output_type -> debated.v1.GetEvidenceResponse
-	60, // [60:74] is the sub-list for method output_type
-	46, // [46:60] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	14, // 44: debated.v1.ListSanadsResponse.sanads:type_name -> debated.v1.Sanad
+	10, // 45: debated.v1.ListSanadsResponse.evidence_items:type_name -> debated.v1.EvidenceItem
+	10, // 46: debated.v1.ListEvidenceResponse.evidence_items:type_name -> debated.v1.EvidenceItem
+	10, // 47: debated.v1.GetEvidenceResponse.evidence_item:type_name -> debated.v1.EvidenceItem
+	19, // 48: debated.v1.RegistryService.ImportDeal:input_type -> debated.v1.ImportDealRequest
+	21, // 49: debated.v1.RegistryService.GetDeal:input_type -> debated.v1.GetDealRequest
+	23, // 50: debated.v1.RegistryService.ListDeals:input_type -> debated.v1.ListDealsRequest
+	25, // 51: debated.v1.RegistryService.GetClaim:input_type -> debated.v1.GetClaimRequest
+	27, // 52: debated.v1.RegistryService.ListClaims:input_type -> debated.v1.ListClaimsRequest
+	39, // 53: debated.v1.RegistryService.GradeDeal:input_type -> debated.v1.GradeDealRequest
+	40, // 54: debated.v1.RegistryService.GetDealGrading:input_type -> debated.v1.GetDealGradingRequest
+	41, // 55: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
+	42, // 56: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
+	43, // 57: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
+	44, // 58: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
+	29, // 59: debated.v1.RegistryService.ListSanads:input_type -> debated.v1.ListSanadsRequest
+	45, // 60: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
+	31, // 61: debated.v1.RegistryService.ListEvidence:input_type -> debated.v1.ListEvidenceRequest
+	33, // 62: debated.v1.RegistryService.GetEvidence:input_type -> debated.v1.GetEvidenceRequest
+	20, // 63: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
+	22, // 64: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
+	24, // 65: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
+	26, // 66: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
+	28, // 67: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
+	46, // 68: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
+	47, // 69: debated.v1.RegistryService.GetDealGrading:output_type -> debated.v1.GetDealGradingResponse
+	48, // 70: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
+	49, // 71: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
+	50, // 72: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
+	51, // 73: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
+	30, // 74: debated.v1.RegistryService.ListSanads:output_type -> debated.v1.ListSanadsResponse
+	52, // 75: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
+	32, // 76: debated.v1.RegistryService.ListEvidence:output_type -> debated.v1.ListEvidenceResponse
+	34, // 77: debated.v1.RegistryService.GetEvidence:output_type -> debated.v1.GetEvidenceResponse
+	63, // [63:78] is the sub-list for method output_type
+	48, // [48:63] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_registry_proto_init() }
@@ -2881,7 +3003,7 @@ func file_debated_v1_registry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_debated_v1_registry_proto_rawDesc), len(file_debated_v1_registry_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   29,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

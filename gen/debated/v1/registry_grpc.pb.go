@@ -30,6 +30,7 @@ const (
 	RegistryService_CureDefect_FullMethodName     = "/debated.v1.RegistryService/CureDefect"
 	RegistryService_WaiveDefect_FullMethodName    = "/debated.v1.RegistryService/WaiveDefect"
 	RegistryService_ListDefects_FullMethodName    = "/debated.v1.RegistryService/ListDefects"
+	RegistryService_ListSanads_FullMethodName     = "/debated.v1.RegistryService/ListSanads"
 	RegistryService_ListDealEvents_FullMethodName = "/debated.v1.RegistryService/ListDealEvents"
 	RegistryService_ListEvidence_FullMethodName   = "/debated.v1.RegistryService/ListEvidence"
 	RegistryService_GetEvidence_FullMethodName    = "/debated.v1.RegistryService/GetEvidence"
@@ -79,6 +80,9 @@ type RegistryServiceClient interface {
 	// ListDefects lists a deal's defects as last graded or flagged.
 	ListDefects(ctx context.Context, in *ListDefectsRequest, opts ...grpc.CallOption) (*ListDefectsResponse, error)
 	// ListDealEvents reads a deal's append-only audit log.
+	// ListSanads returns a deal's sanads (transmission chains), or one
+	// claim's, with the evidence items they cite: what the dashboard draws.
+	ListSanads(ctx context.Context, in *ListSanadsRequest, opts ...grpc.CallOption) (*ListSanadsResponse, error)
 	ListDealEvents(ctx context.Context, in *ListDealEventsRequest, opts ...grpc.CallOption) (*ListDealEventsResponse, error)
 	// ListEvidence lists a deal's evidence items ordered by id: the ids
 	// FlagDefect's evidence_refs name.
@@ -207,6 +211,16 @@ func (c *registryServiceClient) ListDefects(ctx context.Context, in *ListDefects
 	return out, nil
 }
 
+func (c *registryServiceClient) ListSanads(ctx context.Context, in *ListSanadsRequest, opts ...grpc.CallOption) (*ListSanadsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSanadsResponse)
+	err := c.cc.Invoke(ctx, RegistryService_ListSanads_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *registryServiceClient) ListDealEvents(ctx context.Context, in *ListDealEventsRequest, opts ...grpc.CallOption) (*ListDealEventsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListDealEventsResponse)
@@ -281,6 +295,9 @@ type RegistryServiceServer interface {
 	// ListDefects lists a deal's defects as last graded or flagged.
 	ListDefects(context.Context, *ListDefectsRequest) (*ListDefectsResponse, error)
 	// ListDealEvents reads a deal's append-only audit log.
+	// ListSanads returns a deal's sanads (transmission chains), or one
+	// claim's, with the evidence items they cite: what the dashboard draws.
+	ListSanads(context.Context, *ListSanadsRequest) (*ListSanadsResponse, error)
 	ListDealEvents(context.Context, *ListDealEventsRequest) (*ListDealEventsResponse, error)
 	// ListEvidence lists a deal's evidence items ordered by id: the ids
 	// FlagDefect's evidence_refs name.
@@ -331,6 +348,9 @@ func (UnimplementedRegistryServiceServer) WaiveDefect(context.Context, *WaiveDef
 }
 func (UnimplementedRegistryServiceServer) ListDefects(context.Context, *ListDefectsRequest) (*ListDefectsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListDefects not implemented")
+}
+func (UnimplementedRegistryServiceServer) ListSanads(context.Context, *ListSanadsRequest) (*ListSanadsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListSanads not implemented")
 }
 func (UnimplementedRegistryServiceServer) ListDealEvents(context.Context, *ListDealEventsRequest) (*ListDealEventsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListDealEvents not implemented")
@@ -560,6 +580,24 @@ func _RegistryService_ListDefects_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_ListSanads_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSanadsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).ListSanads(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_ListSanads_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).ListSanads(ctx, req.(*ListSanadsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RegistryService_ListDealEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListDealEventsRequest)
 	if err := dec(in); err != nil {
@@ -664,6 +702,10 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListDefects",
 			Handler:    _RegistryService_ListDefects_Handler,
+		},
+		{
+			MethodName: "ListSanads",
+			Handler:    _RegistryService_ListSanads_Handler,
 		},
 		{
 			MethodName: "ListDealEvents",

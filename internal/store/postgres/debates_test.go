@@ -427,6 +427,67 @@ func TestListenReceivesCommits(t *testing.T) {
 	require.NoError(t, s2.Listen(ended, func(string, string) { t.Error("a notification after the end") }))
 }
 
+// TestListenSkipsOwnCommits: a Store's listener does not hear the commits
+// of that Store (its committer publishes them to the local watchers) but
+// hears those of another Store, and another Store's listener hears it.
+func TestListenSkipsOwnCommits(t *testing.T) {
+	t.Parallel()
+	a, b := ownStore(t, 2), ownStore(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	aCtx, aTenant, aDebate := storetest.NewDebate(t, a)
+	bCtx, bTenant, bDebate := storetest.NewDebate(t, b)
+	mine := map[string]bool{aTenant: true, bTenant: true}
+	type note struct{ tenant, debate string }
+	listen := func(s *Store) (chan note, chan struct{}) {
+		notes, listening := make(chan note, 16), make(chan struct{}, 1)
+		lctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = s.listen(lctx, func(tenant, debateID string) {
+				if mine[tenant] {
+					notes <- note{tenant, debateID}
+				}
+			}, func() { listening <- struct{}{} })
+		}()
+		t.Cleanup(func() { stop(); <-done })
+		select {
+		case <-listening:
+		case <-ctx.Done():
+			t.Fatal("Listen never listened")
+		}
+		return notes, listening
+	}
+	wait := func(notes chan note) note {
+		t.Helper()
+		select {
+		case n := <-notes:
+			return n
+		case <-ctx.Done():
+			t.Fatal("no notification")
+			return note{}
+		}
+	}
+	aNotes, _ := listen(a)
+	bNotes, _ := listen(b)
+
+	// A commits, then B: A's listener hears only B's commit (it would hear
+	// A's first, notifications arriving in commit order); B's hears A's.
+	al := storetest.NewLedger(aTenant, aDebate, stepAt)
+	c := al.Next(2)
+	require.NoError(t, a.StepCommit(aCtx, c))
+	al.Commit(c)
+	require.Equal(t, note{aTenant, aDebate.ID}, wait(bNotes))
+	bl := storetest.NewLedger(bTenant, bDebate, stepAt)
+	c = bl.Next(1)
+	require.NoError(t, b.StepCommit(bCtx, c))
+	require.Equal(t, note{bTenant, bDebate.ID}, wait(aNotes), "A's own commit was skipped")
+	c = al.Next(1)
+	require.NoError(t, a.StepCommit(aCtx, c))
+	require.Equal(t, note{aTenant, aDebate.ID}, wait(bNotes), "B's own commit was skipped")
+}
+
 // TestDebatesIndexedLookups: the lists, the fence and the ledger reads use
 // indexes, in key order, whatever the size of the tables.
 func TestDebatesIndexedLookups(t *testing.T) {

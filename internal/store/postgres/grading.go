@@ -129,11 +129,20 @@ func (s *Store) DealGrade(ctx context.Context, dealID string, at time.Time, grad
 			tenant, dealID, e.Seqs, e.Types, e.Actors, e.Payloads, e.CreatedAts,
 			e.PrevHashes, e.Hashes, e.KeyIDs, e.Signatures)
 	}
+	// The deal log's new head is a leaf of the tenant's transparency log,
+	// in the same transaction (docs/transparency.md).
+	leaf, logged := rows.DealLeaf(dealID, w)
+	if logged {
+		batch.Queue(queueLeafSQL, tenant, leaf.Kind, leaf.Subject, leaf.Seq, leaf.Hash)
+	}
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, nil, wrap(op, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, nil, wrap(op, err)
+	}
+	if logged {
+		s.logDirty.Mark(tenant)
 	}
 	return w.Grading, w.Appended, nil
 }

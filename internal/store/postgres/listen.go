@@ -30,11 +30,14 @@ func (s *Store) SetListenErrorHandler(fn func(error)) {
 }
 
 // Listen calls fn with the tenant and debate of every StepCommit that wrote
-// events, on any replica, until ctx ends; then it returns nil. It is how a
-// replica learns that a debate another replica runs has new events, to wake
-// its watchers (DESIGN §3.8): fn should only signal them, and return
-// quickly, since it runs on Listen's goroutine and holds up the
-// notifications after it.
+// events on another Store (another replica) until ctx ends; then it returns
+// nil. It is how a replica learns that a debate another replica runs has
+// new events, to wake its watchers (DESIGN §3.8): fn should only signal
+// them, and return quickly, since it runs on Listen's goroutine and holds
+// up the notifications after it. The commits of this Store are not passed
+// to fn: their committer hands their events to this replica's watchers
+// itself (stream.Hub.Publish), and a second wake-up would only make every
+// watcher look again and the hub read the store for nothing.
 //
 // Listen holds one connection of its own, outside the pool (made from the
 // pool's connection config; LISTEN needs no privilege, so it does not SET
@@ -96,6 +99,9 @@ func (s *Store) listenOnce(ctx context.Context, fn func(tenantID, debateID strin
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return true, fmt.Errorf("wait for notification: %w", err)
+		}
+		if s.notify.sentBy(n.PID) {
+			continue // this Store's own commit: its committer published it
 		}
 		if tenant, debateID, ok := rows.ParseNotifyPayload(n.Payload); ok {
 			fn(tenant, debateID)

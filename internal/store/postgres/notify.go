@@ -3,9 +3,11 @@ package postgres
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/debated/debated/internal/store/internal/rows"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -15,8 +17,15 @@ import (
 // of different debates queue instead of sharing a flush. Sent after the
 // commit, a notification can be lost in a crash: watchers poll the store as
 // well, so they only see it a little later.
+//
+// The notifier sends on a connection of its own and remembers its backend
+// pid: PostgreSQL tells a listener which backend sent each notification,
+// so Listen on the same Store skips the notifications of its own commits,
+// which the committer has already handed to this replica's watchers.
 type notifier struct {
 	pool    *pgxpool.Pool
+	conn    *pgx.Conn // used only by loop
+	pid     atomic.Uint32
 	mu      sync.Mutex
 	pending map[string]bool
 	wake    chan struct{}
@@ -71,10 +80,35 @@ func (n *notifier) flush(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	// A failure loses these notifications; watchers catch up by polling.
-	_, _ = n.pool.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', p) FROM unnest($1::text[]) AS p`, payloads)
+	if n.conn == nil {
+		conn, err := pgx.ConnectConfig(ctx, n.pool.Config().ConnConfig.Copy())
+		if err != nil {
+			return
+		}
+		n.conn = conn
+		n.pid.Store(conn.PgConn().PID())
+	}
+	if _, err := n.conn.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', p) FROM unnest($1::text[]) AS p`, payloads); err != nil {
+		n.drop()
+	}
 }
+
+// drop closes the notifier's connection; the next flush makes another.
+func (n *notifier) drop() {
+	n.pid.Store(0)
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = n.conn.Close(cctx) // the connection is dropped either way
+	n.conn = nil
+}
+
+// sentBy reports whether the notifier sent a notification from backend pid.
+func (n *notifier) sentBy(pid uint32) bool { return pid != 0 && n.pid.Load() == pid }
 
 func (n *notifier) close() {
 	n.stop()
 	<-n.done
+	if n.conn != nil {
+		n.drop()
+	}
 }

@@ -45,6 +45,7 @@ func (s *Store) DealGrade(ctx context.Context, dealID string, at time.Time, grad
 	// gradeErr carries grade's error out of inTx untouched by wrap.
 	var gradeErr error
 	var w *rows.GradingWrite
+	logged := false // a leaf was queued: the log has work
 	err = inTx(ctx, s.write, func(tx *sql.Tx) error {
 		bundle, err := bundleGet(ctx, tx, tenant, dealID)
 		if err != nil {
@@ -121,13 +122,27 @@ func (s *Store) DealGrade(ctx context.Context, dealID string, at time.Time, grad
 				return append(args, tenant, dealID, e.Seqs[i], e.Types[i], e.Actors[i], e.Payloads[i], rows.TimeText(e.CreatedAts[i]),
 					nullText(e.PrevHashes[i]), nullText(e.Hashes[i]), nullText(e.KeyIDs[i]), nullText(e.Signatures[i]))
 			})
-		return err
+		if err != nil {
+			return err
+		}
+		// The deal log's new head is a leaf of the tenant's transparency
+		// log, in the same transaction (docs/transparency.md).
+		if leaf, ok := rows.DealLeaf(dealID, w); ok {
+			if err := QueueLogLeaf(ctx, tx, tenant, leaf); err != nil {
+				return err
+			}
+			logged = true
+		}
+		return nil
 	})
 	if gradeErr != nil {
 		return nil, nil, gradeErr
 	}
 	if err != nil {
 		return nil, nil, wrap(fmt.Sprintf("deal %q grade", dealID), err)
+	}
+	if logged {
+		s.logDirty.Mark(tenant)
 	}
 	return w.Grading, w.Appended, nil
 }

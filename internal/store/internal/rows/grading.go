@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/tlog"
 )
 
 // Gradings, defect records and deal events.
@@ -301,4 +302,16 @@ func holdsTime(t reflect.Type, seen map[reflect.Type]bool) bool {
 		}
 	}
 	return false
+}
+
+// DealLeaf returns the transparency-log leaf of the deal log's new head
+// after w: its last chained event. ok is false when w appends no chained
+// event (nothing new to log, or a store without a sealer).
+func DealLeaf(dealID string, w *GradingWrite) (leaf tlog.Leaf, ok bool) {
+	e := w.Events
+	n := len(e.Seqs)
+	if n == 0 || e.Hashes[n-1] == "" {
+		return tlog.Leaf{}, false
+	}
+	return tlog.Leaf{Kind: tlog.KindDeal, Subject: dealID, Seq: e.Seqs[n-1], Hash: e.Hashes[n-1]}, true
 }

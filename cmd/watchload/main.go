@@ -1,0 +1,94 @@
+// Command watchload measures WatchDebate at dashboard scale against a
+// running debated: for each watcher count and each debate count it opens
+// that many watchers (one gRPC connection each) on synthetic debates held
+// at a human gate, approves the gates and reports the delivery latency of
+// the live events, the live part's duration relative to one watcher, the
+// events delivered per second and the server's peak memory, checking that
+// every watcher got every seq exactly once and in order (internal/watchload).
+// make watchload starts a local server and runs it.
+//
+//	watchload --addr localhost:50051 --admin-token T --metrics-url http://localhost:9090/metrics --watchers 1,1000 --debates 1,10
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/debated/debated/internal/watchload"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "watchload:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	addr := flag.String("addr", "localhost:50051", "debated address")
+	admin := flag.String("admin-token", os.Getenv("DEBATED_ADMIN_TOKEN"), "admin token (a tenant, key and deal are made with it)")
+	metricsURL := flag.String("metrics-url", "", "the server's /metrics, for its memory")
+	watchers := flag.String("watchers", "1,100,1000", "watcher counts to run, in order")
+	debates := flag.String("debates", "1,10", "debate counts to spread the watchers over")
+	rounds := flag.Int("rounds", 50, "rounds of each synthetic debate (the gate holds it after the first)")
+	msgBytes := flag.Int("message-bytes", 300, "size of each node's message")
+	header := flag.Bool("header", true, "print the table's header")
+	label := flag.String("label", "debated", "a first column naming the server (e.g. its commit)")
+	flag.Parse()
+
+	ns, err := ints(*watchers)
+	if err != nil {
+		return err
+	}
+	ds, err := ints(*debates)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	key, err := watchload.Setup(ctx, *addr, *admin)
+	if err != nil {
+		return err
+	}
+	if *header {
+		fmt.Println("| server | debates | watchers | live events/debate | delivery p50 / p95 / p99 / max | live part | vs 1 watcher | events/s delivered | messages | server RSS peak |")
+		fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+	}
+	for _, d := range ds {
+		var base time.Duration
+		for _, n := range ns {
+			res, err := watchload.Run(ctx, watchload.Config{Addr: *addr, APIKey: key, DealID: watchload.DealID, Watchers: n, Debates: d,
+				Rounds: *rounds, MessageBytes: *msgBytes, MetricsURL: *metricsURL})
+			if err != nil {
+				fmt.Printf("| %s | %d | %d | error: %v |\n", *label, d, n, err)
+				continue
+			}
+			if base == 0 {
+				base = res.Live
+			}
+			fmt.Printf("| %s | %d | %d | %d | %s / %s / %s / %s | %s | %.2f× | %.0f | %d | %.0f MiB |\n", *label, d, n, res.LiveEvents,
+				ms(res.P50), ms(res.P95), ms(res.P99), ms(res.Max), secs(res.Live), float64(res.Live)/float64(base),
+				res.PerSecond, res.Messages, res.RSSPeak/(1<<20))
+		}
+	}
+	return nil
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("not a positive count: %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func ms(d time.Duration) string   { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) + " ms" }
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }

@@ -1,0 +1,352 @@
+// Package watchload measures WatchDebate at dashboard scale: N watchers,
+// each on a gRPC connection of its own, spread over one or more synthetic
+// debates that a human gate holds until every watcher has caught up. It
+// reports the delivery latency of the live events (the event's commit
+// time to its arrival at the watcher), how long the live part of the
+// debates took, the events delivered per second and the server's peak
+// memory, and checks that every watcher got every seq exactly once and in
+// order. cmd/watchload and cmd/debated's BenchmarkWatchDebate run it.
+package watchload
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/apiconv"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Config of one run.
+type Config struct {
+	// Addr is the server's gRPC address.
+	Addr string
+	// APIKey is a tenant's key; DealID a deal of that tenant.
+	APIKey string
+	DealID string
+	// Watchers is how many watchers (and connections) to open; Debates
+	// how many debates they are spread over, round robin.
+	Watchers, Debates int
+	// Rounds and MessageBytes shape each synthetic debate (the gate holds
+	// it after round 1; the live part is the rest).
+	Rounds, MessageBytes int
+	// MetricsURL, if set, is the server's /metrics: its
+	// process_resident_memory_bytes is sampled during the run.
+	MetricsURL string
+	// Timeout bounds the run; default 5 minutes.
+	Timeout time.Duration
+}
+
+// Result of one run. Latencies are of live events only: those committed
+// after the gate was approved, when every watcher was attached.
+type Result struct {
+	Watchers, Debates int
+	// LiveEvents is the number of live events per debate (of the first).
+	LiveEvents int
+	// Delivered counts the live events received, over all watchers.
+	Delivered          int64
+	P50, P95, P99, Max time.Duration
+	// Live is how long the live part took: from approving the gates to
+	// the commit of the last debate's last event.
+	Live time.Duration
+	// PerSecond is Delivered / Live.
+	PerSecond float64
+	// Messages counts the messages received (a batch is one).
+	Messages int64
+	// RSSPeak is the server's peak resident memory in bytes (0 if not
+	// sampled).
+	RSSPeak float64
+}
+
+// Run runs one measurement. It returns an error if any watcher failed or
+// got an event twice, out of order or not at all.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Watchers < 1 || cfg.Debates < 1 {
+		return Result{}, errors.New("watchload: watchers and debates must be positive")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+cfg.APIKey)
+	ctl, err := dial(cfg.Addr)
+	if err != nil {
+		return Result{}, err
+	}
+	defer func() { _ = ctl.Close() }()
+	dc := debatedv1.NewDebateServiceClient(ctl)
+
+	// The debates, each held at its gate.
+	opts, err := structpb.NewStruct(map[string]any{"max_rounds": cfg.Rounds, "message_bytes": cfg.MessageBytes, "gate_round": 1})
+	if err != nil {
+		return Result{}, err
+	}
+	ids := make([]string, cfg.Debates)
+	gates := make([]int64, cfg.Debates) // the seq of each gate event
+	for i := range ids {
+		resp, err := dc.CreateDebate(ctx, &debatedv1.CreateDebateRequest{DealId: cfg.DealID, Protocol: "synthetic.v1", Options: opts})
+		if err != nil {
+			return Result{}, fmt.Errorf("create debate: %w", err)
+		}
+		ids[i] = resp.GetDebate().GetDebateId()
+		if gates[i], err = untilGate(ctx, dc, ids[i]); err != nil {
+			return Result{}, err
+		}
+	}
+
+	// The watchers, each on its own connection, from seq 0.
+	ws := make([]*watcher, cfg.Watchers)
+	var wg sync.WaitGroup
+	ready := make(chan error, cfg.Watchers)
+	for i := range ws {
+		d := i % cfg.Debates
+		w := &watcher{debate: ids[d], gate: gates[d]}
+		ws[i] = w
+		conn, err := dial(cfg.Addr)
+		if err != nil {
+			return Result{}, err
+		}
+		defer func() { _ = conn.Close() }()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run(ctx, debatedv1.NewDebateServiceClient(conn), ready)
+		}()
+	}
+	for range ws {
+		if err := <-ready; err != nil {
+			cancel()
+			wg.Wait()
+			return Result{}, fmt.Errorf("watcher: %w", err)
+		}
+	}
+
+	var rss rssSampler
+	stopRSS := rss.start(cfg.MetricsURL)
+	start := time.Now()
+	for _, id := range ids {
+		got, err := dc.GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: id})
+		if err != nil {
+			return Result{}, err
+		}
+		if _, err := dc.ResolveHumanGate(ctx, &debatedv1.ResolveHumanGateRequest{DebateId: id,
+			GateId: got.GetGates()[0].GetGateId(), Approve: true, Reason: "watchload"}); err != nil {
+			return Result{}, fmt.Errorf("approve gate: %w", err)
+		}
+	}
+	wg.Wait()
+	stopRSS()
+
+	res := Result{Watchers: cfg.Watchers, Debates: cfg.Debates, RSSPeak: rss.peak}
+	var lat []time.Duration
+	var lastCommit time.Time
+	for i, w := range ws {
+		if w.err != nil {
+			return res, fmt.Errorf("watcher %d: %w", i, w.err)
+		}
+		final, err := dc.GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: w.debate})
+		if err != nil {
+			return res, err
+		}
+		if w.last != final.GetDebate().GetLastSeq() {
+			return res, fmt.Errorf("watcher %d: stream ended at seq %d, the debate's head is %d", i, w.last, final.GetDebate().GetLastSeq())
+		}
+		lat = append(lat, w.lat...)
+		res.Messages += w.msgs
+		if w.lastTime.After(lastCommit) {
+			lastCommit = w.lastTime
+		}
+		if i == 0 {
+			res.LiveEvents = len(w.lat)
+		}
+	}
+	res.Delivered = int64(len(lat))
+	slices.Sort(lat)
+	res.P50, res.P95, res.P99 = pct(lat, 0.50), pct(lat, 0.95), pct(lat, 0.99)
+	if len(lat) > 0 {
+		res.Max = lat[len(lat)-1]
+	}
+	res.Live = lastCommit.Sub(start)
+	if res.Live > 0 {
+		res.PerSecond = float64(res.Delivered) / res.Live.Seconds()
+	}
+	return res, nil
+}
+
+// DealID is the deal Setup imports.
+const DealID = "watchload-deal"
+
+// Setup makes a tenant with the admin token, an API key of it and a deal
+// (DealID), and returns the key.
+func Setup(ctx context.Context, addr, adminToken string) (string, error) {
+	conn, err := dial(addr)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = conn.Close() }()
+	actx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+adminToken)
+	ac := debatedv1.NewAdminServiceClient(conn)
+	tr, err := ac.CreateTenant(actx, &debatedv1.CreateTenantRequest{Name: "watchload"})
+	if err != nil {
+		return "", fmt.Errorf("create tenant: %w", err)
+	}
+	kr, err := ac.CreateAPIKey(actx, &debatedv1.CreateAPIKeyRequest{TenantId: tr.GetTenant().GetTenantId()})
+	if err != nil {
+		return "", fmt.Errorf("create key: %w", err)
+	}
+	kctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+kr.GetSecret())
+	if _, err := debatedv1.NewRegistryServiceClient(conn).ImportDeal(kctx, &debatedv1.ImportDealRequest{
+		Deal: &debatedv1.Deal{DealId: DealID, CompanyName: "Watchload Co"}}); err != nil {
+		return "", fmt.Errorf("import deal: %w", err)
+	}
+	return kr.GetSecret(), nil
+}
+
+func dial(addr string) (*grpc.ClientConn, error) {
+	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+}
+
+// untilGate reads the debate's stream until its gate opens and returns the
+// gate event's seq.
+func untilGate(ctx context.Context, dc debatedv1.DebateServiceClient, id string) (int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := dc.WatchDebate(ctx, &debatedv1.WatchDebateRequest{DebateId: id})
+	if err != nil {
+		return 0, err
+	}
+	for {
+		msg, err := st.Recv()
+		if err != nil {
+			return 0, fmt.Errorf("waiting for the gate of %s: %w", id, err)
+		}
+		for _, e := range apiconv.WatchEvents(msg) {
+			if e.GetEventType() == "human_gate.created" {
+				return e.GetSeq(), nil
+			}
+		}
+	}
+}
+
+// watcher is one watch stream and what it saw.
+type watcher struct {
+	debate   string
+	gate     int64
+	last     int64
+	msgs     int64
+	lat      []time.Duration // of the events after the gate
+	lastTime time.Time       // commit time of the last event
+	err      error
+}
+
+// run watches from seq 0, says ready once it has the gate, and checks
+// that seqs come exactly once and in order.
+func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, ready chan<- error) {
+	st, err := dc.WatchDebate(ctx, &debatedv1.WatchDebateRequest{DebateId: w.debate})
+	if err != nil {
+		ready <- err
+		return
+	}
+	signalled := false
+	defer func() {
+		if !signalled {
+			ready <- w.err
+		}
+	}()
+	for {
+		msg, err := st.Recv()
+		now := time.Now()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			w.err = err
+			return
+		}
+		w.msgs++
+		for _, e := range apiconv.WatchEvents(msg) {
+			if e.GetSeq() != w.last+1 {
+				w.err = fmt.Errorf("got seq %d after %d", e.GetSeq(), w.last)
+				return
+			}
+			w.last = e.GetSeq()
+			if w.last > w.gate {
+				t := e.GetTime().AsTime()
+				w.lat = append(w.lat, now.Sub(t))
+				w.lastTime = t
+			}
+		}
+		if !signalled && w.last >= w.gate {
+			signalled = true
+			ready <- nil
+		}
+	}
+}
+
+func pct(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
+}
+
+// rssSampler polls the server's resident memory every 50 ms.
+type rssSampler struct {
+	mu   sync.Mutex
+	peak float64
+}
+
+func (r *rssSampler) start(url string) (stop func()) {
+	if url == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v, err := RSS(url); err == nil {
+				r.mu.Lock()
+				r.peak = max(r.peak, v)
+				r.mu.Unlock()
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// RSS reads process_resident_memory_bytes from a Prometheus endpoint.
+func RSS(url string) (float64, error) {
+	resp, err := http.Get(url) //nolint:gosec,noctx // the operator's own metrics URL
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
+			return strconv.ParseFloat(v, 64)
+		}
+	}
+	return 0, errors.New("no process_resident_memory_bytes")
+}
