@@ -17,8 +17,10 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocols/custom"
 	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/protocols/synthetic"
+	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
@@ -113,7 +115,14 @@ func debates(t *testing.T, st *sqlite.Store, keys *ledger.Keyring) *server.Debat
 	st.SetOnRunnable(local.Submit)
 	require.NoError(t, local.Start(context.Background(), nil))
 	t.Cleanup(func() { _ = local.Stop(context.Background()) })
-	return &server.Debates{Store: st, Engine: eng, Protocols: reg, Keys: keys, Hub: hub}
+	// Registered protocols: no model is configured here, so they register
+	// and list but do not run.
+	builtin := func(name string) bool { _, err := reg.Get(name); return err == nil }
+	cat, err := custom.NewCatalog(st, builtin, custom.Config{Registry: st,
+		ModelFor: func(context.Context) (llm.Caller, error) { return nil, nil }})
+	require.NoError(t, err)
+	reg.SetResolver(cat.Resolver())
+	return &server.Debates{Store: st, Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub}
 }
 
 // ctl runs debatectl with args against addr and returns its output and error.

@@ -43,6 +43,7 @@ var groups = map[string]string{
 	"defects":  "List a deal's defects",
 	"debate":   "Create, follow and inspect debates",
 	"evidence": "List and show a deal's evidence items",
+	"protocol": "Register and show the tenant's own protocols (documents)",
 }
 
 func commands() []command {
@@ -98,6 +99,12 @@ func commands() []command {
 			run:     func(c *cli, ctx context.Context, args []string) error { return c.defectClose(ctx, args, true) }},
 		{path: "protocols", short: "List the debate protocols: roles, graph, tools",
 			example: "debatectl protocols\ndebatectl protocols --json", run: (*cli).protocolsList},
+		{path: "protocol register", args: "FILE.yaml", short: "Register a protocol document (YAML or JSON) for the tenant",
+			example: "debatectl protocol register proscons.yaml", run: (*cli).protocolRegister},
+		{path: "protocol get", args: "NAME[@VERSION]", short: "Show a registered protocol document (latest version by default)",
+			example: "debatectl protocol get proscons.debate\ndebatectl protocol get proscons.debate@2", run: (*cli).protocolGet},
+		{path: "protocol list", short: "The same list as protocols (built-in and registered)",
+			example: "debatectl protocol list", run: (*cli).protocolsList},
 		{path: "debate create", short: "Start a debate on a deal",
 			example: "debatectl debate create --deal acme-series-b --protocol idis --option max_rounds=3\ndebatectl debate create --deal acme-series-b --protocol constitutional --option-text constitution=policy.yaml",
 			run:     (*cli).debateCreate},

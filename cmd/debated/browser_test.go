@@ -156,6 +156,8 @@ func TestDashboardInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Run(ctx, chromedp.Location(&url)))
 	idisID := url[strings.LastIndex(url, "/")+1:]
 	require.Contains(t, text(".dseal"), "Ledger verified in this page")
+	require.Contains(t, text(".dseal"), "the keys the deployment publishes for this tenant", "verified against the published keys, not the bundle's own")
+	require.Contains(t, text(".dseal"), "In the tenant's transparency log", "the page checks the debate's inclusion in the signed checkpoint")
 	// The list is virtualised: scroll through it to find a turn's card.
 	var card string
 	var cards, total int

@@ -22,6 +22,7 @@ import (
 	"github.com/debated/debated/internal/netguard"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/agentproto"
+	"github.com/debated/debated/internal/protocols/custom"
 	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/protocols/legal"
 	"github.com/debated/debated/internal/protocols/stratmaster"
@@ -89,7 +90,7 @@ func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
 }
 
 // protocols registers every protocol the service runs.
-func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box, keys *ledger.Keyring, transcripts *idis.Transcripts) (*orchestrator.Registry, error) {
+func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box, keys *ledger.Keyring, transcripts *idis.Transcripts) (*orchestrator.Registry, *custom.Catalog, error) {
 	newModelWith := func(base, key, model string, client *http.Client) (*llm.Backend, error) {
 		return llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
@@ -111,11 +112,11 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	var service *llm.Backend // nil: the rules backends
 	if cfg.llmBaseURL != "" {
 		if cfg.llmModel == "" {
-			return nil, errors.New("DEBATED_LLM_MODEL is required with DEBATED_LLM_BASE_URL")
+			return nil, nil, errors.New("DEBATED_LLM_MODEL is required with DEBATED_LLM_BASE_URL")
 		}
 		var err error
 		if service, err = newModel(cfg.llmBaseURL, cfg.llmAPIKey, cfg.llmModel); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		log.Info("roles are model-backed", slog.String("model", cfg.llmModel))
 	}
@@ -142,10 +143,21 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		// PostgreSQL full-text search; the embedded store ranks in memory.
 		icfg.Searcher = pgSearcher{pg}
 	}
-	return orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(icfg),
+	reg, err := orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(icfg),
 		agentproto.Protocol(agentproto.Config{Registry: st, Ledger: st, Keys: keys, ModelFor: modelFor}),
 		stratmaster.Protocol(stratmaster.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher}),
 		legal.Protocol(legal.Config{ModelFor: modelFor}))
+	if err != nil {
+		return nil, nil, err
+	}
+	// The protocols tenants register as data run model-backed roles only.
+	builtin := func(name string) bool { _, err := reg.Get(name); return err == nil }
+	cat, err := custom.NewCatalog(st, builtin, custom.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher})
+	if err != nil {
+		return nil, nil, err
+	}
+	reg.SetResolver(cat.Resolver())
+	return reg, cat, nil
 }
 
 // pgSearcher adapts the PostgreSQL store's full-text search to the tools.
@@ -186,7 +198,7 @@ type scheduler interface {
 // store's kind, and returns what DebateService needs.
 func startDebates(ctx context.Context, cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*server.Debates, scheduler, error) {
 	transcripts := idis.NewTranscripts()
-	reg, err := protocols(cfg, st, log, m, box, keys, transcripts)
+	reg, cat, err := protocols(cfg, st, log, m, box, keys, transcripts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +212,7 @@ func startDebates(ctx context.Context, cfg config, st stores, keys *ledger.Keyri
 	if err != nil {
 		return nil, nil, err
 	}
-	deps := &server.Debates{Store: st, Engine: eng, Protocols: reg, Keys: keys, Hub: hub,
+	deps := &server.Debates{Store: st, Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub,
 		Observe: func(d debate.Debate, c *debate.StepCommit) { m.ObserveStep(d, c, 0) }}
 	m.Gauge("debated_watchers", "Watch streams open on this replica.", func() float64 { return float64(hub.Watching()) })
 	switch s := st.(type) {

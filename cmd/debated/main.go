@@ -346,6 +346,7 @@ type stores interface {
 	debate.GradingStore
 	debate.DebateStore
 	debate.TenantModelStore
+	debate.ProtocolStore
 	Close()
 }
 

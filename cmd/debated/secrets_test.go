@@ -65,7 +65,7 @@ func testNoSecretLoggedOrSealed(t *testing.T, kind string) {
 
 	env := map[string]string{"DEBATED_ADMIN_TOKEN": "e2e-admin", "DEBATED_LOG_LEVEL": "debug",
 		"DEBATED_LLM_ALLOW_PRIVATE": "true", // the model double listens on loopback
-		"DEBATED_LLM_BASE_URL": srv.URL, "DEBATED_LLM_API_KEY": deploymentKey, "DEBATED_LLM_MODEL": "m"}
+		"DEBATED_LLM_BASE_URL":      srv.URL, "DEBATED_LLM_API_KEY": deploymentKey, "DEBATED_LLM_MODEL": "m"}
 	args := []string{"serve", "--listen", "127.0.0.1:0"}
 	dataDir := t.TempDir()
 	switch kind {

@@ -1,9 +1,11 @@
 package orchestrator
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/debated/debated/internal/debate"
@@ -14,7 +16,23 @@ import (
 type Registry struct {
 	mu        sync.RWMutex
 	protocols map[string]*compiled
+
+	// resolver finds the protocols tenants registered as data (names with
+	// an "@"); resolved caches them per tenant and name, which is safe
+	// because such a protocol never changes under its name.
+	resolver Resolver
+	resolved map[string]*compiled
 }
+
+// Resolver returns the protocol a tenant registered under name (see
+// Registry.SetResolver). It returns an error wrapping debate.ErrNotFound if
+// the tenant has none. The protocol it returns for a tenant and name must
+// never change.
+type Resolver func(ctx context.Context, tenantID, name string) (*Protocol, error)
+
+// maxResolved bounds the cache of resolved protocols; it is emptied when
+// full.
+const maxResolved = 4096
 
 // compiled is a validated protocol with its lookups precomputed.
 type compiled struct {
@@ -46,6 +64,20 @@ func (r *Registry) Register(p *Protocol) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("orchestrator: protocol %q: %w", p.Name, err)
 	}
+	c := compile(p)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.protocols == nil {
+		r.protocols = map[string]*compiled{}
+	}
+	if _, ok := r.protocols[p.Name]; ok {
+		return fmt.Errorf("orchestrator: protocol %q: %w", p.Name, debate.ErrAlreadyExists)
+	}
+	r.protocols[p.Name] = c
+	return nil
+}
+
+func compile(p *Protocol) *compiled {
 	c := &compiled{Protocol: p, nodes: map[string]*Node{}, roles: map[string]bool{}, guard: map[string]map[string]bool{}}
 	for _, n := range p.Nodes {
 		c.nodes[n.Name] = n
@@ -60,16 +92,64 @@ func (r *Registry) Register(p *Protocol) error {
 		}
 		c.guard[t] = set
 	}
+	return c
+}
+
+// SetResolver makes the registry find the protocols that are not
+// registered in it, and whose names contain an "@" (NAME@VERSION, a
+// tenant's protocol document), through res. Call it at start-up, before
+// the registry is used.
+func (r *Registry) SetResolver(res Resolver) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.protocols == nil {
-		r.protocols = map[string]*compiled{}
+	r.resolver = res
+}
+
+// Resolve returns the protocol name for a debate of tenantID: a registered
+// protocol, or for a name with an "@" the resolver's, validated. Returns an
+// error wrapping debate.ErrNotFound if there is none, and the resolver's or
+// Validate's error otherwise.
+func (r *Registry) Resolve(ctx context.Context, tenantID, name string) (*Protocol, error) {
+	c, err := r.lookupFor(ctx, tenantID, name)
+	if err != nil {
+		return nil, err
 	}
-	if _, ok := r.protocols[p.Name]; ok {
-		return fmt.Errorf("orchestrator: protocol %q: %w", p.Name, debate.ErrAlreadyExists)
+	return c.Protocol, nil
+}
+
+func (r *Registry) lookupFor(ctx context.Context, tenantID, name string) (*compiled, error) {
+	c, err := r.lookup(name)
+	if err == nil || !strings.Contains(name, "@") {
+		return c, err
 	}
-	r.protocols[p.Name] = c
-	return nil
+	key := tenantID + "\x00" + name
+	r.mu.RLock()
+	res, c := r.resolver, r.resolved[key]
+	r.mu.RUnlock()
+	switch {
+	case c != nil:
+		return c, nil
+	case res == nil:
+		return nil, err
+	}
+	p, err := res(ctx, tenantID, name)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: protocol %q: %w", name, err)
+	}
+	if p == nil || p.Name != name {
+		return nil, fmt.Errorf("orchestrator: protocol %q: the resolver returned another protocol", name)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("orchestrator: protocol %q: %w", name, err)
+	}
+	c = compile(p)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.resolved == nil || len(r.resolved) >= maxResolved {
+		r.resolved = map[string]*compiled{}
+	}
+	r.resolved[key] = c
+	return c, nil
 }
 
 // Get returns the protocol named name. Returns an error wrapping

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -41,9 +42,15 @@ func (e *Engine) step(ctx context.Context, d debate.Debate, cp *debate.Checkpoin
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p, err := e.protocols.lookup(d.Protocol)
-	if err != nil {
+	p, err := e.protocols.lookupFor(ctx, d.TenantID, d.Protocol)
+	switch {
+	case err == nil:
+	case errors.Is(err, debate.ErrNotFound) || errors.Is(err, debate.ErrInvalid):
 		return nil, fmt.Errorf("orchestrator: %w: debate %s: %w", debate.ErrFailedPrecondition, d.ID, err)
+	default:
+		// A tenant's protocol could not be read (the store failed): the
+		// step runs again.
+		return nil, fmt.Errorf("orchestrator: debate %s: %w", d.ID, err)
 	}
 	if err := checkStep(&d, cp, gate); err != nil {
 		return nil, fmt.Errorf("orchestrator: %w: debate %s: %w", debate.ErrFailedPrecondition, d.ID, err)

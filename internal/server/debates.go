@@ -35,6 +35,11 @@ type Debates struct {
 	Protocols *orchestrator.Registry
 	Keys      *ledger.Keyring
 	Hub       *stream.Hub
+	// Custom, when set, holds the protocols tenants register as data
+	// (ProtocolService); Protocols must resolve their NAME@VERSION names
+	// (orchestrator.Registry.SetResolver) for their debates to run and
+	// verify.
+	Custom CustomProtocols
 	// Observe, if set, sees every operator act's commit (metrics).
 	Observe func(d debate.Debate, c *debate.StepCommit)
 }
@@ -61,9 +66,9 @@ func (ds *debateService) CreateDebate(ctx context.Context, req *debatedv1.Create
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
-	p, err := ds.Protocols.Get(req.GetProtocol())
+	p, err := ds.protocolFor(ctx, req.GetProtocol())
 	if err != nil {
-		return nil, badRequest([]debate.FieldViolation{{Field: "protocol", Description: fmt.Sprintf("unknown protocol %q (see ListProtocols)", req.GetProtocol())}})
+		return nil, toStatus(ctx, s.log, err)
 	}
 	raw := json.RawMessage("{}")
 	if req.GetOptions() != nil {
@@ -200,9 +205,22 @@ func (ds *debateService) ResolveHumanGate(ctx context.Context, req *debatedv1.Re
 	return &debatedv1.ResolveHumanGateResponse{Debate: apiconv.DebateToProto(d)}, nil
 }
 
-func (ds *debateService) ListProtocols(context.Context, *debatedv1.ListProtocolsRequest) (*debatedv1.ListProtocolsResponse, error) {
+func (ds *debateService) ListProtocols(ctx context.Context, _ *debatedv1.ListProtocolsRequest) (*debatedv1.ListProtocolsResponse, error) {
 	out := &debatedv1.ListProtocolsResponse{}
 	for _, p := range ds.Protocols.List() {
+		out.Protocols = append(out.Protocols, protocolToProto(p))
+	}
+	registered, err := ds.registeredProtocols(ctx)
+	if err != nil {
+		return nil, toStatus(ctx, ds.s.log, err)
+	}
+	out.Protocols = append(out.Protocols, registered...)
+	return out, nil
+}
+
+// protocolToProto describes a protocol for ListProtocols.
+func protocolToProto(p *orchestrator.Protocol) *debatedv1.Protocol {
+	{
 		pp := &debatedv1.Protocol{
 			Name:        p.Name,
 			Description: p.Description,
@@ -224,9 +242,8 @@ func (ds *debateService) ListProtocols(context.Context, *debatedv1.ListProtocols
 		for typ, actors := range p.MergedRoleGuard() {
 			pp.RoleGuard[typ] = &debatedv1.RoleEvents{Actors: actors}
 		}
-		out.Protocols = append(out.Protocols, pp)
+		return pp
 	}
-	return out, nil
 }
 
 // ledgerOf reads a debate's whole ledger and the policy and keys to verify
@@ -249,7 +266,7 @@ func (ds *debateService) ledgerOf(ctx context.Context, debateID string) (debate.
 		after = page[len(page)-1].Seq
 	}
 	var policy ledger.Policy
-	if p, err := ds.Protocols.Get(d.Protocol); err == nil {
+	if p, err := ds.Protocols.Resolve(ctx, d.TenantID, d.Protocol); err == nil {
 		policy = LedgerPolicy(p)
 	}
 	actors := ledger.Actors(events)

@@ -316,4 +316,3 @@ func (s *Server) ListDealEvents(ctx context.Context, req *debatedv1.ListDealEven
 	}
 	return out, nil
 }
-

@@ -21,6 +21,8 @@ type keyService struct {
 	s         *Server
 	keys      *ledger.Keyring
 	protocols *orchestrator.Registry
+	// custom, if set, adds the tenant's registered protocols.
+	custom CustomProtocols
 	// checkpoint returns the checkpoint keys (nil: none configured).
 	checkpoint func() []debate.PublicKey
 }
@@ -28,9 +30,9 @@ type keyService struct {
 // signingActors returns every actor that signs the tenant's records: the
 // actors of every protocol's role guard (which, being strict, names the
 // actor of every event type) and of the deal audit log, sorted.
-func signingActors(protocols *orchestrator.Registry) []string {
+func signingActors(protocols []*orchestrator.Protocol) []string {
 	var actors []string
-	for _, p := range protocols.List() {
+	for _, p := range protocols {
 		for _, as := range p.MergedRoleGuard() {
 			actors = append(actors, as...)
 		}
@@ -47,7 +49,21 @@ func (ks *keyService) GetSigningKeys(ctx context.Context, _ *debatedv1.GetSignin
 	if err != nil {
 		return nil, toStatus(ctx, ks.s.log, err)
 	}
-	keys := ks.keys.Published(tenant, signingActors(ks.protocols))
+	protocols := ks.protocols.List()
+	if ks.custom != nil {
+		docs, err := ks.custom.List(ctx)
+		if err != nil {
+			return nil, toStatus(ctx, ks.s.log, err)
+		}
+		for _, d := range docs {
+			p, err := ks.custom.Protocol(ctx, d.Ref())
+			if err != nil {
+				return nil, toStatus(ctx, ks.s.log, err)
+			}
+			protocols = append(protocols, p)
+		}
+	}
+	keys := ks.keys.Published(tenant, signingActors(protocols))
 	if ks.checkpoint != nil {
 		keys = append(keys, ks.checkpoint()...)
 	}
@@ -55,7 +71,7 @@ func (ks *keyService) GetSigningKeys(ctx context.Context, _ *debatedv1.GetSignin
 	for _, k := range keys {
 		out.Keys = append(out.Keys, apiconv.PublicKeyToProto(k))
 	}
-	for _, p := range ks.protocols.List() {
+	for _, p := range protocols {
 		out.Policies = append(out.Policies, apiconv.PolicyToProto(p.Name, LedgerPolicy(p)))
 	}
 	out.Policies = append(out.Policies, apiconv.PolicyToProto(ledger.DealProtocol, ledger.DealPolicy()))

@@ -216,8 +216,11 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		s.hub = stores.Debates.Hub
 		debatedv1.RegisterDebateServiceServer(s.grpc, &debateService{s: s, Debates: *stores.Debates, tlog: stores.Log})
 		debatedv1.RegisterKeyServiceServer(s.grpc, &keyService{s: s, keys: stores.Debates.Keys,
-			protocols: stores.Debates.Protocols, checkpoint: checkpointKeys(cfg, stores.Log)})
+			protocols: stores.Debates.Protocols, custom: stores.Debates.Custom, checkpoint: checkpointKeys(cfg, stores.Log)})
 		debatedv1.RegisterDealAuditServiceServer(s.grpc, &dealAuditService{s: s, keys: stores.Debates.Keys, tlog: stores.Log})
+		if stores.Debates.Custom != nil {
+			debatedv1.RegisterProtocolServiceServer(s.grpc, &protocolService{s: s, custom: stores.Debates.Custom})
+		}
 	}
 	if stores.Log != nil {
 		if !stores.Log.valid() {

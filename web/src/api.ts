@@ -4,6 +4,7 @@ import { createClient, type Client, type Interceptor } from "@connectrpc/connect
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { RegistryService } from "./gen/debated/v1/registry_pb";
 import { DebateService } from "./gen/debated/v1/debate_pb";
+import { KeyService } from "./gen/debated/v1/keys_pb";
 
 const KEY = "debated.apiKey";
 
@@ -31,3 +32,4 @@ const transport = createConnectTransport({
 
 export const registry: Client<typeof RegistryService> = createClient(RegistryService, transport);
 export const debates: Client<typeof DebateService> = createClient(DebateService, transport);
+export const keyService: Client<typeof KeyService> = createClient(KeyService, transport);

@@ -7,7 +7,7 @@ import { apiKey, signIn, signOut, registry, debates } from "./api";
 import { Grade, Verdict, Action, DefectType, DefectSeverity, CorroborationStatus, type ClaimGrading } from "./gen/debated/v1/grading_pb";
 import { DebateStatus, type LedgerEvent, type Debate } from "./gen/debated/v1/debate_pb";
 import { ChainNodeType, SourceGrade, type Sanad, type EvidenceItem } from "./gen/debated/v1/registry_pb";
-import { verifyBundle, verifyEvent, trustedKeys, type Bundle, type BundleEvent, type Seal, type TrustedKeys } from "./verify";
+import { verifyBundle, verifyEvent, verifyInclusion, trustedKeys, type Bundle, type BundleEvent, type Seal, type TrustedKeys } from "./verify";
 
 const view = document.getElementById("view") as HTMLElement;
 const nav = document.getElementById("nav") as HTMLElement;
@@ -584,11 +584,18 @@ async function debateView(id: string): Promise<void> {
       const s2 = rep.seals.get(r.ev.seq);
       if (s2) r.seal = s2;
     }
-    seal.className = "dseal " + (rep.ok ? "ok" : "bad");
+    const inc = await verifyInclusion(bundle, await trustedKeys(bundle));
+    seal.className = "dseal " + (rep.ok && (!inc || inc.ok) ? "ok" : "bad");
     seal.replaceChildren(
       rep.ok
         ? h("b", {}, `✓ Ledger verified in this page: ${bundle.events.length} events, hash chain and every Ed25519 signature.`)
         : h("b", {}, `✗ Ledger verification failed at seq ${rep.firstBadSeq}: ${rep.why}. `, h("button", { class: "secondary", onclick: () => select(rows.findIndex((r) => r.ev.seq === rep.firstBadSeq)) }, `Show seq ${rep.firstBadSeq}`)),
+      h("br", {}),
+      inc === undefined
+        ? h("span", { class: "muted" }, "Transparency log: this debate's export carries no log proof (not checked). ")
+        : inc.ok
+          ? h("span", { class: "tlog-ok" }, `✓ In the tenant's transparency log: its last event is leaf ${inc.leafIndex} of the signed checkpoint of size ${inc.treeSize} (${inc.origin}). `)
+          : h("b", { class: "tlog-bad" }, `✗ Transparency log: ${inc.why}. `),
       h("br", {}),
       h("span", { class: "muted" }, "Trusted keys: " + rep.keySource + "."),
     );

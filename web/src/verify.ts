@@ -3,6 +3,9 @@
 // and every Ed25519 signature with WebCrypto against the tenant's public
 // keys. Nothing here trusts the server's own verification.
 
+import { keyService } from "./api";
+import { KeyKind } from "./gen/debated/v1/keys_pb";
+
 export interface BundleEvent {
   debate_id: string;
   tenant_id: string;
@@ -31,6 +34,16 @@ export interface Bundle {
   tenant_id: string;
   events: BundleEvent[];
   public_keys: Record<string, PublicKeyInfo>;
+  log?: BundleLog;
+}
+
+// BundleLog is a bundle's proof that its last event is a head the
+// tenant's transparency log recorded (docs/transparency.md).
+export interface BundleLog {
+  checkpoint: string; // a C2SP signed note
+  leaf_index: number;
+  inclusion_proof: string[] | null; // base64 hashes, from the leaf's sibling up
+  debate_status: string;
 }
 
 export type Seal = { ok: true } | { ok: false; why: string };
@@ -95,15 +108,135 @@ export function hashedObject(e: BundleEvent): string {
 export interface TrustedKeys {
   keys: Record<string, PublicKeyInfo>;
   source: string;
+  // The C2SP verifier keys of the tenant's checkpoint keys (published).
+  checkpointKeys: string[];
 }
 
-// trustedKeys is the one place that decides which public keys are trusted.
-// Until the deployment publishes its keys through KeyService.GetSigningKeys,
-// they are the ones in the debate's own export bundle, which proves the
-// ledger's consistency but not who signed it; switching to the published
-// keys is this function alone.
+// trustedKeys is the one place that decides which public keys are trusted:
+// the ledger keys the deployment publishes for the tenant
+// (KeyService.GetSigningKeys), never the keys a bundle carries about
+// itself, so a ledger re-signed with other keys shows red. Only a server
+// without the key service falls back to the bundle's keys, and says so.
+let published: Promise<{ keys: Record<string, PublicKeyInfo>; checkpointKeys: string[] }> | undefined;
+
 export async function trustedKeys(b: Bundle): Promise<TrustedKeys> {
-  return { keys: b.public_keys, source: "keys from the debate's export bundle (GetSigningKeys not yet available)" };
+  published ??= keyService.getSigningKeys({}).then((r) => {
+    const keys: Record<string, PublicKeyInfo> = {};
+    const checkpointKeys: string[] = [];
+    for (const k of r.keys) {
+      if (k.kind === KeyKind.CHECKPOINT && k.noteVerifierKey) checkpointKeys.push(k.noteVerifierKey);
+      if (k.kind !== KeyKind.LEDGER) continue;
+      keys[k.keyId] = { public_key: toBase64(k.publicKey), tenant_id: r.tenantId, actor: k.actor };
+    }
+    return { keys, checkpointKeys };
+  });
+  try {
+    const p = await published;
+    return { ...p, source: "the keys the deployment publishes for this tenant (GetSigningKeys)" };
+  } catch {
+    published = undefined;
+    return { keys: b.public_keys, checkpointKeys: [], source: "keys from the debate's export bundle (the server publishes none): integrity, not origin" };
+  }
+}
+
+export interface Inclusion {
+  ok: boolean;
+  why: string;
+  leafIndex: number;
+  treeSize: number;
+  origin: string;
+}
+
+// verifyInclusion checks, in the page, that the bundle's last event is a
+// head the tenant's transparency log recorded: the checkpoint is signed by
+// a published checkpoint key and names this tenant's log, and the leaf of
+// the last event is in the tree whose root it signs (RFC 9162 inclusion
+// proof). undefined: the bundle carries no log proof.
+export async function verifyInclusion(b: Bundle, keys: TrustedKeys): Promise<Inclusion | undefined> {
+  const log = b.log;
+  if (!log || b.events.length === 0) return undefined;
+  const fail = (why: string, size = 0, origin = ""): Inclusion => ({ ok: false, why, leafIndex: log.leaf_index, treeSize: size, origin });
+  const cut = log.checkpoint.indexOf("\n\n");
+  if (cut < 0) return fail("the checkpoint is not a signed note");
+  const body = log.checkpoint.slice(0, cut + 1);
+  const lines = body.split("\n");
+  const [origin, sizeText, rootText] = lines;
+  const size = Number(sizeText);
+  if (!origin || !Number.isSafeInteger(size) || !rootText) return fail("the checkpoint body is malformed");
+  if (!origin.endsWith("/tenants/" + b.tenant_id)) return fail(`the checkpoint is of another log (${origin})`, size, origin);
+  if (!(await checkpointSigned(body, log.checkpoint.slice(cut + 2), keys.checkpointKeys)))
+    return fail("the checkpoint is not signed by a published checkpoint key", size, origin);
+  const last = b.events[b.events.length - 1];
+  const leaf = new TextEncoder().encode(`debated/tlog/leaf/v1\nstep\n${b.debate_id}\n${last.seq}\n${last.hash}\n`);
+  let r = await sha256(concat(Uint8Array.of(0), leaf));
+  let fn = log.leaf_index;
+  let sn = size - 1;
+  if (fn >= size) return fail(`leaf ${fn} is beyond the tree of size ${size}`, size, origin);
+  for (const p64 of log.inclusion_proof ?? []) {
+    const p = fromBase64(p64);
+    if (sn === 0) return fail("the inclusion proof is too long", size, origin);
+    if (fn % 2 === 1 || fn === sn) {
+      r = await sha256(concat(Uint8Array.of(1), p, r));
+      if (fn % 2 === 0) {
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2);
+          sn = Math.floor(sn / 2);
+        }
+      }
+    } else {
+      r = await sha256(concat(Uint8Array.of(1), r, p));
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  if (sn !== 0 || toBase64(r) !== rootText) return fail("the last event is not in the tree the checkpoint signs", size, origin);
+  return { ok: true, why: "", leafIndex: log.leaf_index, treeSize: size, origin };
+}
+
+// checkpointSigned reports whether one of the note's signature lines is a
+// valid Ed25519 signature of body by one of the verifier keys
+// ("<name>+<hash hex>+<base64(0x01 || public key)>").
+async function checkpointSigned(body: string, sigs: string, verifierKeys: string[]): Promise<boolean> {
+  for (const line of sigs.split("\n")) {
+    const m = /^\u2014 (\S+) (\S+)$/.exec(line);
+    if (!m) continue;
+    const raw = fromBase64(m[2]);
+    if (raw.length !== 68) continue;
+    const hashHex = hex(raw.slice(0, 4).buffer);
+    for (const vk of verifierKeys) {
+      const [name, h, k64] = vk.split("+");
+      if (name !== m[1] || h !== hashHex) continue;
+      const key = fromBase64(k64);
+      if (key.length !== 33 || key[0] !== 1) continue;
+      try {
+        const pub = await crypto.subtle.importKey("raw", key.slice(1), { name: "Ed25519" }, false, ["verify"]);
+        if (await crypto.subtle.verify({ name: "Ed25519" }, pub, raw.slice(4), new TextEncoder().encode(body))) return true;
+      } catch {
+        // an unreadable key or signature verifies nothing
+      }
+    }
+  }
+  return false;
+}
+
+async function sha256(b: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", b as Uint8Array<ArrayBuffer>));
+}
+
+function concat(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
+function toBase64(b: Uint8Array): string {
+  let s = "";
+  for (const x of b) s += String.fromCharCode(x);
+  return btoa(s);
 }
 
 const keyCache = new Map<string, Promise<CryptoKey>>();

@@ -76,6 +76,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	cases = append(cases, responseCases...)
 	cases = append(cases, tenantModelCases...)
 	cases = append(cases, tlogCases...)
+	cases = append(cases, protocolCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
