@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"net"
 	"strings"
 	"testing"
@@ -34,6 +35,12 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		require.NoError(t, err, "%v --help", p)
 		require.Contains(t, out.String(), "Examples:", "%v --help", p)
 		require.Contains(t, out.String(), "--json", "%v --help lists the global flags", p)
+	}
+	// Every command's flags reach cobra: its function stops at -h.
+	for _, c := range commands() {
+		probe := &cli{probing: true}
+		require.ErrorIs(t, c.run(probe, context.Background(), []string{"-h"}), flag.ErrHelp, c.path)
+		require.NotNil(t, probe.probed, c.path)
 	}
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"debate", "create", "--help"}, func(string) string { return "" }, &out, &out))
