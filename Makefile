@@ -84,10 +84,18 @@ check-web: web ## Fail if the committed dashboard (web/dist) or its generated cl
 		echo "the dashboard bundle is stale: run make web and commit web/"; git status --porcelain -- web/dist web/src/gen; exit 1; fi
 
 .PHONY: lint
-lint: $(PROTO_TOOLS) $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) ## Run golangci-lint, buf lint and buf format.
+# BUF_BREAKING_AGAINST is the API that buf breaking compares proto/ with:
+# the previous commit (on a merge, main before it). A clone without that
+# commit (a shallow CI checkout) says so and skips the check.
+BUF_BREAKING_AGAINST ?= .git\#ref=HEAD~1
+
+lint: $(PROTO_TOOLS) $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) ## Run golangci-lint, buf lint, buf format and buf breaking (against HEAD~1).
 	golangci-lint run ./...
 	buf lint
 	buf format -d --exit-code
+	@if git rev-parse --verify -q 'HEAD~1^{commit}' >/dev/null; then \
+		echo "buf breaking --against '$(BUF_BREAKING_AGAINST)'"; buf breaking --against '$(BUF_BREAKING_AGAINST)'; \
+	else echo "buf breaking: skipped, this clone has no HEAD~1 (shallow clone: fetch-depth 2 or more)"; fi
 
 .PHONY: build
 build: ## Build debated and debatectl into ./bin.

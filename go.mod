@@ -8,6 +8,7 @@ require (
 	connectrpc.com/cors v0.1.0
 	connectrpc.com/vanguard v0.4.0
 	filippo.io/edwards25519 v1.2.0
+	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
 	github.com/google/uuid v1.6.0
 	github.com/gowebpki/jcs v1.0.2
@@ -17,6 +18,8 @@ require (
 	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.1
 	github.com/rs/cors v1.11.1
 	github.com/sashabaranov/go-openai v1.43.0
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	github.com/stretchr/testify v1.12.1
 	github.com/transparency-dev/formats v0.1.1
 	github.com/transparency-dev/merkle v0.0.2
@@ -28,8 +31,9 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
+require github.com/inconshreveable/mousetrap v1.1.0 // indirect
+
 require (
-	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/gobwas/httphead v0.1.0 // indirect

@@ -66,7 +66,7 @@ const commandTimeout = 90 * time.Second
 
 // placeholders says where the value of each placeholder comes from: the
 // last match of its pattern in the output of the commands run before. The
-// first group is the value.
+// value is the first group that matched (a pattern may have alternatives).
 var placeholders = []struct {
 	name string // as written in the docs
 	re   *regexp.Regexp
@@ -75,7 +75,7 @@ var placeholders = []struct {
 	{"dbk_…", regexp.MustCompile(`(dbk_[A-Za-z0-9_-]+)`)},
 	{"<DEAL_ID>", regexp.MustCompile(`deal (\S+) (?:imported|already imported)`)},
 	{"<CLAIM_ID>", regexp.MustCompile(`(?m)^F\d+\s+([0-9a-f-]{36})\s`)},
-	{"<EVIDENCE_ID>", regexp.MustCompile(`(?:corroborator|uncited|evidence) ([0-9a-f-]{36})`)},
+	{"<EVIDENCE_ID>", regexp.MustCompile(`(?m)(?:corroborator|uncited|evidence) ([0-9a-f-]{36})|^([0-9a-f-]{36})\s+[A-G]\s`)},
 	{"<DEFECT_ID>", regexp.MustCompile(`defect (df[a-z]_[0-9a-f-]+) (?:flagged|[A-Z_]+ on)`)},
 	{"<DEBATE_ID>", regexp.MustCompile(`debate ([0-9a-f-]{36}) created`)},
 	{"<GATE_ID>", regexp.MustCompile(`([0-9a-f-]{36}-gate-\d+)`)},
@@ -250,8 +250,15 @@ func (r *runner) exec(where, text, cmdText string) {
 		t.Logf("%s: $ %s\n%s", where, cmdText, out)
 	}
 	for _, p := range placeholders {
-		if ms := p.re.FindAllStringSubmatch(string(out), -1); len(ms) > 0 {
-			r.values[p.name] = ms[len(ms)-1][1]
+		ms := p.re.FindAllStringSubmatch(string(out), -1)
+		if len(ms) == 0 {
+			continue
+		}
+		for _, g := range ms[len(ms)-1][1:] { // the alternative that matched
+			if g != "" {
+				r.values[p.name] = g
+				break
+			}
 		}
 	}
 }

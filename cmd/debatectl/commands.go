@@ -12,12 +12,19 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/dealfile"
-	"github.com/debated/debated/internal/debate"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
+
+// subflags is the flag set of one command; it is also how the cobra tree
+// learns the command's flags (see probe).
+func (c *cli) subflags(name string) *flag.FlagSet {
+	fs := subflags(name)
+	if c.probing {
+		c.probed = fs
+	}
+	return fs
+}
 
 func subflags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -73,7 +80,7 @@ func (c *cli) table(header string, rows [][]string) error {
 }
 
 func (c *cli) tenantCreate(ctx context.Context, args []string) error {
-	fs := subflags("tenant create")
+	fs := c.subflags("tenant create")
 	name := fs.String("name", "", "tenant name")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -95,7 +102,7 @@ func (c *cli) tenantCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) tenantList(ctx context.Context, args []string) error {
-	if err := subflags("tenant list").Parse(args); err != nil {
+	if err := c.subflags("tenant list").Parse(args); err != nil {
 		return err
 	}
 	ctx, cancel, err := c.adminCtx(ctx)
@@ -123,7 +130,7 @@ func (c *cli) tenantList(ctx context.Context, args []string) error {
 }
 
 func (c *cli) keyCreate(ctx context.Context, args []string) error {
-	fs := subflags("key create")
+	fs := c.subflags("key create")
 	tenant := fs.String("tenant", "", "tenant id")
 	name := fs.String("name", "", "key name")
 	scope := fs.String("scope", "", "extra scope: admin")
@@ -156,7 +163,7 @@ func (c *cli) keyCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) keyRevoke(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("key revoke"), args, "KEY_ID")
+	id, err := oneArg(c.subflags("key revoke"), args, "KEY_ID")
 	if err != nil {
 		return err
 	}
@@ -177,34 +184,85 @@ func (c *cli) keyRevoke(ctx context.Context, args []string) error {
 }
 
 func (c *cli) importDeal(ctx context.Context, args []string) error {
-	fs := subflags("import-deal")
+	fs := c.subflags("import-deal")
 	strict := fs.Bool("strict", false, "refuse fields the deal layout does not define instead of warning")
-	dir, err := oneArg(fs, args, "DIR")
+	keepGoing := fs.Bool("continue-on-error", false, "import the other directories when one fails (the summary lists the failures)")
+	dirs, err := parseAll(fs, args)
 	if err != nil {
 		return err
 	}
-	b, warnings, err := dealfile.LoadOptions(dir, dealfile.Options{Strict: *strict})
-	if err != nil {
+	if len(dirs) == 0 {
+		return errors.New("import-deal: want at least one DIR")
+	}
+	if len(dirs) == 1 {
+		_, err := c.importDir(ctx, dirs[0], *strict)
 		return err
+	}
+	// Several directories: a progress line on a terminal, then a summary.
+	var imported, unchanged []string
+	var failed []string
+	progress := newProgress(c.errOut, len(dirs))
+	// Each import's own line is left out (the summary says it), except
+	// with --json, which prints each answer.
+	quiet := &cli{addr: c.addr, apiKey: c.apiKey, adminToken: c.adminToken, timeout: c.timeout, conn: c.conn,
+		out: io.Discard, errOut: c.errOut, json: c.json}
+	summary := c.out
+	if c.json {
+		quiet.out, summary = c.out, c.errOut
+	}
+	for i, dir := range dirs {
+		progress.step(i, dir)
+		created, err := quiet.importDir(ctx, dir, *strict)
+		switch {
+		case err != nil:
+			failed = append(failed, fmt.Sprintf("%s: %s", dir, describe(err)))
+		case created:
+			imported = append(imported, dir)
+		default:
+			unchanged = append(unchanged, dir)
+		}
+		if err != nil && !*keepGoing {
+			break
+		}
+	}
+	progress.done()
+	fmt.Fprintf(summary, "%d imported, %d unchanged, %d failed\n", len(imported), len(unchanged), len(failed))
+	for _, f := range failed {
+		fmt.Fprintf(summary, "  failed %s\n", strings.ReplaceAll(f, "\n", "\n    "))
+	}
+	if len(failed) > 0 {
+		if !*keepGoing {
+			return fmt.Errorf("import-deal: stopped at the first failure (--continue-on-error imports the rest)")
+		}
+		return fmt.Errorf("import-deal: %d of %d directories failed", len(failed), len(dirs))
+	}
+	return nil
+}
+
+// importDir imports one deal directory and reports whether it was new.
+func (c *cli) importDir(ctx context.Context, dir string, strict bool) (bool, error) {
+	b, warnings, err := dealfile.LoadOptions(dir, dealfile.Options{Strict: strict})
+	if err != nil {
+		return false, err
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(c.errOut, "warning: %s (use --strict to refuse)\n", w)
 	}
 	req, err := apiconv.BundleToProto(b)
 	if err != nil {
-		return err
+		return false, err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer cancel()
 	resp, err := debatedv1.NewRegistryServiceClient(c.conn).ImportDeal(ctx, req)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if c.json {
-		return c.printJSON(resp)
+		return resp.GetCreated(), c.printJSON(resp)
 	}
 	d := resp.GetDeal()
 	verb := "imported"
@@ -214,11 +272,11 @@ func (c *cli) importDeal(ctx context.Context, args []string) error {
 	_, err = fmt.Fprintf(c.out, "deal %s %s: %d claims, %d evidence items, %d spans, %d sanads, %d documents, %d calcs\n",
 		d.GetDeal().GetDealId(), verb, d.GetClaimCount(), d.GetEvidenceItemCount(), d.GetSpanCount(),
 		d.GetSanadCount(), d.GetDocumentCount(), d.GetCalcCount())
-	return err
+	return resp.GetCreated(), err
 }
 
 func (c *cli) dealGet(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("deal get"), args, "DEAL_ID")
+	id, err := oneArg(c.subflags("deal get"), args, "DEAL_ID")
 	if err != nil {
 		return err
 	}
@@ -238,7 +296,7 @@ func (c *cli) dealGet(ctx context.Context, args []string) error {
 }
 
 func (c *cli) dealList(ctx context.Context, args []string) error {
-	if err := subflags("deal list").Parse(args); err != nil {
+	if err := c.subflags("deal list").Parse(args); err != nil {
 		return err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
@@ -271,7 +329,7 @@ func (c *cli) dealTable(ds []*debatedv1.DealSummary) error {
 }
 
 func (c *cli) claimsList(ctx context.Context, args []string) error {
-	fs := subflags("claims list")
+	fs := c.subflags("claims list")
 	class := fs.String("class", "", "only this claim class, e.g. FINANCIAL")
 	mat := fs.String("materiality", "", "only this materiality, e.g. HIGH")
 	id, err := oneArg(fs, args, "DEAL_ID")
@@ -315,7 +373,7 @@ func (c *cli) claimsList(ctx context.Context, args []string) error {
 }
 
 func (c *cli) claimGet(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("claim get"), args, "CLAIM_ID")
+	id, err := oneArg(c.subflags("claim get"), args, "CLAIM_ID")
 	if err != nil {
 		return err
 	}
@@ -340,37 +398,9 @@ func (c *cli) claimTable(cs []*debatedv1.Claim) error {
 		rows = append(rows, []string{cl.GetClaimKey(), cl.GetClaimId(),
 			strings.TrimPrefix(cl.GetClaimClass().String(), "CLAIM_CLASS_"),
 			strings.TrimPrefix(cl.GetMateriality().String(), "MATERIALITY_"),
-			fmt.Sprint(cl.GetIcBound()), cl.GetClaimText()})
+			claimValue(cl.GetValue()), fmt.Sprint(cl.GetIcBound()), cl.GetClaimText()})
 	}
-	return c.table("KEY\tCLAIM_ID\tCLASS\tMATERIALITY\tIC_BOUND\tTEXT", rows)
-}
-
-// describe renders an error for a person: the gRPC code and message, then
-// one line per field violation.
-func describe(err error) string {
-	var ve *debate.ValidationError
-	if errors.As(err, &ve) {
-		var b strings.Builder
-		b.WriteString("InvalidArgument: the deal files are invalid")
-		for _, v := range ve.Violations {
-			fmt.Fprintf(&b, "\n  %s: %s", v.Field, v.Description)
-		}
-		return b.String()
-	}
-	st, ok := status.FromError(err)
-	if !ok {
-		return err.Error()
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", st.Code(), st.Message())
-	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				fmt.Fprintf(&b, "\n  %s: %s", v.GetField(), v.GetDescription())
-			}
-		}
-	}
-	return b.String()
+	return c.table("KEY\tCLAIM_ID\tCLASS\tMATERIALITY\tVALUE\tIC_BOUND\tTEXT", rows)
 }
 
 // allPages calls list with each page token in turn, from "", until a page
@@ -388,4 +418,13 @@ func allPages[T any](list func(token string) ([]T, string, error)) ([]T, error) 
 		}
 		token = next
 	}
+}
+
+// claimValue is a claim's figure as the deal states it ("$3,150,000"), or
+// "-" when it states none.
+func claimValue(v *debatedv1.ClaimValue) string {
+	if v == nil {
+		return "-"
+	}
+	return quantity(v.GetValue(), v.GetUnit(), v.GetCurrency())
 }

@@ -8,11 +8,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
+	"github.com/debated/debated/internal/debate"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -21,7 +25,7 @@ func (c *cli) debateClient() debatedv1.DebateServiceClient {
 }
 
 func (c *cli) debateCreate(ctx context.Context, args []string) error {
-	fs := subflags("debate create")
+	fs := c.subflags("debate create")
 	deal := fs.String("deal", "", "deal id")
 	protocol := fs.String("protocol", "", "protocol name (see debatectl protocols)")
 	key := fs.String("idempotency-key", "", "makes the call idempotent")
@@ -63,6 +67,9 @@ func (c *cli) debateCreate(ctx context.Context, args []string) error {
 		if !ok || name == "" {
 			return fmt.Errorf("debate create: --option %q: want NAME=VALUE", o)
 		}
+		if looksLikeFile(value) {
+			return fmt.Errorf("debate create: --option %s=%s names a file; to send its text, use --option-text %s=%s", name, value, name, value)
+		}
 		var v any
 		if json.Unmarshal([]byte(value), &v) != nil {
 			v = value
@@ -95,7 +102,7 @@ func (c *cli) debateCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateGet(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("debate get"), args, "DEBATE_ID")
+	id, err := oneArg(c.subflags("debate get"), args, "DEBATE_ID")
 	if err != nil {
 		return err
 	}
@@ -121,7 +128,7 @@ func (c *cli) debateGet(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateList(ctx context.Context, args []string) error {
-	fs := subflags("debate list")
+	fs := c.subflags("debate list")
 	st := fs.String("status", "", "only this status, e.g. running")
 	deal := fs.String("deal", "", "only this deal")
 	if _, err := parseAll(fs, args); err != nil {
@@ -163,7 +170,7 @@ func (c *cli) debateTable(ds []*debatedv1.Debate) error {
 // debateWatch streams the ledger and checks the hash chain as it reads:
 // every event must name the previous one's hash and hash to its own.
 func (c *cli) debateWatch(ctx context.Context, args []string) error {
-	fs := subflags("debate watch")
+	fs := c.subflags("debate watch")
 	after := fs.Int64("after", 0, "start after this seq")
 	id, err := oneArg(fs, args, "DEBATE_ID")
 	if err != nil {
@@ -172,20 +179,30 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 	if c.apiKey == "" {
 		return errors.New("this command needs --api-key or DEBATECTL_API_KEY")
 	}
+	base := ctx // for the outcome's own call, which adds its credential
 	ctx = withBearer(ctx, c.apiKey)
 	st, err := c.debateClient().WatchDebate(ctx, &debatedv1.WatchDebateRequest{DebateId: id, AfterSeq: *after})
 	if err != nil {
 		return err
 	}
 	prevHash := ""
+	seen := false // whether any event came: only then is --after worth suggesting
+	var last debatedv1.DebateStatus
 	for {
 		msg, err := st.Recv()
 		if errors.Is(err, io.EOF) {
+			if !c.json && last != debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED {
+				fmt.Fprintf(c.out, "outcome: %s\n", c.outcome(base, id, last))
+			}
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%w (resume with --after %d)", err, *after)
+			if seen && resumable(err) {
+				return fmt.Errorf("%w (resume with --after %d)", err, *after)
+			}
+			return err
 		}
+		seen = true
 		// A message carries one event, or a batch of them when the watcher
 		// is behind; the status is the debate's as of its last event.
 		evs := apiconv.WatchEvents(msg)
@@ -207,17 +224,16 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 				}
 				continue
 			}
-			st := ""
-			if status != debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED {
-				st = trim(status, "DEBATE_STATUS_")
+			if line := watchLine(id, e); line != "" {
+				fmt.Fprintln(c.out, line)
 			}
-			fmt.Fprintf(c.out, "%5d  %-22s %-20s %-28s round %d  %s\n", e.Seq, e.Type, e.Actor, e.Node, e.Round, st)
 		}
+		last = msg.GetStatus()
 	}
 }
 
 func (c *cli) debateCancel(ctx context.Context, args []string) error {
-	fs := subflags("debate cancel")
+	fs := c.subflags("debate cancel")
 	reason := fs.String("reason", "cancelled by operator", "why")
 	id, err := oneArg(fs, args, "DEBATE_ID")
 	if err != nil {
@@ -240,7 +256,7 @@ func (c *cli) debateCancel(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateResolve(ctx context.Context, args []string) error {
-	fs := subflags("debate resolve")
+	fs := c.subflags("debate resolve")
 	approve := fs.Bool("approve", false, "approve the gate")
 	reject := fs.Bool("reject", false, "reject the gate")
 	reason := fs.String("reason", "", "why")
@@ -269,7 +285,7 @@ func (c *cli) debateResolve(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateExport(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("debate export"), args, "DEBATE_ID")
+	id, err := oneArg(c.subflags("debate export"), args, "DEBATE_ID")
 	if err != nil {
 		return err
 	}
@@ -321,7 +337,7 @@ func readBundle(st grpc.ServerStreamingClient[debatedv1.ExportDebateResponse]) (
 }
 
 func (c *cli) debateVerify(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("debate verify"), args, "DEBATE_ID")
+	id, err := oneArg(c.subflags("debate verify"), args, "DEBATE_ID")
 	if err != nil {
 		return err
 	}
@@ -348,7 +364,7 @@ func (c *cli) debateVerify(ctx context.Context, args []string) error {
 }
 
 func (c *cli) protocolsList(ctx context.Context, args []string) error {
-	if _, err := parseAll(subflags("protocols"), args); err != nil {
+	if _, err := parseAll(c.subflags("protocols"), args); err != nil {
 		return err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
@@ -377,12 +393,13 @@ func (c *cli) protocolsList(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.out, " %s→[%s]", name, strings.Join(n.GetNext(), ","))
 		}
 		fmt.Fprintln(c.out)
+		c.protocolTools(p)
 	}
 	return nil
 }
 
 func (c *cli) validateOutput(ctx context.Context, args []string) error {
-	fs := subflags("validate-output")
+	fs := c.subflags("validate-output")
 	deal := fs.String("deal", "", "deal id the output speaks of")
 	path, err := oneArg(fs, args, "FILE.json")
 	if err != nil {
@@ -419,9 +436,9 @@ func (c *cli) validateOutput(ctx context.Context, args []string) error {
 }
 
 func (c *cli) debateDeliverables(ctx context.Context, args []string) error {
-	fs := subflags("debate deliverables")
-	md := fs.Bool("markdown", false, "print the Markdown brief")
-	dir := fs.String("artifacts", "", "also write the per-round artifacts into this folder")
+	fs := c.subflags("debate deliverables")
+	md := fs.Bool("markdown", false, "print the brief's Markdown as it is")
+	dir := fs.String("artifacts", "", "write the per-round artifacts into this folder (and print only how many)")
 	id, err := oneArg(fs, args, "DEBATE_ID")
 	if err != nil {
 		return err
@@ -444,14 +461,21 @@ func (c *cli) debateDeliverables(ctx context.Context, args []string) error {
 				return err
 			}
 		}
+		if !c.json && !*md {
+			_, err = fmt.Fprintf(c.out, "wrote %d files to %s\n", len(resp.GetArtifacts()), *dir)
+			return err
+		}
 	}
 	switch {
 	case c.json:
 		return c.printJSON(resp)
 	case *md:
 		_, err = fmt.Fprintln(c.out, resp.GetMarkdown())
-	default:
+	case resp.GetMarkdown() == "":
+		// A protocol without a brief: its deliverables as they are.
 		_, err = fmt.Fprintln(c.out, resp.GetDeliverablesJson())
+	default:
+		_, err = fmt.Fprint(c.out, renderMarkdown(resp.GetMarkdown(), isTerminal(c.out)))
 	}
 	return err
 }
@@ -462,4 +486,78 @@ func (c *cli) readInput(path string) ([]byte, error) {
 		return io.ReadAll(os.Stdin)
 	}
 	return os.ReadFile(path)
+}
+
+// protocolTools prints which tools each role of p may call, roles in the
+// protocol's order.
+func (c *cli) protocolTools(p *debatedv1.Protocol) {
+	tools := p.GetTools()
+	if len(tools) == 0 {
+		fmt.Fprintln(c.out, "  tools: none")
+		return
+	}
+	fmt.Fprintln(c.out, "  tools:")
+	roles := append([]string(nil), p.GetRoles()...)
+	for r := range tools {
+		if !slices.Contains(roles, r) {
+			roles = append(roles, r)
+		}
+	}
+	for _, r := range roles {
+		if t, ok := tools[r]; ok {
+			fmt.Fprintf(c.out, "    %s: %s\n", r, strings.Join(t.GetTools(), ", "))
+		}
+	}
+}
+
+// resumable reports whether a watch that broke with err may be resumed:
+// the stream was cut, not refused.
+func resumable(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted, codes.ResourceExhausted, codes.Internal, codes.Unknown:
+		return true
+	}
+	return false
+}
+
+// outcome is the last line of a watch: the final status, why it stopped,
+// and any human gate still open.
+func (c *cli) outcome(ctx context.Context, id string, last debatedv1.DebateStatus) string {
+	out := strings.ToLower(trim(last, "DEBATE_STATUS_"))
+	ctx, cancel, err := c.tenantCtx(ctx)
+	if err != nil {
+		return out
+	}
+	defer cancel()
+	resp, err := c.debateClient().GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: id})
+	if err != nil {
+		return out
+	}
+	d := resp.GetDebate()
+	out = strings.ToLower(trim(d.GetStatus(), "DEBATE_STATUS_"))
+	if r := d.GetStopReason(); r != "" {
+		out += " (" + r + ")"
+	}
+	out += fmt.Sprintf(" after %d round(s), %d events", d.GetRound(), d.GetLastSeq())
+	for _, g := range resp.GetGates() {
+		if g.GetStatus() == string(debate.GateOpen) {
+			out += fmt.Sprintf("\nhuman gate %s is open: debatectl debate resolve %s %s --approve --reason '…'   (or --reject)", g.GetGateId(), id, g.GetGateId())
+		}
+	}
+	return out
+}
+
+// looksLikeFile reports whether an --option value is a file name (a YAML
+// or JSON file, or any file that exists), which --option-text reads and
+// --option would send as the name itself.
+func looksLikeFile(v string) bool {
+	switch strings.ToLower(filepath.Ext(v)) {
+	case ".yaml", ".yml":
+		return true
+	}
+	if !strings.ContainsAny(v, "/.") {
+		return false
+	}
+	fi, err := os.Stat(v)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -2,16 +2,21 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/store/storetest"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func TestDebateCommands(t *testing.T) {
@@ -27,6 +32,18 @@ func TestDebateCommands(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Contains(t, out, "synthetic.v1")
 	require.Contains(t, out, "critique_left ‖ critique_right")
+	js, err := ctl(t, addr, env, "--json", "protocols")
+	require.NoError(t, err, js)
+	var protos debatedv1.ListProtocolsResponse
+	require.NoError(t, protojson.Unmarshal([]byte(js), &protos))
+	tools := 0
+	for _, p := range protos.GetProtocols() {
+		for role, ts := range p.GetTools() {
+			require.Contains(t, out, "    "+role+": "+strings.Join(ts.GetTools(), ", "), "the text output lists %s's tools", p.GetName())
+			tools++
+		}
+	}
+	require.Positive(t, tools, "some protocol declares tools")
 
 	out, err = ctl(t, addr, env, "--json", "debate", "create", "--deal", "deal-ctl", "--protocol", "synthetic.v1", "--option", "max_rounds=2", "--idempotency-key", "k")
 	require.NoError(t, err, out)
@@ -41,9 +58,11 @@ func TestDebateCommands(t *testing.T) {
 
 	out, err = ctl(t, addr, env, "debate", "watch", id)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "debate.started")
-	require.Contains(t, out, "debate.stopped")
-	require.Contains(t, out, "COMPLETED")
+	require.Contains(t, out, "debate started: synthetic.v1 on deal deal-ctl")
+	require.Regexp(t, `r1\s+advocate opening: opening of round 1`, out, "who spoke, in which round, and an excerpt")
+	require.Contains(t, out, "── round 2 completed")
+	require.Contains(t, out, "debate stopped: completed, reason MAX_ROUNDS")
+	require.Contains(t, out, "outcome: completed (MAX_ROUNDS)")
 	// Watching the finished debate replays it in batches: still one JSON
 	// object per event, every seq once and in order, the status on the
 	// last.
@@ -51,7 +70,7 @@ func TestDebateCommands(t *testing.T) {
 	require.NoError(t, err, out)
 	dec := json.NewDecoder(strings.NewReader(out))
 	n := 0
-	status := ""
+	lastStatus := ""
 	for dec.More() {
 		var m struct {
 			Event struct {
@@ -62,10 +81,10 @@ func TestDebateCommands(t *testing.T) {
 		require.NoError(t, dec.Decode(&m))
 		n++
 		require.Equal(t, strconv.Itoa(n), m.Event.Seq)
-		status = m.Status
+		lastStatus = m.Status
 	}
 	require.Greater(t, n, 2)
-	require.Equal(t, "DEBATE_STATUS_COMPLETED", status)
+	require.Equal(t, "DEBATE_STATUS_COMPLETED", lastStatus)
 
 	out, err = ctl(t, addr, env, "debate", "get", id)
 	require.NoError(t, err, out)
@@ -140,7 +159,7 @@ func TestDebateCommands(t *testing.T) {
 	if err == nil {
 		require.Contains(t, out, "ABORTED")
 	} else {
-		require.Contains(t, out, "FailedPrecondition", "a debate that already ended cannot be cancelled")
+		require.Equal(t, codes.FailedPrecondition, status.Code(err), "a debate that already ended cannot be cancelled: %s", out)
 	}
 }
 
@@ -165,7 +184,10 @@ func TestIDISFromTheCommandLine(t *testing.T) {
 	id := created.Debate.DebateID
 	out, err = ctl(t, addr, env, "debate", "watch", id)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "deliverables.created")
+	require.Contains(t, out, "deliverables ready")
+	require.Regexp(t, `advocate \[[A-Z_]+, confidence 0\.\d+\]: Round 1 opening`, out, "position and confidence of each turn")
+	require.Regexp(t, `advocate called lookup_claim → SUCCESS`, out, "tool calls")
+	require.Contains(t, out, "stop decision: stop (MAX_ROUNDS)")
 
 	artifacts := t.TempDir()
 	out, err = ctl(t, addr, env, "debate", "deliverables", id, "--markdown", "--artifacts", artifacts)
@@ -176,6 +198,35 @@ func TestIDISFromTheCommandLine(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, files, filepath.Join(artifacts, "debate_summary.json"))
 	require.Contains(t, files, filepath.Join(artifacts, "debate_round1_arbiter.json"))
+
+	// Without flags: the brief rendered for a terminal, not Markdown.
+	out, err = ctl(t, addr, env, "debate", "deliverables", id)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "Investment committee brief")
+	require.Contains(t, out, "═══")
+	require.NotContains(t, out, "# Investment")
+	require.NotContains(t, out, "**")
+	require.NotContains(t, out, "|---")
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "role  ") {
+			// Aligned: every cell of the column below starts where its
+			// header does.
+			col := strings.Index(l, "final position")
+			require.Positive(t, col)
+			require.True(t, strings.HasPrefix(lines[i+1], "────"), lines[i+1])
+			require.Equal(t, " ", lines[i+2][col-1:col], "row %q", lines[i+2])
+			require.NotEqual(t, " ", lines[i+2][col:col+1], "row %q", lines[i+2])
+		}
+	}
+	require.Contains(t, out, "role  ", "the roles' table is there")
+	// --artifacts alone says what it wrote, and nothing else.
+	again := t.TempDir()
+	out, err = ctl(t, addr, env, "debate", "deliverables", id, "--artifacts", again)
+	require.NoError(t, err, out)
+	written, err := os.ReadDir(again)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("wrote %d files to %s\n", len(written), again), out)
 
 	good := filepath.Join(artifacts, "debate_round1_arbiter.json")
 	out, err = ctl(t, addr, env, "validate-output", "--deal", "deal-idis", good)
@@ -225,6 +276,13 @@ func TestDebateCreateOptionsFromFiles(t *testing.T) {
 	require.ErrorContains(t, err, "not a JSON object")
 	_, err = ctl(t, addr, env, "debate", "create", "--deal", "deal-opt", "--protocol", "synthetic.v1", "--option-text", "x="+filepath.Join(dir, "missing"))
 	require.ErrorContains(t, err, "--option-text x")
+
+	// A YAML file given with --option would send its name: refused, with
+	// the flag that sends its text.
+	policy := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(policy, []byte("principles: []\n"), 0o600))
+	_, err = ctl(t, addr, env, "debate", "create", "--deal", "deal-opt", "--protocol", "synthetic.v1", "--option", "constitution="+policy)
+	require.ErrorContains(t, err, "use --option-text constitution="+policy)
 }
 
 // TestDebateExportLarge: a synthetic debate at its largest options makes a
@@ -250,7 +308,7 @@ func TestDebateExportLarge(t *testing.T) {
 	id := created.Debate.DebateID
 	out, err = ctl(t, addr, env, "debate", "watch", id)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "COMPLETED")
+	require.Contains(t, out, "outcome: completed")
 
 	bundle, err := ctl(t, addr, env, "debate", "export", id)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
@@ -19,7 +20,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 func trim(s fmt.Stringer, prefix string) string { return strings.TrimPrefix(s.String(), prefix) }
 
 func (c *cli) grade(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("grade"), args, "DEAL_ID")
+	id, err := oneArg(c.subflags("grade"), args, "DEAL_ID")
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (c *cli) grade(ctx context.Context, args []string) error {
 		}
 	}
 	for _, k := range resp.GetCalcs() {
-		fmt.Fprintf(c.out, "  calc %s %s: grade %s, output %v\n", k.GetCalcId(), trim(k.GetCalcType(), "CALC_TYPE_"), trim(k.GetGrade(), "GRADE_"), k.GetOutput())
+		fmt.Fprintf(c.out, "  calc %s %s: grade %s, output %s\n", k.GetCalcId(), trim(k.GetCalcType(), "CALC_TYPE_"), trim(k.GetGrade(), "GRADE_"), figures(k.GetOutput()))
 	}
 	return nil
 }
@@ -81,10 +82,15 @@ func (c *cli) gradeTable(claims []*debatedv1.ClaimGrading) error {
 	return c.table("KEY\tMETRIC\tGRADE\tVERDICT\tACTION\tCORROBORATION\tINDEPENDENT\tDEFECTS", rows)
 }
 
-// summaryLine prints the deal's figures.
+// summaryLine prints the deal's figures, and with newEvents >= 0 how many
+// events the call recorded (a defect call's answer does not say: -1).
 func (c *cli) summaryLine(g *debatedv1.DealGradingSummary, newEvents int) {
-	fmt.Fprintf(c.out, "\ndeal %s: %d claim(s), %d grade-D, %d blocked, %d open defect(s), sanad coverage %.3f, %d new event(s)\n",
-		g.GetDealId(), g.GetClaimCount(), g.GetGradeDCount(), g.GetBlockedClaimCount(), g.GetOpenDefectCount(), g.GetSanadCoverage(), newEvents)
+	fmt.Fprintf(c.out, "\ndeal %s: %d claim(s), %d grade-D, %d blocked, %d open defect(s), sanad coverage %.3f",
+		g.GetDealId(), g.GetClaimCount(), g.GetGradeDCount(), g.GetBlockedClaimCount(), g.GetOpenDefectCount(), g.GetSanadCoverage())
+	if newEvents >= 0 {
+		fmt.Fprintf(c.out, ", %d new event(s)", newEvents)
+	}
+	fmt.Fprintln(c.out)
 }
 
 func (c *cli) defectLine(d *debatedv1.Defect) {
@@ -100,7 +106,7 @@ func (c *cli) afterDefect(claim *debatedv1.ClaimGrading, summary *debatedv1.Deal
 			return err
 		}
 	}
-	c.summaryLine(summary, 0)
+	c.summaryLine(summary, -1)
 	return nil
 }
 
@@ -116,7 +122,7 @@ func enumFlag(values map[string]int32, prefix, name, v string) (int32, error) {
 }
 
 func (c *cli) defectFlag(ctx context.Context, args []string) error {
-	fs := subflags("defect flag")
+	fs := c.subflags("defect flag")
 	claim := fs.String("claim", "", "claim id")
 	typ := fs.String("type", "", "defect type, e.g. INCONSISTENCY")
 	sev := fs.String("severity", "", "FATAL, MAJOR or MINOR (default: the type's)")
@@ -164,7 +170,7 @@ func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error 
 	if waive {
 		name = "defect waive"
 	}
-	fs := subflags(name)
+	fs := c.subflags(name)
 	actor := fs.String("actor", "", "who closes it")
 	reason := fs.String("reason", "", "why")
 	pos, err := parseAll(fs, args)
@@ -207,7 +213,7 @@ func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error 
 }
 
 func (c *cli) defectsList(ctx context.Context, args []string) error {
-	fs := subflags("defects list")
+	fs := c.subflags("defects list")
 	all := fs.Bool("all", false, "include CURED and WAIVED defects")
 	id, err := oneArg(fs, args, "DEAL_ID")
 	if err != nil {
@@ -234,7 +240,7 @@ func (c *cli) defectsList(ctx context.Context, args []string) error {
 }
 
 func (c *cli) dealEvents(ctx context.Context, args []string) error {
-	fs := subflags("deal events")
+	fs := c.subflags("deal events")
 	after := fs.Int64("after", 0, "only events after this seq")
 	id, err := oneArg(fs, args, "DEAL_ID")
 	if err != nil {
@@ -301,7 +307,7 @@ func orDash(s string) string {
 // tenantModel sets (with --base-url) or shows a tenant's own model. The key
 // is read from an environment variable, never from the command line.
 func (c *cli) tenantModel(ctx context.Context, args []string) error {
-	fs := subflags("tenant model")
+	fs := c.subflags("tenant model")
 	base := fs.String("base-url", "", "OpenAI-compatible base URL; with --clear, removes the override")
 	model := fs.String("model", "", "model name")
 	keyEnv := fs.String("api-key-env", "", "name of the environment variable holding the API key")
@@ -346,4 +352,19 @@ func (c *cli) tenantModel(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.out, "tenant %s uses %s at %s (API key stored: %v)\n", id, m.GetModel(), m.GetBaseUrl(), m.GetHasApiKey())
 	return nil
+}
+
+// figures prints a calc's named outputs exactly, in name order:
+// "arr=3,150,000 runway_months=18.5".
+func figures(m map[string]float64) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, n+"="+exactNumber(m[n]))
+	}
+	return strings.Join(parts, " ")
 }

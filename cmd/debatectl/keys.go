@@ -21,7 +21,7 @@ import (
 // ledger and checkpoint public keys and the protocols' policies. With
 // --json it prints the file `verify --trusted-keys` reads.
 func (c *cli) keysList(ctx context.Context, args []string) error {
-	if _, err := parseAll(subflags("keys"), args); err != nil {
+	if _, err := parseAll(c.subflags("keys"), args); err != nil {
 		return err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
@@ -86,7 +86,7 @@ type verifyReport struct {
 // log, told apart by its format) offline: no server is contacted.
 func (c *cli) verifyCmd(ctx context.Context, out io.Writer, args []string) error {
 	asJSON := c.json
-	fs := subflags("verify")
+	fs := c.subflags("verify")
 	trustedPath := fs.String("trusted-keys", "", "the file `debatectl --json keys` printed")
 	var o verifyOptions
 	fs.StringVar(&o.checkpoint, "checkpoint", "", "a later (witnessed) checkpoint file, or a witness folder")
@@ -189,7 +189,7 @@ func (c *cli) verifyCmd(ctx context.Context, out io.Writer, args []string) error
 
 // dealVerify asks the server to verify a deal's audit log.
 func (c *cli) dealVerify(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("deal verify"), args, "DEAL_ID")
+	id, err := oneArg(c.subflags("deal verify"), args, "DEAL_ID")
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (c *cli) dealVerify(ctx context.Context, args []string) error {
 
 // dealExport prints a deal's audit log bundle for `debatectl verify`.
 func (c *cli) dealExport(ctx context.Context, args []string) error {
-	id, err := oneArg(subflags("deal export"), args, "DEAL_ID")
+	id, err := oneArg(c.subflags("deal export"), args, "DEAL_ID")
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/store/storetest"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // writeFile writes data into a new file of the test and returns its path.
@@ -175,7 +177,7 @@ func TestDealAudit(t *testing.T) {
 	other := login(t, addr)
 	out, err = ctl(t, addr, other, "deal", "verify", "deal-audit")
 	require.Error(t, err)
-	require.Contains(t, out, "NotFound")
+	require.Equal(t, codes.NotFound, status.Code(err), out)
 	_, err = ctl(t, addr, other, "deal", "export", "deal-audit")
 	require.Error(t, err)
 

@@ -31,6 +31,8 @@ import (
 	"github.com/debated/debated/internal/testutil/gdbs"
 	"github.com/debated/debated/internal/testutil/pgtest"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -191,16 +193,24 @@ func TestSession(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal([]byte(out), &cl))
 			require.Len(t, cl.Claims, len(b.Claims))
+			out, err = ctl(t, addr, env, "claims", "list", "sample-deal")
+			require.NoError(t, err, out)
+			require.Contains(t, out, "$12,500,000", "money is printed exactly, never as 1.25e+07")
+			require.Contains(t, out, "$650,000/month")
+			require.Contains(t, out, "68.5%")
+			require.NotContains(t, out, "e+0")
 			out, err = ctl(t, addr, env, "claim", "get", cl.Claims[0].ClaimID)
 			require.NoError(t, err, out)
 			require.Contains(t, out, cl.Claims[0].ClaimID)
 
-			out, err = ctl(t, addr, env, "deal", "get", "no-such-deal")
+			_, err = ctl(t, addr, env, "deal", "get", "no-such-deal")
 			require.Error(t, err)
-			require.Contains(t, out, "NotFound")
+			require.Equal(t, codes.NotFound, status.Code(err))
+			// What a person reads: the server's words, no gRPC wrapping.
+			require.Equal(t, `deal "no-such-deal": not found`, describe(err))
 			out, err = ctl(t, addr, map[string]string{"DEBATECTL_API_KEY": "dbk_wrong"}, "deal", "list")
 			require.Error(t, err)
-			require.Contains(t, out, "Unauthenticated")
+			require.Equal(t, codes.Unauthenticated, status.Code(err), out)
 			_, err = ctl(t, addr, nil, "deal", "list")
 			require.ErrorContains(t, err, "--api-key")
 		})
@@ -219,7 +229,7 @@ func TestImportDealReportsBadFields(t *testing.T) {
 	require.NoError(t, dealfile.Write(dir, b))
 	out, err := ctl(t, addr, env, "import-deal", dir)
 	require.Error(t, err)
-	require.Contains(t, out, "InvalidArgument")
+	require.Contains(t, out, "the deal files are invalid")
 	require.Contains(t, out, "claims[1].claim_class")
 
 	b = storetest.SampleBundle("bad-deal")
@@ -320,6 +330,7 @@ func TestGradeGDBSDealsFromTheCommandLine(t *testing.T) {
 		require.NoError(t, err, table)
 		require.Contains(t, table, "KEY")
 		require.Contains(t, table, "sanad coverage")
+		require.NotRegexp(t, `\de[+-]\d`, table, "no figure is printed in exponent form")
 	}
 }
 
@@ -341,15 +352,34 @@ func TestDefectCommands(t *testing.T) {
 		}
 	}
 	require.NotNil(t, defect)
+	events, err := ctl(t, addr, env, "--json", "deal", "events", b.Deal.ID)
+	require.NoError(t, err)
+	var ev struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(events), &ev))
+	require.NotEmpty(t, ev.Events)
+	require.Equal(t, int32(len(ev.Events)), resp.GetEventCount(), "the first grading wrote every event of the log")
 	table, err := ctl(t, addr, env, "grade", b.Deal.ID)
 	require.NoError(t, err)
 	require.Contains(t, table, "CONTRADICTED")
 
+	// The evidence ids defect flag --ref needs come from evidence list.
+	out, err = ctl(t, addr, env, "evidence", "list", b.Deal.ID)
+	require.NoError(t, err, out)
+	for _, e := range b.Evidence {
+		require.Contains(t, out, e.ID)
+	}
+	ref := strings.Fields(strings.Split(out, "\n")[1])[0]
+	out, err = ctl(t, addr, env, "evidence", "get", ref)
+	require.NoError(t, err, out)
+	require.Contains(t, out, ref)
 	out, err = ctl(t, addr, env, "defect", "flag", b.Deal.ID, "--claim", b.Claims[0].ID, "--type", "implausibility",
 		"--description", "growth of this size in one quarter is not plausible for a company at this stage",
-		"--ref", b.Evidence[0].ID, "--actor", "analyst")
+		"--ref", ref, "--actor", "analyst")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "flagged")
+	require.NotContains(t, out, "0 new event(s)", "a defect call writes events; it does not claim none")
 	out, err = ctl(t, addr, env, "defect", "flag", b.Deal.ID, "--claim", b.Claims[0].ID, "--type", "implausibility",
 		"--description", "short", "--ref", "nothing")
 	require.Error(t, err)
@@ -360,7 +390,7 @@ func TestDefectCommands(t *testing.T) {
 	require.Contains(t, out, "is now CURED")
 	out, err = ctl(t, addr, env, "defect", "waive", b.Deal.ID, defect.GetDefectId(), "--actor", "a", "--reason", "r")
 	require.Error(t, err)
-	require.Contains(t, out, "PermissionDenied")
+	require.Equal(t, codes.PermissionDenied, status.Code(err), out)
 
 	out, err = ctl(t, addr, env, "defects", "list", b.Deal.ID, "--all")
 	require.NoError(t, err, out)

@@ -10,30 +10,12 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 )
 
-// protocolCmd runs "protocol register|get|list": the protocols a tenant
-// registers as data (ProtocolService).
-func (c *cli) protocolCmd(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("protocol needs a subcommand: register FILE.yaml, get NAME[@VERSION], list")
-	}
-	switch args[0] {
-	case "register":
-		return c.protocolRegister(ctx, args[1:])
-	case "get":
-		return c.protocolGet(ctx, args[1:])
-	case "list":
-		// The tenant's registered protocols show beside the built-in ones.
-		return c.protocolsList(ctx, args[1:])
-	}
-	return fmt.Errorf("unknown command %q (see debatectl help)", "protocol "+args[0])
-}
-
 func (c *cli) protocolClient() debatedv1.ProtocolServiceClient {
 	return debatedv1.NewProtocolServiceClient(c.conn)
 }
 
 func (c *cli) protocolRegister(ctx context.Context, args []string) error {
-	path, err := oneArg(subflags("protocol register"), args, "FILE.yaml")
+	path, err := oneArg(c.subflags("protocol register"), args, "FILE.yaml")
 	if err != nil {
 		return err
 	}
@@ -64,7 +46,7 @@ func (c *cli) protocolRegister(ctx context.Context, args []string) error {
 }
 
 func (c *cli) protocolGet(ctx context.Context, args []string) error {
-	ref, err := oneArg(subflags("protocol get"), args, "NAME[@VERSION]")
+	ref, err := oneArg(c.subflags("protocol get"), args, "NAME[@VERSION]")
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestProtocolCommands(t *testing.T) {
@@ -26,9 +28,9 @@ func TestProtocolCommands(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Contains(t, out, "proscons.debate@1")
 	require.Contains(t, out, `"name":"proscons.debate"`)
-	out, err = ctl(t, addr, env, "protocol", "get", "proscons.debate@2")
-	require.Error(t, err)
-	require.Contains(t, out, "NotFound")
+	_, err = ctl(t, addr, env, "protocol", "get", "proscons.debate@2")
+	require.Equal(t, codes.NotFound, status.Code(err))
+	require.Contains(t, describe(err), "not found")
 	_, err = ctl(t, addr, env, "protocol", "get", "proscons.debate@x")
 	require.ErrorContains(t, err, "positive integer")
 

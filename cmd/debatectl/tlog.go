@@ -39,7 +39,7 @@ func (c *cli) logClient() debatedv1.LogServiceClient { return debatedv1.NewLogSe
 // pinned key and its consistency with the last checkpoint kept in the
 // folder, and keeps it.
 func (c *cli) witness(ctx context.Context, args []string) error {
-	fs := subflags("witness")
+	fs := c.subflags("witness")
 	dir := fs.String("dir", "", "the witness folder (created on first use)")
 	key := fs.String("checkpoint-key", "", "the checkpoint verifier key to pin (default: the server's, on first use)")
 	if _, err := parseAll(fs, args); err != nil {

@@ -190,7 +190,7 @@ func runDebate(t *testing.T, addr string, env map[string]string) string {
 	require.NoError(t, json.Unmarshal([]byte(out), &created))
 	out, err = ctl(t, addr, env, "debate", "watch", created.Debate.DebateID)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "COMPLETED")
+	require.Contains(t, out, "outcome: completed")
 	return created.Debate.DebateID
 }
 

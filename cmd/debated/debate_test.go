@@ -356,14 +356,21 @@ func TestHumanGateAndCancel(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, "GATE_REJECTED", got.GetDebate().GetStopReason())
 
-			// Cancel a waiting debate: aborted, and the ledger still verifies.
+			// Cancel a waiting debate: aborted, its open gate cancelled, and
+			// the ledger still verifies.
 			d = s.create(t, s.a, "deal-a", map[string]any{"max_rounds": 3, "gate_round": 1})
 			s.watch(t, s.a, d.GetDebateId(), 0, isGate)
+			open := gateOf(d.GetDebateId())
 			_, err = s.debate.CancelDebate(s.b, &debatedv1.CancelDebateRequest{DebateId: d.GetDebateId(), Reason: "not yours"})
 			require.Equal(t, codes.NotFound, status.Code(err))
 			c, err := s.debate.CancelDebate(s.a, &debatedv1.CancelDebateRequest{DebateId: d.GetDebateId(), Reason: "deal withdrawn"})
 			require.NoError(t, err)
 			require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_ABORTED, c.GetDebate().GetStatus())
+			got, err = s.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{DebateId: d.GetDebateId()})
+			require.NoError(t, err)
+			require.Len(t, got.GetGates(), 1)
+			require.Equal(t, open, got.GetGates()[0].GetGateId())
+			require.Equal(t, "cancelled", got.GetGates()[0].GetStatus(), "a cancelled debate's gate is no longer open")
 			msgs = s.watch(t, s.a, d.GetDebateId(), 0, nil)
 			require.Equal(t, "debate.aborted", msgs[len(msgs)-1].GetEvent().GetEventType())
 			require.Equal(t, debatedv1.DebateStatus_DEBATE_STATUS_ABORTED, msgs[len(msgs)-1].GetStatus())

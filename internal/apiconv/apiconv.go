@@ -207,6 +207,21 @@ func MaterialityFromProto(m debatedv1.Materiality) debate.Materiality {
 	return debate.Materiality(enumName("MATERIALITY_", m.String()))
 }
 
+// EvidenceToProto converts a stored evidence item. A grade the API does
+// not know (none is stored: imports validate it) is left unspecified.
+func EvidenceToProto(e debate.EvidenceItem) *debatedv1.EvidenceItem {
+	return &debatedv1.EvidenceItem{
+		EvidenceId:       e.ID,
+		SourceSpanId:     e.SourceSpanID,
+		SourceSystem:     e.SourceSystem,
+		UpstreamOriginId: e.UpstreamOriginID,
+		RetrievalTime:    ts(e.RetrievalTimestamp),
+		SourceGrade:      debatedv1.SourceGrade(debatedv1.SourceGrade_value["SOURCE_GRADE_"+string(e.SourceGrade)]),
+		CreateTime:       ts(e.CreatedAt),
+		UpdateTime:       ts(e.UpdatedAt),
+	}
+}
+
 // BundleToProto converts a deal bundle into an import request. Returns a
 // *debate.ValidationError naming every enumeration value the API does not
 // know, with the field paths the server would use.

@@ -112,6 +112,9 @@ const (
 	GateOpen     GateStatus = "open"
 	GateApproved GateStatus = "approved"
 	GateRejected GateStatus = "rejected"
+	// GateCancelled closes the open gate of a debate that was aborted: no
+	// one resolved it, and no one can any more.
+	GateCancelled GateStatus = "cancelled"
 )
 
 // HumanGate is a pause that a person must resolve (seed 000 §4.5).

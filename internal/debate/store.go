@@ -86,4 +86,13 @@ type RegistryStore interface {
 	// claim key then id, after page.After, and the next cursor. Returns
 	// ErrNotFound if the deal is unknown.
 	ClaimList(ctx context.Context, filter ClaimFilter, page Page) ([]Claim, string, error)
+	// EvidenceList returns the evidence items of dealID ordered by id,
+	// after page.After, and the next cursor. Returns ErrNotFound if the
+	// deal is unknown.
+	EvidenceList(ctx context.Context, dealID string, page Page) ([]EvidenceItem, string, error)
+	// EvidenceGet returns an evidence item and the id of its deal. With
+	// dealID empty it looks in every deal of the tenant, and an id that
+	// several deals use is a *ValidationError on field deal_id. Returns
+	// ErrNotFound if no deal (or not dealID) has the item.
+	EvidenceGet(ctx context.Context, dealID, evidenceID string) (EvidenceItem, string, error)
 }

@@ -253,18 +253,33 @@ func (e *Engine) seal(d *debate.Debate, round int, pend []pendingEvent) ([]debat
 // Abort returns the commit of an operator's abort (seed 003): a
 // debate.aborted event signed by ActorOperator with the reason, who
 // aborted (by) and the authority of the act (see ResolveGate), and status
-// aborted. An empty reason is ReasonAborted. The
-// debate's open gate, if any, stays as it is. Returns an error wrapping
-// debate.ErrFailedPrecondition if the debate is already terminal.
-func (e *Engine) Abort(d debate.Debate, reason string, by debate.Authority) (*debate.StepCommit, error) {
+// aborted. An empty reason is ReasonAborted. The debate's open gate, if
+// the caller passes it, is closed as cancelled (no one may resolve it
+// once the debate is over) and named in the event. Returns an error
+// wrapping debate.ErrFailedPrecondition if the debate is already terminal.
+func (e *Engine) Abort(d debate.Debate, reason string, by debate.Authority, open ...debate.HumanGate) (*debate.StepCommit, error) {
 	if d.Status.Terminal() {
-		return nil, fmt.Errorf("orchestrator: %w: debate %s is already %s", debate.ErrFailedPrecondition, d.ID, d.Status)
+		return nil, fmt.Errorf("debate %s is already %s: %w", d.ID, d.Status, debate.ErrFailedPrecondition)
 	}
 	reason = cmp.Or(reason, ReasonAborted)
 	now := e.now()
+	actor := cmp.Or(by.Actor(), ActorOperator)
+	var cancelled *debate.HumanGate
+	for _, g := range open {
+		if g.Status == debate.GateOpen && g.DebateID == d.ID {
+			c := g
+			c.Status, c.Resolution, c.ResolvedBy, c.ResolvedAt = debate.GateCancelled, "debate aborted: "+reason, actor, &now
+			c.ClaimIDs = append([]string(nil), g.ClaimIDs...)
+			cancelled = &c
+			break
+		}
+	}
+	payload := abortedPayload{Reason: reason, By: actor, Authority: authorityOrNil(by)}
+	if cancelled != nil {
+		payload.CancelledGate = cancelled.ID
+	}
 	events, err := e.seal(&d, d.Round, []pendingEvent{{
-		typ: EventDebateAborted, actor: ActorOperator, node: d.NextNode, at: now,
-		payload: abortedPayload{Reason: reason, By: cmp.Or(by.Actor(), ActorOperator), Authority: authorityOrNil(by)},
+		typ: EventDebateAborted, actor: ActorOperator, node: d.NextNode, at: now, payload: payload,
 	}})
 	if err != nil {
 		return nil, err
@@ -272,6 +287,7 @@ func (e *Engine) Abort(d debate.Debate, reason string, by debate.Authority) (*de
 	return &debate.StepCommit{
 		DebateID: d.ID, ExpectSeq: d.LastSeq, ExpectHash: d.HeadHash, Events: events,
 		Status: debate.DebateAborted, StopReason: reason, Error: d.Error, Round: d.Round, At: now,
+		ResolveGate: cancelled,
 	}, nil
 }
 

@@ -441,8 +441,20 @@ func TestAbort(t *testing.T) {
 	g := newHarness(t, `{"rounds":1,"mode":"gate"}`)
 	g.run(t.Context(), nil)
 	require.Equal(t, debate.DebateAwaitingReview, g.d.Status)
-	c, err = g.eng.Abort(g.d, "", debate.Authority{ClaimedActor: "bob"})
+	var open debate.HumanGate
+	for _, x := range g.gates {
+		if x.Status == debate.GateOpen {
+			open = x
+		}
+	}
+	require.NotEmpty(t, open.ID)
+	c, err = g.eng.Abort(g.d, "", debate.Authority{ClaimedActor: "bob"}, open)
 	require.NoError(t, err)
+	// The open gate is closed as cancelled, and the event names it.
+	require.NotNil(t, c.ResolveGate)
+	require.Equal(t, debate.GateCancelled, c.ResolveGate.Status)
+	require.Equal(t, "bob", c.ResolveGate.ResolvedBy)
+	require.Equal(t, open.ID, payload(t, c.Events[0])["cancelled_gate"])
 	g.apply(c)
 	require.Equal(t, debate.DebateAborted, g.d.Status)
 }

@@ -203,4 +203,6 @@ type abortedPayload struct {
 	Reason    string            `json:"reason"`
 	By        string            `json:"by"`
 	Authority *debate.Authority `json:"authority,omitempty"`
+	// CancelledGate is the open human gate the abort closed, if any.
+	CancelledGate string `json:"cancelled_gate,omitempty"`
 }

@@ -24,7 +24,7 @@ import (
 // DebateEngine makes the commits of operator acts; the runner makes the
 // others.
 type DebateEngine interface {
-	Abort(d debate.Debate, reason string, by debate.Authority) (*debate.StepCommit, error)
+	Abort(d debate.Debate, reason string, by debate.Authority, open ...debate.HumanGate) (*debate.StepCommit, error)
 	ResolveGate(d debate.Debate, g debate.HumanGate, approve bool, reason string, by debate.Authority) (*debate.StepCommit, error)
 }
 
@@ -190,7 +190,15 @@ func (ds *debateService) operatorCommit(ctx context.Context, debateID string, ma
 func (ds *debateService) CancelDebate(ctx context.Context, req *debatedv1.CancelDebateRequest) (*debatedv1.CancelDebateResponse, error) {
 	by := authorityOf(ctx, "")
 	d, err := ds.operatorCommit(ctx, req.GetDebateId(), func(d debate.Debate) (*debate.StepCommit, error) {
-		return ds.Engine.Abort(d, req.GetReason(), by)
+		var open []debate.HumanGate
+		if d.Status == debate.DebateAwaitingReview {
+			gates, err := ds.Store.GateList(ctx, d.ID)
+			if err != nil {
+				return nil, err
+			}
+			open = gates
+		}
+		return ds.Engine.Abort(d, req.GetReason(), by, open...)
 	})
 	if err != nil {
 		return nil, toStatus(ctx, ds.s.log, err)

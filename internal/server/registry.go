@@ -59,6 +59,28 @@ func (s *Server) GetClaim(ctx context.Context, req *debatedv1.GetClaimRequest) (
 	return &debatedv1.GetClaimResponse{Claim: apiconv.ClaimToProto(c)}, nil
 }
 
+// ListEvidence implements RegistryService.
+func (s *Server) ListEvidence(ctx context.Context, req *debatedv1.ListEvidenceRequest) (*debatedv1.ListEvidenceResponse, error) {
+	es, next, err := s.registry.EvidenceList(ctx, req.GetDealId(), debate.Page{After: req.GetPageToken(), Limit: int(req.GetPageSize())})
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	out := &debatedv1.ListEvidenceResponse{NextPageToken: next}
+	for _, e := range es {
+		out.EvidenceItems = append(out.EvidenceItems, apiconv.EvidenceToProto(e))
+	}
+	return out, nil
+}
+
+// GetEvidence implements RegistryService.
+func (s *Server) GetEvidence(ctx context.Context, req *debatedv1.GetEvidenceRequest) (*debatedv1.GetEvidenceResponse, error) {
+	e, deal, err := s.registry.EvidenceGet(ctx, req.GetDealId(), req.GetEvidenceId())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	return &debatedv1.GetEvidenceResponse{EvidenceItem: apiconv.EvidenceToProto(e), DealId: deal}, nil
+}
+
 // ListClaims implements RegistryService.
 func (s *Server) ListClaims(ctx context.Context, req *debatedv1.ListClaimsRequest) (*debatedv1.ListClaimsResponse, error) {
 	filter := debate.ClaimFilter{

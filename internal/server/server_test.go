@@ -347,6 +347,60 @@ func TestImportAndRead(t *testing.T) {
 	})
 }
 
+// TestEvidenceRead reads a deal's evidence items back, a page at a time
+// and one by one; an id two deals use needs the deal named.
+func TestEvidenceRead(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, kind string) {
+		b := setup(t, kind, adminToken)
+		_, ctx := b.tenant(t, "acme")
+		req := importRequest(t, "deal-1")
+		_, err := b.registry.ImportDeal(ctx, req)
+		require.NoError(t, err)
+		want := req.GetEvidenceItems()
+		require.Greater(t, len(want), 1)
+
+		var got []*debatedv1.EvidenceItem
+		for token := ""; ; {
+			page, err := b.registry.ListEvidence(ctx, &debatedv1.ListEvidenceRequest{DealId: "deal-1", PageSize: 1, PageToken: token})
+			require.NoError(t, err)
+			require.Len(t, page.GetEvidenceItems(), 1)
+			got = append(got, page.GetEvidenceItems()...)
+			if token = page.GetNextPageToken(); token == "" {
+				break
+			}
+		}
+		require.Len(t, got, len(want))
+		for i := 1; i < len(got); i++ {
+			require.Less(t, got[i-1].GetEvidenceId(), got[i].GetEvidenceId(), "ordered by id")
+		}
+		for _, w := range want {
+			e, err := b.registry.GetEvidence(ctx, &debatedv1.GetEvidenceRequest{EvidenceId: w.GetEvidenceId()})
+			require.NoError(t, err)
+			require.Equal(t, "deal-1", e.GetDealId())
+			require.True(t, proto.Equal(w, e.GetEvidenceItem()), "evidence %s: got %v want %v", w.GetEvidenceId(), e.GetEvidenceItem(), w)
+		}
+		_, err = b.registry.ListEvidence(ctx, &debatedv1.ListEvidenceRequest{DealId: "no-such-deal"})
+		requireCode(t, err, codes.NotFound)
+		_, err = b.registry.GetEvidence(ctx, &debatedv1.GetEvidenceRequest{EvidenceId: "no-such-evidence"})
+		requireCode(t, err, codes.NotFound)
+
+		// A second deal with an evidence id the first one uses: the id
+		// alone is ambiguous, the deal settles it.
+		id := want[0].GetEvidenceId()
+		req2 := importRequest(t, "deal-2")
+		req2.GetEvidenceItems()[0].EvidenceId = id
+		_, err = b.registry.ImportDeal(ctx, req2)
+		require.NoError(t, err)
+		_, err = b.registry.GetEvidence(ctx, &debatedv1.GetEvidenceRequest{EvidenceId: id})
+		requireCode(t, err, codes.InvalidArgument)
+		e, err := b.registry.GetEvidence(ctx, &debatedv1.GetEvidenceRequest{EvidenceId: id, DealId: "deal-2"})
+		require.NoError(t, err)
+		require.Equal(t, "deal-2", e.GetDealId())
+		require.True(t, proto.Equal(req2.GetEvidenceItems()[0], e.GetEvidenceItem()))
+	})
+}
+
 func TestReimportWithOtherContentIsRefused(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, kind string) {
@@ -407,6 +461,14 @@ func TestTenantIsolation(t *testing.T) {
 			}},
 			{"ListDealEvents", func(ctx context.Context) error {
 				_, err := b.registry.ListDealEvents(ctx, &debatedv1.ListDealEventsRequest{DealId: "deal-a"})
+				return err
+			}},
+			{"ListEvidence", func(ctx context.Context) error {
+				_, err := b.registry.ListEvidence(ctx, &debatedv1.ListEvidenceRequest{DealId: "deal-a"})
+				return err
+			}},
+			{"GetEvidence", func(ctx context.Context) error {
+				_, err := b.registry.GetEvidence(ctx, &debatedv1.GetEvidenceRequest{EvidenceId: req.GetEvidenceItems()[0].GetEvidenceId()})
 				return err
 			}},
 		}

@@ -2310,6 +2310,226 @@ func (x *ListSanadsResponse) GetEvidenceItems() []*EvidenceItem {
 	return nil
 }
 
+type ListEvidenceRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	DealId string                 `protobuf:"bytes,1,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
+	// At most this many items; 0 means 50, the maximum is 1000.
+	PageSize      int32  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListEvidenceRequest) Reset() {
+	*x = ListEvidenceRequest{}
+	mi := &file_debated_v1_registry_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListEvidenceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListEvidenceRequest) ProtoMessage() {}
+
+func (x *ListEvidenceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_registry_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListEvidenceRequest.ProtoReflect.Descriptor instead.
+func (*ListEvidenceRequest) Descriptor() ([]byte, []int) {
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ListEvidenceRequest) GetDealId() string {
+	if x != nil {
+		return x.DealId
+	}
+	return ""
+}
+
+func (x *ListEvidenceRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListEvidenceRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type ListEvidenceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	EvidenceItems []*EvidenceItem        `protobuf:"bytes,1,rep,name=evidence_items,json=evidenceItems,proto3" json:"evidence_items,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListEvidenceResponse) Reset() {
+	*x = ListEvidenceResponse{}
+	mi := &file_debated_v1_registry_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListEvidenceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListEvidenceResponse) ProtoMessage() {}
+
+func (x *ListEvidenceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_registry_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListEvidenceResponse.ProtoReflect.Descriptor instead.
+func (*ListEvidenceResponse) Descriptor() ([]byte, []int) {
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ListEvidenceResponse) GetEvidenceItems() []*EvidenceItem {
+	if x != nil {
+		return x.EvidenceItems
+	}
+	return nil
+}
+
+func (x *ListEvidenceResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+type GetEvidenceRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	EvidenceId string                 `protobuf:"bytes,1,opt,name=evidence_id,json=evidenceId,proto3" json:"evidence_id,omitempty"`
+	// The deal the item belongs to; needed only when several deals use the
+	// id.
+	DealId        string `protobuf:"bytes,2,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEvidenceRequest) Reset() {
+	*x = GetEvidenceRequest{}
+	mi := &file_debated_v1_registry_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEvidenceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEvidenceRequest) ProtoMessage() {}
+
+func (x *GetEvidenceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_registry_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEvidenceRequest.ProtoReflect.Descriptor instead.
+func (*GetEvidenceRequest) Descriptor() ([]byte, []int) {
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *GetEvidenceRequest) GetEvidenceId() string {
+	if x != nil {
+		return x.EvidenceId
+	}
+	return ""
+}
+
+func (x *GetEvidenceRequest) GetDealId() string {
+	if x != nil {
+		return x.DealId
+	}
+	return ""
+}
+
+type GetEvidenceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	EvidenceItem  *EvidenceItem          `protobuf:"bytes,1,opt,name=evidence_item,json=evidenceItem,proto3" json:"evidence_item,omitempty"`
+	DealId        string                 `protobuf:"bytes,2,opt,name=deal_id,json=dealId,proto3" json:"deal_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEvidenceResponse) Reset() {
+	*x = GetEvidenceResponse{}
+	mi := &file_debated_v1_registry_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEvidenceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEvidenceResponse) ProtoMessage() {}
+
+func (x *GetEvidenceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_debated_v1_registry_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEvidenceResponse.ProtoReflect.Descriptor instead.
+func (*GetEvidenceResponse) Descriptor() ([]byte, []int) {
+	return file_debated_v1_registry_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *GetEvidenceResponse) GetEvidenceItem() *EvidenceItem {
+	if x != nil {
+		return x.EvidenceItem
+	}
+	return nil
+}
+
+func (x *GetEvidenceResponse) GetDealId() string {
+	if x != nil {
+		return x.DealId
+	}
+	return ""
+}
+
 var File_debated_v1_registry_proto protoreflect.FileDescriptor
 
 const file_debated_v1_registry_proto_rawDesc = "" +
@@ -2534,7 +2754,25 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\bclaim_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\aclaimId\"\x80\x01\n" +
 	"\x12ListSanadsResponse\x12)\n" +
 	"\x06sanads\x18\x01 \x03(\v2\x11.debated.v1.SanadR\x06sanads\x12?\n" +
-	"\x0eevidence_items\x18\x02 \x03(\v2\x18.debated.v1.EvidenceItemR\revidenceItems*\xf7\x01\n" +
+	"\x0eevidence_items\x18\x02 \x03(\v2\x18.debated.v1.EvidenceItemR\revidenceItems\"\x8c\x01\n" +
+	"\x13ListEvidenceRequest\x12#\n" +
+	"\adeal_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12'\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\tpageToken\"\x7f\n" +
+	"\x14ListEvidenceResponse\x12?\n" +
+	"\x0eevidence_items\x18\x01 \x03(\v2\x18.debated.v1.EvidenceItemR\revidenceItems\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"d\n" +
+	"\x12GetEvidenceRequest\x12+\n" +
+	"\vevidence_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\n" +
+	"evidenceId\x12!\n" +
+	"\adeal_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06dealId\"m\n" +
+	"\x13GetEvidenceResponse\x12=\n" +
+	"\revidence_item\x18\x01 \x01(\v2\x18.debated.v1.EvidenceItemR\fevidenceItem\x12\x17\n" +
+	"\adeal_id\x18\x02 \x01(\tR\x06dealId*\xf7\x01\n" +
 	"\n" +
 	"ClaimClass\x12\x1b\n" +
 	"\x17CLAIM_CLASS_UNSPECIFIED\x10\x00\x12\x19\n" +
@@ -2575,7 +2813,7 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\x17ARTIFACT_TYPE_FIN_MODEL\x10\x02\x12 \n" +
 	"\x1cARTIFACT_TYPE_DATA_ROOM_FILE\x10\x03\x12\x1c\n" +
 	"\x18ARTIFACT_TYPE_TRANSCRIPT\x10\x04\x12\x17\n" +
-	"\x13ARTIFACT_TYPE_OTHER\x10\x052\xe3\v\n" +
+	"\x13ARTIFACT_TYPE_OTHER\x10\x052\xd0\r\n" +
 	"\x0fRegistryService\x12a\n" +
 	"\n" +
 	"ImportDeal\x12\x1d.debated.v1.ImportDealRequest\x1a\x1e.debated.v1.ImportDealResponse\"\x14\x82\xd3\xe4\x93\x02\x0e:\x01*\"\t/v1/deals\x12_\n" +
@@ -2594,7 +2832,9 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\vListDefects\x12\x1e.debated.v1.ListDefectsRequest\x1a\x1f.debated.v1.ListDefectsResponse\"#\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/deals/{deal_id}/defects\x12o\n" +
 	"\n" +
 	"ListSanads\x12\x1d.debated.v1.ListSanadsRequest\x1a\x1e.debated.v1.ListSanadsResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/deals/{deal_id}/sanads\x12{\n" +
-	"\x0eListDealEvents\x12!.debated.v1.ListDealEventsRequest\x1a\".debated.v1.ListDealEventsResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/deals/{deal_id}/eventsB5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
+	"\x0eListDealEvents\x12!.debated.v1.ListDealEventsRequest\x1a\".debated.v1.ListDealEventsResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/deals/{deal_id}/events\x12w\n" +
+	"\fListEvidence\x12\x1f.debated.v1.ListEvidenceRequest\x1a .debated.v1.ListEvidenceResponse\"$\x82\xd3\xe4\x93\x02\x1e\x12\x1c/v1/deals/{deal_id}/evidence\x12r\n" +
+	"\vGetEvidence\x12\x1e.debated.v1.GetEvidenceRequest\x1a\x1f.debated.v1.GetEvidenceResponse\"\"\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/evidence/{evidence_id}B5Z3github.com/debated/debated/gen/debated/v1;debatedv1b\x06proto3"
 
 var (
 	file_debated_v1_registry_proto_rawDescOnce sync.Once
@@ -2609,7 +2849,7 @@ func file_debated_v1_registry_proto_rawDescGZIP() []byte {
 }
 
 var file_debated_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_debated_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_debated_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_debated_v1_registry_proto_goTypes = []any{
 	(ClaimClass)(0),                // 0: debated.v1.ClaimClass
 	(Materiality)(0),               // 1: debated.v1.Materiality
@@ -2642,55 +2882,59 @@ var file_debated_v1_registry_proto_goTypes = []any{
 	(*ListClaimsResponse)(nil),     // 28: debated.v1.ListClaimsResponse
 	(*ListSanadsRequest)(nil),      // 29: debated.v1.ListSanadsRequest
 	(*ListSanadsResponse)(nil),     // 30: debated.v1.ListSanadsResponse
-	nil,                            // 31: debated.v1.Calc.InputsEntry
-	nil,                            // 32: debated.v1.Calc.InputSpanIdsEntry
-	(*timestamppb.Timestamp)(nil),  // 33: google.protobuf.Timestamp
-	(CalcType)(0),                  // 34: debated.v1.CalcType
-	(*GradeDealRequest)(nil),       // 35: debated.v1.GradeDealRequest
-	(*GetDealGradingRequest)(nil),  // 36: debated.v1.GetDealGradingRequest
-	(*FlagDefectRequest)(nil),      // 37: debated.v1.FlagDefectRequest
-	(*CureDefectRequest)(nil),      // 38: debated.v1.CureDefectRequest
-	(*WaiveDefectRequest)(nil),     // 39: debated.v1.WaiveDefectRequest
-	(*ListDefectsRequest)(nil),     // 40: debated.v1.ListDefectsRequest
-	(*ListDealEventsRequest)(nil),  // 41: debated.v1.ListDealEventsRequest
-	(*GradeDealResponse)(nil),      // 42: debated.v1.GradeDealResponse
-	(*GetDealGradingResponse)(nil), // 43: debated.v1.GetDealGradingResponse
-	(*FlagDefectResponse)(nil),     // 44: debated.v1.FlagDefectResponse
-	(*CureDefectResponse)(nil),     // 45: debated.v1.CureDefectResponse
-	(*WaiveDefectResponse)(nil),    // 46: debated.v1.WaiveDefectResponse
-	(*ListDefectsResponse)(nil),    // 47: debated.v1.ListDefectsResponse
-	(*ListDealEventsResponse)(nil), // 48: debated.v1.ListDealEventsResponse
+	(*ListEvidenceRequest)(nil),    // 31: debated.v1.ListEvidenceRequest
+	(*ListEvidenceResponse)(nil),   // 32: debated.v1.ListEvidenceResponse
+	(*GetEvidenceRequest)(nil),     // 33: debated.v1.GetEvidenceRequest
+	(*GetEvidenceResponse)(nil),    // 34: debated.v1.GetEvidenceResponse
+	nil,                            // 35: debated.v1.Calc.InputsEntry
+	nil,                            // 36: debated.v1.Calc.InputSpanIdsEntry
+	(*timestamppb.Timestamp)(nil),  // 37: google.protobuf.Timestamp
+	(CalcType)(0),                  // 38: debated.v1.CalcType
+	(*GradeDealRequest)(nil),       // 39: debated.v1.GradeDealRequest
+	(*GetDealGradingRequest)(nil),  // 40: debated.v1.GetDealGradingRequest
+	(*FlagDefectRequest)(nil),      // 41: debated.v1.FlagDefectRequest
+	(*CureDefectRequest)(nil),      // 42: debated.v1.CureDefectRequest
+	(*WaiveDefectRequest)(nil),     // 43: debated.v1.WaiveDefectRequest
+	(*ListDefectsRequest)(nil),     // 44: debated.v1.ListDefectsRequest
+	(*ListDealEventsRequest)(nil),  // 45: debated.v1.ListDealEventsRequest
+	(*GradeDealResponse)(nil),      // 46: debated.v1.GradeDealResponse
+	(*GetDealGradingResponse)(nil), // 47: debated.v1.GetDealGradingResponse
+	(*FlagDefectResponse)(nil),     // 48: debated.v1.FlagDefectResponse
+	(*CureDefectResponse)(nil),     // 49: debated.v1.CureDefectResponse
+	(*WaiveDefectResponse)(nil),    // 50: debated.v1.WaiveDefectResponse
+	(*ListDefectsResponse)(nil),    // 51: debated.v1.ListDefectsResponse
+	(*ListDealEventsResponse)(nil), // 52: debated.v1.ListDealEventsResponse
 }
 var file_debated_v1_registry_proto_depIdxs = []int32{
-	33, // 0: debated.v1.Deal.create_time:type_name -> google.protobuf.Timestamp
-	33, // 1: debated.v1.Deal.update_time:type_name -> google.protobuf.Timestamp
+	37, // 0: debated.v1.Deal.create_time:type_name -> google.protobuf.Timestamp
+	37, // 1: debated.v1.Deal.update_time:type_name -> google.protobuf.Timestamp
 	7,  // 2: debated.v1.ClaimValue.time_window:type_name -> debated.v1.TimeWindow
 	0,  // 3: debated.v1.Claim.claim_class:type_name -> debated.v1.ClaimClass
 	8,  // 4: debated.v1.Claim.value:type_name -> debated.v1.ClaimValue
 	1,  // 5: debated.v1.Claim.materiality:type_name -> debated.v1.Materiality
-	33, // 6: debated.v1.Claim.create_time:type_name -> google.protobuf.Timestamp
-	33, // 7: debated.v1.Claim.update_time:type_name -> google.protobuf.Timestamp
-	33, // 8: debated.v1.EvidenceItem.retrieval_time:type_name -> google.protobuf.Timestamp
+	37, // 6: debated.v1.Claim.create_time:type_name -> google.protobuf.Timestamp
+	37, // 7: debated.v1.Claim.update_time:type_name -> google.protobuf.Timestamp
+	37, // 8: debated.v1.EvidenceItem.retrieval_time:type_name -> google.protobuf.Timestamp
 	2,  // 9: debated.v1.EvidenceItem.source_grade:type_name -> debated.v1.SourceGrade
-	33, // 10: debated.v1.EvidenceItem.create_time:type_name -> google.protobuf.Timestamp
-	33, // 11: debated.v1.EvidenceItem.update_time:type_name -> google.protobuf.Timestamp
+	37, // 10: debated.v1.EvidenceItem.create_time:type_name -> google.protobuf.Timestamp
+	37, // 11: debated.v1.EvidenceItem.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 12: debated.v1.Span.span_type:type_name -> debated.v1.SpanType
 	11, // 13: debated.v1.Span.locator:type_name -> debated.v1.Locator
-	33, // 14: debated.v1.Span.create_time:type_name -> google.protobuf.Timestamp
-	33, // 15: debated.v1.Span.update_time:type_name -> google.protobuf.Timestamp
+	37, // 14: debated.v1.Span.create_time:type_name -> google.protobuf.Timestamp
+	37, // 15: debated.v1.Span.update_time:type_name -> google.protobuf.Timestamp
 	4,  // 16: debated.v1.ChainNode.node_type:type_name -> debated.v1.ChainNodeType
 	13, // 17: debated.v1.Sanad.transmission_chain:type_name -> debated.v1.ChainNode
-	33, // 18: debated.v1.Sanad.create_time:type_name -> google.protobuf.Timestamp
-	33, // 19: debated.v1.Sanad.update_time:type_name -> google.protobuf.Timestamp
+	37, // 18: debated.v1.Sanad.create_time:type_name -> google.protobuf.Timestamp
+	37, // 19: debated.v1.Sanad.update_time:type_name -> google.protobuf.Timestamp
 	5,  // 20: debated.v1.Document.artifact_type:type_name -> debated.v1.ArtifactType
-	33, // 21: debated.v1.Document.ingest_time:type_name -> google.protobuf.Timestamp
-	34, // 22: debated.v1.Calc.calc_type:type_name -> debated.v1.CalcType
-	31, // 23: debated.v1.Calc.inputs:type_name -> debated.v1.Calc.InputsEntry
-	32, // 24: debated.v1.Calc.input_span_ids:type_name -> debated.v1.Calc.InputSpanIdsEntry
-	33, // 25: debated.v1.Calc.create_time:type_name -> google.protobuf.Timestamp
+	37, // 21: debated.v1.Document.ingest_time:type_name -> google.protobuf.Timestamp
+	38, // 22: debated.v1.Calc.calc_type:type_name -> debated.v1.CalcType
+	35, // 23: debated.v1.Calc.inputs:type_name -> debated.v1.Calc.InputsEntry
+	36, // 24: debated.v1.Calc.input_span_ids:type_name -> debated.v1.Calc.InputSpanIdsEntry
+	37, // 25: debated.v1.Calc.create_time:type_name -> google.protobuf.Timestamp
 	2,  // 26: debated.v1.EnrichmentRecord.source_grade:type_name -> debated.v1.SourceGrade
 	6,  // 27: debated.v1.DealSummary.deal:type_name -> debated.v1.Deal
-	33, // 28: debated.v1.DealSummary.import_time:type_name -> google.protobuf.Timestamp
+	37, // 28: debated.v1.DealSummary.import_time:type_name -> google.protobuf.Timestamp
 	6,  // 29: debated.v1.ImportDealRequest.deal:type_name -> debated.v1.Deal
 	9,  // 30: debated.v1.ImportDealRequest.claims:type_name -> debated.v1.Claim
 	10, // 31: debated.v1.ImportDealRequest.evidence_items:type_name -> debated.v1.EvidenceItem
@@ -2708,37 +2952,43 @@ var file_debated_v1_registry_proto_depIdxs = []int32{
 	9,  // 43: debated.v1.ListClaimsResponse.claims:type_name -> debated.v1.Claim
 	14, // 44: debated.v1.ListSanadsResponse.sanads:type_name -> debated.v1.Sanad
 	10, // 45: debated.v1.ListSanadsResponse.evidence_items:type_name -> debated.v1.EvidenceItem
-	19, // 46: debated.v1.RegistryService.ImportDeal:input_type -> debated.v1.ImportDealRequest
-	21, // 47: debated.v1.RegistryService.GetDeal:input_type -> debated.v1.GetDealRequest
-	23, // 48: debated.v1.RegistryService.ListDeals:input_type -> debated.v1.ListDealsRequest
-	25, // 49: debated.v1.RegistryService.GetClaim:input_type -> debated.v1.GetClaimRequest
-	27, // 50: debated.v1.RegistryService.ListClaims:input_type -> debated.v1.ListClaimsRequest
-	35, // 51: debated.v1.RegistryService.GradeDeal:input_type -> debated.v1.GradeDealRequest
-	36, // 52: debated.v1.RegistryService.GetDealGrading:input_type -> debated.v1.GetDealGradingRequest
-	37, // 53: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
-	38, // 54: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
-	39, // 55: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
-	40, // 56: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
-	29, // 57: debated.v1.RegistryService.ListSanads:input_type -> debated.v1.ListSanadsRequest
-	41, // 58: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
-	20, // 59: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
-	22, // 60: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
-	24, // 61: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
-	26, // 62: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
-	28, // 63: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
-	42, // 64: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
-	43, // 65: debated.v1.RegistryService.GetDealGrading:output_type -> debated.v1.GetDealGradingResponse
-	44, // 66: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
-	45, // 67: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
-	46, // 68: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
-	47, // 69: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
-	30, // 70: debated.v1.RegistryService.ListSanads:output_type -> debated.v1.ListSanadsResponse
-	48, // 71: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
-	59, // [59:72] is the sub-list for method output_type
-	46, // [46:59] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	10, // 46: debated.v1.ListEvidenceResponse.evidence_items:type_name -> debated.v1.EvidenceItem
+	10, // 47: debated.v1.GetEvidenceResponse.evidence_item:type_name -> debated.v1.EvidenceItem
+	19, // 48: debated.v1.RegistryService.ImportDeal:input_type -> debated.v1.ImportDealRequest
+	21, // 49: debated.v1.RegistryService.GetDeal:input_type -> debated.v1.GetDealRequest
+	23, // 50: debated.v1.RegistryService.ListDeals:input_type -> debated.v1.ListDealsRequest
+	25, // 51: debated.v1.RegistryService.GetClaim:input_type -> debated.v1.GetClaimRequest
+	27, // 52: debated.v1.RegistryService.ListClaims:input_type -> debated.v1.ListClaimsRequest
+	39, // 53: debated.v1.RegistryService.GradeDeal:input_type -> debated.v1.GradeDealRequest
+	40, // 54: debated.v1.RegistryService.GetDealGrading:input_type -> debated.v1.GetDealGradingRequest
+	41, // 55: debated.v1.RegistryService.FlagDefect:input_type -> debated.v1.FlagDefectRequest
+	42, // 56: debated.v1.RegistryService.CureDefect:input_type -> debated.v1.CureDefectRequest
+	43, // 57: debated.v1.RegistryService.WaiveDefect:input_type -> debated.v1.WaiveDefectRequest
+	44, // 58: debated.v1.RegistryService.ListDefects:input_type -> debated.v1.ListDefectsRequest
+	29, // 59: debated.v1.RegistryService.ListSanads:input_type -> debated.v1.ListSanadsRequest
+	45, // 60: debated.v1.RegistryService.ListDealEvents:input_type -> debated.v1.ListDealEventsRequest
+	31, // 61: debated.v1.RegistryService.ListEvidence:input_type -> debated.v1.ListEvidenceRequest
+	33, // 62: debated.v1.RegistryService.GetEvidence:input_type -> debated.v1.GetEvidenceRequest
+	20, // 63: debated.v1.RegistryService.ImportDeal:output_type -> debated.v1.ImportDealResponse
+	22, // 64: debated.v1.RegistryService.GetDeal:output_type -> debated.v1.GetDealResponse
+	24, // 65: debated.v1.RegistryService.ListDeals:output_type -> debated.v1.ListDealsResponse
+	26, // 66: debated.v1.RegistryService.GetClaim:output_type -> debated.v1.GetClaimResponse
+	28, // 67: debated.v1.RegistryService.ListClaims:output_type -> debated.v1.ListClaimsResponse
+	46, // 68: debated.v1.RegistryService.GradeDeal:output_type -> debated.v1.GradeDealResponse
+	47, // 69: debated.v1.RegistryService.GetDealGrading:output_type -> debated.v1.GetDealGradingResponse
+	48, // 70: debated.v1.RegistryService.FlagDefect:output_type -> debated.v1.FlagDefectResponse
+	49, // 71: debated.v1.RegistryService.CureDefect:output_type -> debated.v1.CureDefectResponse
+	50, // 72: debated.v1.RegistryService.WaiveDefect:output_type -> debated.v1.WaiveDefectResponse
+	51, // 73: debated.v1.RegistryService.ListDefects:output_type -> debated.v1.ListDefectsResponse
+	30, // 74: debated.v1.RegistryService.ListSanads:output_type -> debated.v1.ListSanadsResponse
+	52, // 75: debated.v1.RegistryService.ListDealEvents:output_type -> debated.v1.ListDealEventsResponse
+	32, // 76: debated.v1.RegistryService.ListEvidence:output_type -> debated.v1.ListEvidenceResponse
+	34, // 77: debated.v1.RegistryService.GetEvidence:output_type -> debated.v1.GetEvidenceResponse
+	63, // [63:78] is the sub-list for method output_type
+	48, // [48:63] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_debated_v1_registry_proto_init() }
@@ -2753,7 +3003,7 @@ func file_debated_v1_registry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_debated_v1_registry_proto_rawDesc), len(file_debated_v1_registry_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   27,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,6 +32,8 @@ const (
 	RegistryService_ListDefects_FullMethodName    = "/debated.v1.RegistryService/ListDefects"
 	RegistryService_ListSanads_FullMethodName     = "/debated.v1.RegistryService/ListSanads"
 	RegistryService_ListDealEvents_FullMethodName = "/debated.v1.RegistryService/ListDealEvents"
+	RegistryService_ListEvidence_FullMethodName   = "/debated.v1.RegistryService/ListEvidence"
+	RegistryService_GetEvidence_FullMethodName    = "/debated.v1.RegistryService/GetEvidence"
 )
 
 // RegistryServiceClient is the client API for RegistryService service.
@@ -82,6 +84,13 @@ type RegistryServiceClient interface {
 	// claim's, with the evidence items they cite: what the dashboard draws.
 	ListSanads(ctx context.Context, in *ListSanadsRequest, opts ...grpc.CallOption) (*ListSanadsResponse, error)
 	ListDealEvents(ctx context.Context, in *ListDealEventsRequest, opts ...grpc.CallOption) (*ListDealEventsResponse, error)
+	// ListEvidence lists a deal's evidence items ordered by id: the ids
+	// FlagDefect's evidence_refs name.
+	ListEvidence(ctx context.Context, in *ListEvidenceRequest, opts ...grpc.CallOption) (*ListEvidenceResponse, error)
+	// GetEvidence returns one evidence item. Evidence ids are unique within
+	// a deal: without deal_id, an id that several of the caller's deals use
+	// is refused (INVALID_ARGUMENT) rather than answered with one of them.
+	GetEvidence(ctx context.Context, in *GetEvidenceRequest, opts ...grpc.CallOption) (*GetEvidenceResponse, error)
 }
 
 type registryServiceClient struct {
@@ -222,6 +231,26 @@ func (c *registryServiceClient) ListDealEvents(ctx context.Context, in *ListDeal
 	return out, nil
 }
 
+func (c *registryServiceClient) ListEvidence(ctx context.Context, in *ListEvidenceRequest, opts ...grpc.CallOption) (*ListEvidenceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListEvidenceResponse)
+	err := c.cc.Invoke(ctx, RegistryService_ListEvidence_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) GetEvidence(ctx context.Context, in *GetEvidenceRequest, opts ...grpc.CallOption) (*GetEvidenceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetEvidenceResponse)
+	err := c.cc.Invoke(ctx, RegistryService_GetEvidence_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RegistryServiceServer is the server API for RegistryService service.
 // All implementations must embed UnimplementedRegistryServiceServer
 // for forward compatibility.
@@ -270,6 +299,13 @@ type RegistryServiceServer interface {
 	// claim's, with the evidence items they cite: what the dashboard draws.
 	ListSanads(context.Context, *ListSanadsRequest) (*ListSanadsResponse, error)
 	ListDealEvents(context.Context, *ListDealEventsRequest) (*ListDealEventsResponse, error)
+	// ListEvidence lists a deal's evidence items ordered by id: the ids
+	// FlagDefect's evidence_refs name.
+	ListEvidence(context.Context, *ListEvidenceRequest) (*ListEvidenceResponse, error)
+	// GetEvidence returns one evidence item. Evidence ids are unique within
+	// a deal: without deal_id, an id that several of the caller's deals use
+	// is refused (INVALID_ARGUMENT) rather than answered with one of them.
+	GetEvidence(context.Context, *GetEvidenceRequest) (*GetEvidenceResponse, error)
 	mustEmbedUnimplementedRegistryServiceServer()
 }
 
@@ -318,6 +354,12 @@ func (UnimplementedRegistryServiceServer) ListSanads(context.Context, *ListSanad
 }
 func (UnimplementedRegistryServiceServer) ListDealEvents(context.Context, *ListDealEventsRequest) (*ListDealEventsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListDealEvents not implemented")
+}
+func (UnimplementedRegistryServiceServer) ListEvidence(context.Context, *ListEvidenceRequest) (*ListEvidenceResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListEvidence not implemented")
+}
+func (UnimplementedRegistryServiceServer) GetEvidence(context.Context, *GetEvidenceRequest) (*GetEvidenceResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetEvidence not implemented")
 }
 func (UnimplementedRegistryServiceServer) mustEmbedUnimplementedRegistryServiceServer() {}
 func (UnimplementedRegistryServiceServer) testEmbeddedByValue()                         {}
@@ -574,6 +616,42 @@ func _RegistryService_ListDealEvents_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_ListEvidence_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListEvidenceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).ListEvidence(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_ListEvidence_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).ListEvidence(ctx, req.(*ListEvidenceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_GetEvidence_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetEvidenceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).GetEvidence(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_GetEvidence_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).GetEvidence(ctx, req.(*GetEvidenceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RegistryService_ServiceDesc is the grpc.ServiceDesc for RegistryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -632,6 +710,14 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListDealEvents",
 			Handler:    _RegistryService_ListDealEvents_Handler,
+		},
+		{
+			MethodName: "ListEvidence",
+			Handler:    _RegistryService_ListEvidence_Handler,
+		},
+		{
+			MethodName: "GetEvidence",
+			Handler:    _RegistryService_GetEvidence_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -890,20 +890,25 @@ func testHumanGates(t *testing.T, s Store) {
 	}
 	require.Equal(t, before, readDebateState(t, ctx, s, d.ID))
 
-	// A second gate, without claims, opened and rejected in later steps;
-	// its explicit resolution time is kept.
+	// A second gate, without claims, opened, then cancelled by an abort in
+	// a later step; its explicit resolution time is kept. Only an abort
+	// cancels a gate.
 	second := commitStep(t, ctx, s, l, 1, func(c *debate.StepCommit) {
 		c.OpenGate = &debate.HumanGate{ID: "gate-0", Node: "finalize_outputs", Reason: "sign-off", ClaimIDs: []string{}}
 	})
+	notAbort := l.Next(1)
+	notAbort.Status = debate.DebateRunning
+	notAbort.ResolveGate = &debate.HumanGate{ID: "gate-0", Status: debate.GateCancelled, ResolvedBy: "bob"}
+	require.ErrorIs(t, s.StepCommit(ctx, notAbort), debate.ErrInvalid)
 	rejectedAt := time.Date(2026, 3, 1, 0, 0, 0, 1500, time.UTC)
 	commitStep(t, ctx, s, l, 0, func(c *debate.StepCommit) {
 		c.Checkpoint = nil
 		c.Status = debate.DebateAborted
-		c.ResolveGate = &debate.HumanGate{ID: "gate-0", DebateID: d.ID, Status: debate.GateRejected, ResolvedBy: "carol", ResolvedAt: &rejectedAt}
+		c.ResolveGate = &debate.HumanGate{ID: "gate-0", DebateID: d.ID, Status: debate.GateCancelled, ResolvedBy: "carol", ResolvedAt: &rejectedAt}
 	})
 	ra := rejectedAt.Truncate(time.Microsecond)
 	wantSecond := debate.HumanGate{
-		ID: "gate-0", DebateID: d.ID, Node: "finalize_outputs", Reason: "sign-off", Status: debate.GateRejected,
+		ID: "gate-0", DebateID: d.ID, Node: "finalize_outputs", Reason: "sign-off", Status: debate.GateCancelled,
 		ResolvedBy: "carol", CreatedAt: usec(second.At), ResolvedAt: &ra,
 	}
 	gates, err := s.GateList(ctx, d.ID)

@@ -328,8 +328,11 @@ func NewStep(tenant string, c debate.StepCommit) (*Step, error) {
 
 	if g := c.ResolveGate; g != nil {
 		checkGate(&v, "resolve_gate", c.DebateID, g)
-		if g.Status != debate.GateApproved && g.Status != debate.GateRejected {
-			v.Add("resolve_gate.status", "is %q, must be %q or %q", string(g.Status), string(debate.GateApproved), string(debate.GateRejected))
+		switch {
+		case g.Status == debate.GateCancelled && c.Status != debate.DebateAborted:
+			v.Add("resolve_gate.status", "is %q, which only an abort sets", string(g.Status))
+		case g.Status != debate.GateApproved && g.Status != debate.GateRejected && g.Status != debate.GateCancelled:
+			v.Add("resolve_gate.status", "is %q, must be %q, %q or %q", string(g.Status), string(debate.GateApproved), string(debate.GateRejected), string(debate.GateCancelled))
 		}
 		checkText(&v, "resolve_gate.resolution", g.Resolution, debate.MaxTextLen)
 		checkText(&v, "resolve_gate.resolved_by", g.ResolvedBy, debate.MaxShortTextLen)

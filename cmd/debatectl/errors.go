@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/debated/debated/internal/debate"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// errUnreachable is what a call answers when debated is not there.
+var errUnreachable = errors.New("is it running? (make run)")
+
+// explain turns the errors a person cannot act on into ones they can: a
+// server that does not answer is named by its address.
+func (c *cli) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable && isConnectionFailure(st.Message()) {
+		return fmt.Errorf("cannot reach debated at %s — %w", c.addr, errUnreachable)
+	}
+	return err
+}
+
+// isConnectionFailure tells a transport failure (nothing listening, name
+// not resolved) from an Unavailable the server itself answered.
+func isConnectionFailure(msg string) bool {
+	for _, m := range []string{"connection refused", "connection error", "no such host", "dial tcp", "name resolver", "produced zero addresses"} {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// describe renders an error for a person: the server's message without
+// gRPC's "rpc error: code = … desc = …" wrapping, and each field violation
+// once on its own line.
+func describe(err error) string {
+	var ve *debate.ValidationError
+	if errors.As(err, &ve) {
+		var b strings.Builder
+		b.WriteString("the deal files are invalid:")
+		for _, v := range ve.Violations {
+			fmt.Fprintf(&b, "\n  %s: %s", v.Field, v.Description)
+		}
+		return b.String()
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		// A status wrapped by our own words ("… (resume with --after 3)").
+		var gs interface{ GRPCStatus() *status.Status }
+		if !errors.As(err, &gs) {
+			return err.Error()
+		}
+		inner := gs.GRPCStatus()
+		return strings.Replace(err.Error(), inner.Err().Error(), statusText(inner), 1)
+	}
+	return statusText(st)
+}
+
+func statusText(st *status.Status) string {
+	var violations []*errdetails.BadRequest_FieldViolation
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			violations = append(violations, br.GetFieldViolations()...)
+		}
+	}
+	if len(violations) == 0 {
+		msg := st.Message()
+		if msg == "" {
+			msg = st.Code().String()
+		}
+		return msg
+	}
+	// The message repeats the violations; print each once, from the details.
+	var b strings.Builder
+	b.WriteString("invalid request:")
+	for _, v := range violations {
+		fmt.Fprintf(&b, "\n  %s: %s", v.GetField(), v.GetDescription())
+	}
+	return b.String()
+}
