@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/sync/singleflight"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
@@ -31,6 +32,11 @@ type Log struct {
 	// Origin is the deployment's origin base: a tenant's log is
 	// tlog.TenantOrigin(Origin, tenant id).
 	Origin string
+
+	// latest shares one integration and signature among the concurrent
+	// callers of latestCheckpoint of a tenant (a thousand watchers of a
+	// debate that just ended ask at once).
+	latest singleflight.Group
 }
 
 func (l *Log) valid() bool { return l != nil && l.Store != nil && l.Keys != nil && l.Origin != "" }
@@ -77,11 +83,30 @@ func (l *Log) checkpoint(ctx context.Context, head tlog.Head) (*debatedv1.Checkp
 
 // latestCheckpoint integrates the tenant's log and signs its head.
 func (l *Log) latestCheckpoint(ctx context.Context) (*debatedv1.Checkpoint, error) {
-	head, err := l.Store.LogIntegrate(ctx)
+	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return l.checkpoint(ctx, head)
+	sign := func() (any, error) {
+		// Not bound to the first caller: it may leave while others wait.
+		c := context.WithoutCancel(ctx)
+		head, err := l.Store.LogIntegrate(c)
+		if err != nil {
+			return nil, err
+		}
+		return l.checkpoint(c, head)
+	}
+	v, err, shared := l.latest.Do(tenant, sign)
+	if shared {
+		// The flight joined may have integrated before this caller's own
+		// commit: a second one starts after this caller arrived, so it
+		// covers everything the caller has seen (and is shared too).
+		v, err, _ = l.latest.Do(tenant, sign)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v.(*debatedv1.Checkpoint), nil
 }
 
 // proof builds the proof plan's hashes from the stored nodes.
