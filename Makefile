@@ -133,6 +133,7 @@ load: build ## Start a local debated (embedded store, or LOAD_DATABASE_URL) and 
 	DEBATED_ADMIN_TOKEN=load-admin DEBATED_LISTEN=127.0.0.1:50151 DEBATED_METRICS_ADDR=127.0.0.1:50152 \
 	DEBATED_DATA_DIR=$$dir DEBATED_LOG_LEVEL=warn DEBATED_DATABASE_URL=$${LOAD_DATABASE_URL:-} \
 	DEBATED_SIGNING_KEYS=$${LOAD_DATABASE_URL:+v1:bG9hZC10ZXN0LXNpZ25pbmctc2VjcmV0LW9mLTMyLWJ5dGVzIQ==} \
+	DEBATED_CHECKPOINT_KEYS=$${LOAD_DATABASE_URL:+v1:bG9hZC10ZXN0LWNoZWNrcG9pbnQtc2VjcmV0LW9mLTMyLWJ5dGVzIQ==} \
 	$(BIN)/debated serve & pid=$$!; \
 	for i in $$(seq 1 50); do curl -sf http://127.0.0.1:50152/metrics >/dev/null && break; sleep 0.2; done; \
 	$(BIN)/loadgen --addr 127.0.0.1:50151 --admin-token load-admin --metrics-url http://127.0.0.1:50152/metrics \
@@ -148,6 +149,7 @@ watchload: build ## Start a local debated (embedded store, or LOAD_DATABASE_URL)
 	DEBATED_ADMIN_TOKEN=load-admin DEBATED_LISTEN=127.0.0.1:50151 DEBATED_METRICS_ADDR=127.0.0.1:50152 \
 	DEBATED_DATA_DIR=$$dir DEBATED_LOG_LEVEL=warn DEBATED_DATABASE_URL=$${LOAD_DATABASE_URL:-} \
 	DEBATED_SIGNING_KEYS=$${LOAD_DATABASE_URL:+v1:bG9hZC10ZXN0LXNpZ25pbmctc2VjcmV0LW9mLTMyLWJ5dGVzIQ==} \
+	DEBATED_CHECKPOINT_KEYS=$${LOAD_DATABASE_URL:+v1:bG9hZC10ZXN0LWNoZWNrcG9pbnQtc2VjcmV0LW9mLTMyLWJ5dGVzIQ==} \
 	$(BIN)/debated serve & pid=$$!; \
 	for i in $$(seq 1 50); do curl -sf http://127.0.0.1:50152/metrics >/dev/null && break; sleep 0.2; done; \
 	$(BIN)/watchload --addr 127.0.0.1:50151 --admin-token load-admin --metrics-url http://127.0.0.1:50152/metrics \

@@ -74,6 +74,26 @@ func readTrust(path string) (ledger.Trust, error) {
 	return t, nil
 }
 
+// trustedCheckpointKey returns the current checkpoint verifier key of the
+// published keys file at path ("" if it lists none), so that `verify
+// --trusted-keys` also checks who signed the bundle's checkpoint.
+func trustedCheckpointKey(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var resp debatedv1.GetSigningKeysResponse
+	if (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &resp) != nil {
+		return ""
+	}
+	for _, k := range resp.GetKeys() {
+		if k.GetKind() == debatedv1.KeyKind_KEY_KIND_CHECKPOINT && k.GetCurrent() && k.GetNoteVerifierKey() != "" {
+			return k.GetNoteVerifierKey()
+		}
+	}
+	return ""
+}
+
 // verifyReport is what `debatectl --json verify` prints.
 type verifyReport struct {
 	ledger.Report
@@ -107,6 +127,9 @@ func (c *cli) verifyCmd(ctx context.Context, out io.Writer, args []string) error
 			return err
 		}
 		trust = &t
+		if o.checkpointKey == "" {
+			o.checkpointKey = trustedCheckpointKey(*trustedPath)
+		}
 	}
 	format, err := ledger.BundleFormat(data)
 	if err != nil {

@@ -106,7 +106,7 @@ func commands() []command {
 		{path: "protocol list", short: "The same list as protocols (built-in and registered)",
 			example: "debatectl protocol list", run: (*cli).protocolsList},
 		{path: "debate create", short: "Start a debate on a deal",
-			example: "debatectl debate create --deal acme-series-b --protocol idis --option max_rounds=3\ndebatectl debate create --deal acme-series-b --protocol constitutional --option-text constitution=policy.yaml",
+			example: "debatectl debate create --deal acme-series-b --protocol idis.vc.v1 --option max_rounds=3\ndebatectl debate create --deal acme-series-b --protocol stratmaster.v1 --option-text constitution=policy.yaml",
 			run:     (*cli).debateCreate},
 		{path: "debate get", args: "DEBATE_ID", complete: "debate", short: "Show a debate and its human gates",
 			example: "debatectl debate get DEBATE_ID", run: (*cli).debateGet},

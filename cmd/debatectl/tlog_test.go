@@ -229,6 +229,15 @@ func TestTruncationIsCaught(t *testing.T) {
 			out, err = ctl(t, addr, env, "verify", bundlePath, "--checkpoint", wdir)
 			require.NoError(t, err, out)
 			require.Contains(t, out, "log: the last event")
+			// Offline, the published keys check the checkpoint's signer too.
+			published, err := ctl(t, addr, env, "--json", "keys")
+			require.NoError(t, err, published)
+			keysPath := filepath.Join(t.TempDir(), "keys.json")
+			require.NoError(t, os.WriteFile(keysPath, []byte(published), 0o600))
+			out, err = ctl(t, "unused:1", nil, "verify", bundlePath, "--trusted-keys", keysPath)
+			require.NoError(t, err, out)
+			require.Contains(t, out, "(signed by debated.test")
+			require.NotContains(t, out, "signature not checked")
 
 			// The log grows; the witness follows, and the old bundle is
 			// proved in the newer checkpoint.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/sync/singleflight"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
@@ -31,6 +32,11 @@ type Log struct {
 	// Origin is the deployment's origin base: a tenant's log is
 	// tlog.TenantOrigin(Origin, tenant id).
 	Origin string
+
+	// latest shares one integration and signature among the concurrent
+	// callers of latestCheckpoint of a tenant (a thousand watchers of a
+	// debate that just ended ask at once).
+	latest singleflight.Group
 }
 
 func (l *Log) valid() bool { return l != nil && l.Store != nil && l.Keys != nil && l.Origin != "" }
@@ -77,11 +83,30 @@ func (l *Log) checkpoint(ctx context.Context, head tlog.Head) (*debatedv1.Checkp
 
 // latestCheckpoint integrates the tenant's log and signs its head.
 func (l *Log) latestCheckpoint(ctx context.Context) (*debatedv1.Checkpoint, error) {
-	head, err := l.Store.LogIntegrate(ctx)
+	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return l.checkpoint(ctx, head)
+	sign := func() (any, error) {
+		// Not bound to the first caller: it may leave while others wait.
+		c := context.WithoutCancel(ctx)
+		head, err := l.Store.LogIntegrate(c)
+		if err != nil {
+			return nil, err
+		}
+		return l.checkpoint(c, head)
+	}
+	v, err, shared := l.latest.Do(tenant, sign)
+	if shared {
+		// The flight joined may have integrated before this caller's own
+		// commit: a second one starts after this caller arrived, so it
+		// covers everything the caller has seen (and is shared too).
+		v, err, _ = l.latest.Do(tenant, sign)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v.(*debatedv1.Checkpoint), nil
 }
 
 // proof builds the proof plan's hashes from the stored nodes.
@@ -165,21 +190,7 @@ func (l *Log) checkDebate(ctx context.Context, d debate.Debate, events []debate.
 	for _, e := range events {
 		bySeq[e.Seq] = e.Hash
 	}
-	var problems []ledger.Problem
-	for _, il := range leaves {
-		hash, ok := bySeq[il.Leaf.Seq]
-		switch {
-		case il.Index >= before.Size:
-			// Logged after the events were read: checked when it has to
-			// be the last event, below.
-		case !ok:
-			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
-				"the transparency log records seq %d (leaf %d) but the ledger has no such event: events were removed", il.Leaf.Seq, il.Index)})
-		case hash != il.Leaf.Hash:
-			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
-				"the transparency log records hash %s for seq %d (leaf %d), the ledger has %s: the event was rewritten", il.Leaf.Hash, il.Leaf.Seq, il.Index, hash)})
-		}
-	}
+	problems := leafProblems(leaves, bySeq, before, "seq", "the ledger")
 	var lastLeaf *tlog.IndexedLeaf
 	if n := len(events); n > 0 {
 		last := events[n-1]
@@ -289,20 +300,9 @@ func (l *Log) checkDeal(ctx context.Context, dealID string, events []ledger.Deal
 	for _, e := range events {
 		bySeq[e.Seq] = e.Hash
 	}
-	var problems []ledger.Problem
+	problems := leafProblems(leaves, bySeq, before, "deal event", "the audit log")
 	logged := false
 	for _, il := range leaves {
-		hash, ok := bySeq[il.Leaf.Seq]
-		switch {
-		case il.Index >= before.Size:
-			// Logged after the events were read.
-		case !ok:
-			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
-				"the transparency log records deal event %d (leaf %d) but the audit log has no such event: events were removed", il.Leaf.Seq, il.Index)})
-		case hash != il.Leaf.Hash:
-			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
-				"the transparency log records hash %s for deal event %d (leaf %d), the audit log has %s: the event was rewritten", il.Leaf.Hash, il.Leaf.Seq, il.Index, hash)})
-		}
 		if n := len(events); n > 0 && il.Leaf.Seq == events[n-1].Seq && il.Leaf.Hash == events[n-1].Hash {
 			logged = true
 		}
@@ -312,4 +312,26 @@ func (l *Log) checkDeal(ctx context.Context, dealID string, events []ledger.Deal
 			"the audit log's last event (seq %d) is not a head the transparency log recorded", events[n-1].Seq)})
 	}
 	return problems, nil
+}
+
+// leafProblems compares the heads a log recorded about one subject with the
+// events' hashes by seq (what names an event, where holds them): every
+// leaf integrated by before must be an event with the same hash. A leaf
+// logged after the events were read is left to the caller's check of the
+// last event.
+func leafProblems(leaves []tlog.IndexedLeaf, bySeq map[int64]string, before tlog.Head, what, where string) []ledger.Problem {
+	var problems []ledger.Problem
+	for _, il := range leaves {
+		hash, ok := bySeq[il.Leaf.Seq]
+		switch {
+		case il.Index >= before.Size:
+		case !ok:
+			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
+				"the transparency log records %s %d (leaf %d) but %s has no such event: events were removed", what, il.Leaf.Seq, il.Index, where)})
+		case hash != il.Leaf.Hash:
+			problems = append(problems, ledger.Problem{Seq: il.Leaf.Seq, Rule: LogRuleLog, Detail: fmt.Sprintf(
+				"the transparency log records hash %s for %s %d (leaf %d), %s has %s: the event was rewritten", il.Leaf.Hash, what, il.Leaf.Seq, il.Index, where, hash)})
+		}
+	}
+	return problems
 }
