@@ -117,26 +117,27 @@ export interface TrustedKeys {
 // (KeyService.GetSigningKeys), never the keys a bundle carries about
 // itself, so a ledger re-signed with other keys shows red. Only a server
 // without the key service falls back to the bundle's keys, and says so.
-let published: Promise<{ keys: Record<string, PublicKeyInfo>; checkpointKeys: string[] }> | undefined;
+let published: { keys: Record<string, PublicKeyInfo>; checkpointKeys: string[] } | undefined;
 
 export async function trustedKeys(b: Bundle): Promise<TrustedKeys> {
-  published ??= keyService.getSigningKeys({}).then((r) => {
-    const keys: Record<string, PublicKeyInfo> = {};
-    const checkpointKeys: string[] = [];
-    for (const k of r.keys) {
-      if (k.kind === KeyKind.CHECKPOINT && k.noteVerifierKey) checkpointKeys.push(k.noteVerifierKey);
-      if (k.kind !== KeyKind.LEDGER) continue;
-      keys[k.keyId] = { public_key: toBase64(k.publicKey), tenant_id: r.tenantId, actor: k.actor };
+  if (!published) {
+    // Only an answer is kept: a call that fails (the service restarting)
+    // is asked again next time, never remembered as "no keys".
+    try {
+      const r = await keyService.getSigningKeys({});
+      const keys: Record<string, PublicKeyInfo> = {};
+      const checkpointKeys: string[] = [];
+      for (const k of r.keys) {
+        if (k.kind === KeyKind.CHECKPOINT && k.noteVerifierKey) checkpointKeys.push(k.noteVerifierKey);
+        if (k.kind !== KeyKind.LEDGER) continue;
+        keys[k.keyId] = { public_key: toBase64(k.publicKey), tenant_id: r.tenantId, actor: k.actor };
+      }
+      published = { keys, checkpointKeys };
+    } catch {
+      return { keys: b.public_keys, checkpointKeys: [], source: "keys from the debate's export bundle (the server publishes none): integrity, not origin" };
     }
-    return { keys, checkpointKeys };
-  });
-  try {
-    const p = await published;
-    return { ...p, source: "the keys the deployment publishes for this tenant (GetSigningKeys)" };
-  } catch {
-    published = undefined;
-    return { keys: b.public_keys, checkpointKeys: [], source: "keys from the debate's export bundle (the server publishes none): integrity, not origin" };
   }
+  return { ...published, source: "the keys the deployment publishes for this tenant (GetSigningKeys)" };
 }
 
 export interface Inclusion {
@@ -204,7 +205,11 @@ async function checkpointSigned(body: string, sigs: string, verifierKeys: string
     if (raw.length !== 68) continue;
     const hashHex = hex(raw.slice(0, 4).buffer);
     for (const vk of verifierKeys) {
-      const [name, h, k64] = vk.split("+");
+      // The key data is base64, which may itself hold "+": split twice only.
+      const i = vk.indexOf("+");
+      const j = vk.indexOf("+", i + 1);
+      if (i < 0 || j < 0) continue;
+      const [name, h, k64] = [vk.slice(0, i), vk.slice(i + 1, j), vk.slice(j + 1)];
       if (name !== m[1] || h !== hashHex) continue;
       const key = fromBase64(k64);
       if (key.length !== 33 || key[0] !== 1) continue;
