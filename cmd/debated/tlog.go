@@ -129,7 +129,15 @@ func startLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*se
 		return nil, err
 	}
 	l := &server.Log{Store: ls, Keys: keys, Origin: cfg.tlog.origin}
-	log.InfoContext(ctx, "transparency log", slog.String("origin", cfg.tlog.origin), slog.String("checkpoint_key", keys.VerifierKey()))
+	// The key's name and hash only: the log's secret filter masks anything
+	// shaped like a token, a public key included (debatectl keys prints it).
+	vk := keys.VerifierKey()
+	if i := strings.Index(vk, "+"); i >= 0 {
+		if j := strings.Index(vk[i+1:], "+"); j >= 0 {
+			vk = vk[:i+1+j]
+		}
+	}
+	log.InfoContext(ctx, "transparency log", slog.String("origin", cfg.tlog.origin), slog.String("checkpoint_key_id", vk))
 	w := &logWitness{dir: cfg.tlog.witnessDir, keys: keys, origin: cfg.tlog.origin, log: log}
 	go func() {
 		integrateAll(ctx, st, ls, w, log)
