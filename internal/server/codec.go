@@ -29,6 +29,38 @@ type utf8Codec struct {
 
 func newUTF8Codec() utf8Codec { return utf8Codec{CodecV2: encoding.GetCodecV2("proto")} }
 
+// maxPooledMarshal is the largest message that Marshal encodes into a
+// buffer of gRPC's default pool: 32 KiB, the pool's largest size below
+// 1 MiB (its sizes are 256 B, 4, 16 and 32 KiB, 1 MiB).
+const maxPooledMarshal = 32 << 10
+
+// Marshal encodes v as gRPC's proto codec does, except that a message
+// larger than maxPooledMarshal gets a buffer of its own size. gRPC's codec
+// takes every message above 32 KiB and up to 1 MiB from the pool's 1 MiB
+// buffers, and the buffer is held until the transport has written the
+// message: with two thousand watchers each sent a 64 KiB batch of their
+// own (a watcher catching up, the last message with its checkpoint) that
+// was two gigabytes of buffers for 128 MB of messages, and the server's
+// RSS went from 336 MiB to over 1 GiB (docs/benchmarks.md, "Watchers at
+// dashboard scale"). Smaller messages keep the pool, as before.
+func (c utf8Codec) Marshal(v any) (mem.BufferSlice, error) {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return c.CodecV2.Marshal(v)
+	}
+	size := proto.Size(m)
+	if size <= maxPooledMarshal {
+		return c.CodecV2.Marshal(v)
+	}
+	// UseCachedSize: the size was computed just above, and a message being
+	// sent is not changed meanwhile (gRPC's codec relies on the same).
+	buf, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(make([]byte, 0, size), m)
+	if err != nil {
+		return nil, err
+	}
+	return mem.BufferSlice{mem.SliceBuffer(buf)}, nil
+}
+
 func (c utf8Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	err := c.CodecV2.Unmarshal(data, v)
 	if err == nil || !strings.Contains(err.Error(), "UTF-8") {

@@ -80,10 +80,11 @@ func (s *splitListener) route(c net.Conn) {
 		}
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	pc := &prefixConn{Conn: c, prefix: buf}
+	var pc net.Conn = &prefixConn{Conn: c, prefix: buf}
 	l := s.httpL
 	if isH2 {
 		l = s.grpcL
+		pc = readyConn(pc.(*prefixConn))
 	}
 	select {
 	case l.conns <- pc:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"sync"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
@@ -34,9 +35,7 @@ func (ds *debateService) WatchDebate(req *debatedv1.WatchDebateRequest, srv grpc
 			if err != nil {
 				return err
 			}
-			msg := watchResponse(b)
-			msg.Checkpoint = cp
-			if err := srv.Send(msg); err != nil {
+			if err := w.sendLast(b, cp); err != nil {
 				return err
 			}
 			last = b.Last().Event.Seq
@@ -122,6 +121,46 @@ func (w *watchSender) send(b stream.Batch) error {
 		return err
 	}
 	return w.srv.SendMsg(v.(preparedMsg).msg)
+}
+
+// lastMsg is a terminal batch's memo: its message prepared with the
+// checkpoint it was last sent with.
+type lastMsg struct {
+	mu  sync.Mutex
+	cp  *debatedv1.Checkpoint
+	msg *grpc.PreparedMsg
+}
+
+// sendLast sends a terminal batch with cp, the stream's last message. The
+// watchers of a debate that just ended share the checkpoint (one flight of
+// latestCheckpoint) and so, when they are sent the same batch, its
+// prepared message: without it each encoded its own, up to a 64 KiB batch.
+func (w *watchSender) sendLast(b stream.Batch, cp *debatedv1.Checkpoint) error {
+	if w.prepared {
+		v, err := b.Shared(func() (any, error) { return &lastMsg{}, nil })
+		if err != nil {
+			return err
+		}
+		if last, ok := v.(*lastMsg); ok {
+			last.mu.Lock()
+			if last.cp != cp || last.msg == nil {
+				m := rawMessage(b)
+				m.Checkpoint = cp
+				p := &grpc.PreparedMsg{}
+				if err := p.Encode(w.srv, m); err != nil {
+					last.mu.Unlock()
+					return err
+				}
+				last.cp, last.msg = cp, p
+			}
+			p := last.msg
+			last.mu.Unlock()
+			return w.srv.SendMsg(p)
+		}
+	}
+	msg := watchResponse(b)
+	msg.Checkpoint = cp
+	return w.srv.Send(msg)
 }
 
 // rawMessage assembles the batch's WatchDebateResponse from its events'
