@@ -54,44 +54,33 @@ func (c *cli) keysList(ctx context.Context, args []string) error {
 	return nil
 }
 
-// readTrust reads a file printed by `debatectl --json keys`.
-func readTrust(path string) (ledger.Trust, error) {
+// readTrust reads the keys file `debatectl --json keys` printed: the
+// trust it gives the ledger's verification, and its current checkpoint
+// verifier key ("" if it lists none), so that `verify --trusted-keys` also
+// checks who signed the bundle's checkpoint.
+func readTrust(path string) (ledger.Trust, string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return ledger.Trust{}, err
+		return ledger.Trust{}, "", err
 	}
 	var resp debatedv1.GetSigningKeysResponse
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &resp); err != nil {
-		return ledger.Trust{}, fmt.Errorf("trusted keys %s: not the output of `debatectl --json keys`: %w", path, err)
+		return ledger.Trust{}, "", fmt.Errorf("trusted keys %s: not the output of `debatectl --json keys`: %w", path, err)
 	}
 	if resp.GetTenantId() == "" || len(resp.GetKeys()) == 0 {
-		return ledger.Trust{}, fmt.Errorf("trusted keys %s: no tenant or no keys", path)
+		return ledger.Trust{}, "", fmt.Errorf("trusted keys %s: no tenant or no keys", path)
 	}
 	t, err := apiconv.TrustFromProto(&resp)
 	if err != nil {
-		return ledger.Trust{}, fmt.Errorf("trusted keys %s: %w", path, err)
+		return ledger.Trust{}, "", fmt.Errorf("trusted keys %s: %w", path, err)
 	}
-	return t, nil
-}
-
-// trustedCheckpointKey returns the current checkpoint verifier key of the
-// published keys file at path ("" if it lists none), so that `verify
-// --trusted-keys` also checks who signed the bundle's checkpoint.
-func trustedCheckpointKey(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	var resp debatedv1.GetSigningKeysResponse
-	if (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &resp) != nil {
-		return ""
-	}
+	checkpointKey := ""
 	for _, k := range resp.GetKeys() {
 		if k.GetKind() == debatedv1.KeyKind_KEY_KIND_CHECKPOINT && k.GetCurrent() && k.GetNoteVerifierKey() != "" {
-			return k.GetNoteVerifierKey()
+			checkpointKey = k.GetNoteVerifierKey()
 		}
 	}
-	return ""
+	return t, checkpointKey, nil
 }
 
 // verifyReport is what `debatectl --json verify` prints.
@@ -122,13 +111,13 @@ func (c *cli) verifyCmd(ctx context.Context, out io.Writer, args []string) error
 	}
 	var trust *ledger.Trust
 	if *trustedPath != "" {
-		t, err := readTrust(*trustedPath)
+		t, checkpointKey, err := readTrust(*trustedPath)
 		if err != nil {
 			return err
 		}
 		trust = &t
 		if o.checkpointKey == "" {
-			o.checkpointKey = trustedCheckpointKey(*trustedPath)
+			o.checkpointKey = checkpointKey
 		}
 	}
 	format, err := ledger.BundleFormat(data)

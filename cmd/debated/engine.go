@@ -42,29 +42,9 @@ import (
 // parseSigningKeys reads "v1:BASE64,v2:BASE64" (the last version signs,
 // unless current names another).
 func parseSigningKeys(spec, current string) (*ledger.Keyring, error) {
-	secrets := map[string][]byte{}
-	var order []string
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		version, b64, ok := strings.Cut(part, ":")
-		if !ok {
-			return nil, fmt.Errorf("DEBATED_SIGNING_KEYS: %q is not VERSION:BASE64", version)
-		}
-		secret, err := base64.StdEncoding.DecodeString(b64)
-		if err != nil {
-			return nil, fmt.Errorf("DEBATED_SIGNING_KEYS: version %s: %w", version, err)
-		}
-		secrets[version] = secret
-		order = append(order, version)
-	}
-	if len(order) == 0 {
-		return nil, errors.New("DEBATED_SIGNING_KEYS is empty")
-	}
-	if current == "" {
-		current = order[len(order)-1]
+	secrets, current, err := parseSecrets("DEBATED_SIGNING_KEYS", spec, current)
+	if err != nil {
+		return nil, err
 	}
 	return ledger.NewKeyring(secrets, current)
 }
@@ -72,21 +52,32 @@ func parseSigningKeys(spec, current string) (*ledger.Keyring, error) {
 // embeddedKeyring loads the embedded store's signing secret from the data
 // folder, making one on first use, so ledgers verify across restarts.
 func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
-	path := filepath.Join(dataDir, "signing.key")
+	spec, err := dataDirSecret(dataDir, "signing.key")
+	if err != nil {
+		return nil, err
+	}
+	return parseSigningKeys(spec, "")
+}
+
+// dataDirSecret returns the "v1:BASE64" secret kept in the data folder's
+// file name, making a random 32-byte one on first use (the embedded
+// store's signing and checkpoint keys).
+func dataDirSecret(dataDir, name string) (string, error) {
+	path := filepath.Join(dataDir, name)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		secret := make([]byte, 32)
 		if _, err := rand.Read(secret); err != nil {
-			return nil, err
+			return "", err
 		}
 		data = []byte("v1:" + base64.StdEncoding.EncodeToString(secret) + "\n")
 		if err := os.WriteFile(path, data, 0o600); err != nil {
-			return nil, fmt.Errorf("write signing key: %w", err)
+			return "", fmt.Errorf("write %s: %w", name, err)
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("read signing key: %w", err)
+		return "", fmt.Errorf("read %s: %w", name, err)
 	}
-	return parseSigningKeys(strings.TrimSpace(string(data)), "")
+	return strings.TrimSpace(string(data)), nil
 }
 
 // protocols registers every protocol the service runs.

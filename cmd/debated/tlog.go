@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"flag"
@@ -83,21 +82,10 @@ func checkpointKeyring(cfg config) (*tlog.Keyring, error) {
 	switch {
 	case spec != "":
 	case cfg.databaseURL == "":
-		path := filepath.Join(cfg.dataDir, "checkpoint.key")
-		data, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			secret := make([]byte, 32)
-			if _, err := rand.Read(secret); err != nil {
-				return nil, err
-			}
-			data = []byte("v1:" + base64.StdEncoding.EncodeToString(secret) + "\n")
-			if err := os.WriteFile(path, data, 0o600); err != nil {
-				return nil, fmt.Errorf("write checkpoint key: %w", err)
-			}
-		} else if err != nil {
-			return nil, fmt.Errorf("read checkpoint key: %w", err)
+		var err error
+		if spec, err = dataDirSecret(cfg.dataDir, "checkpoint.key"); err != nil {
+			return nil, err
 		}
-		spec = strings.TrimSpace(string(data))
 	default:
 		return nil, errors.New("DEBATED_CHECKPOINT_KEYS is required with PostgreSQL: every replica must sign checkpoints with the same keys")
 	}

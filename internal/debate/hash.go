@@ -69,3 +69,40 @@ func nilIfEmpty[T any](xs []T) []T {
 	}
 	return xs
 }
+
+// IsHashHex reports whether s is a SHA-256 digest as the ledger writes
+// it: 64 lowercase hexadecimal digits.
+func IsHashHex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// IsUUIDText reports whether s is a UUID in its 8-4-4-4-12 hexadecimal
+// form (either case), the only form the service writes.
+func IsUUIDText(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := range 36 {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

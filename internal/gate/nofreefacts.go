@@ -278,7 +278,7 @@ func IDTokens(text string) iter.Seq2[int, int] {
 
 // IDShaped reports a token shaped like an id a deal must hold: a UUID or a
 // claim key ("C" and 1 to 4 digits).
-func IDShaped(tok string) bool { return isUUID(tok) || isKeyShaped(tok) }
+func IDShaped(tok string) bool { return debate.IsUUIDText(tok) || isKeyShaped(tok) }
 
 // stripIDs blanks the deal's ids and the id-shaped tokens of text,
 // recording them in s; it returns text unchanged when there is none.
@@ -315,29 +315,6 @@ func stripIDs(text string, f *Facts, s *scan) string {
 	}
 	return string(buf)
 }
-
-// isUUID reports an 8-4-4-4-12 hexadecimal token.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !isHex(c) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // isKeyShaped reports a token shaped like a claim key: "C" and 1 to 4
 // digits.

@@ -205,7 +205,7 @@ func checkDealFields(e *DealEvent) error {
 		return errors.New("time is not set")
 	case e.Time.UTC().Year() < 0 || e.Time.UTC().Year() > 9999:
 		return errors.New("time is outside years 0-9999")
-	case !isHexHash(e.PrevHash):
+	case !debate.IsHashHex(e.PrevHash):
 		return errors.New("prev_hash is not 64 lowercase hex digits")
 	}
 	return nil
@@ -298,7 +298,7 @@ func verifyDeal(tenantID, dealID string, legacy int64, events []DealEvent, keys 
 			if got := hex.EncodeToString(sum); e.Hash != got {
 				add(RuleHash, "hash %s, the event hashes to %s", short(e.Hash), short(got))
 				sum = nil
-				if isHexHash(e.Hash) {
+				if debate.IsHashHex(e.Hash) {
 					sum, _ = hex.DecodeString(e.Hash)
 				}
 			}

@@ -92,7 +92,7 @@ func chain(prev *Event, e Event, s Signer, payload json.RawMessage) (Event, [32]
 			return Event{}, sum, fmt.Errorf("%w: debate %q follows an event of debate %q", ErrChainMismatch, e.DebateID, prev.DebateID)
 		case prev.TenantID != e.TenantID:
 			return Event{}, sum, fmt.Errorf("%w: tenant %q follows an event of tenant %q", ErrChainMismatch, e.TenantID, prev.TenantID)
-		case !isHexHash(prev.Hash):
+		case !debate.IsHashHex(prev.Hash):
 			return Event{}, sum, fmt.Errorf("%w: previous event has no valid hash", ErrChainMismatch)
 		case prev.Seq < 1 || prev.Seq >= maxInt:
 			return Event{}, sum, fmt.Errorf("%w: previous event has seq %d", ErrChainMismatch, prev.Seq)
@@ -166,7 +166,7 @@ func checkFields(e *Event) error {
 		return errors.New("time is not set")
 	case e.Time.UTC().Year() < 0 || e.Time.UTC().Year() > 9999:
 		return errors.New("time is outside years 0-9999")
-	case !isHexHash(e.PrevHash):
+	case !debate.IsHashHex(e.PrevHash):
 		return errors.New("prev_hash is not 64 lowercase hex digits")
 	}
 	return nil
@@ -292,17 +292,4 @@ func appendString(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '"')
-}
-
-func isHexHash(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := range len(s) {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+
+	"github.com/debated/debated/internal/debate"
 )
 
 // MaxProblems is how many problems a Report keeps; a last problem of rule
@@ -237,7 +239,7 @@ func (c *checker) check(e *Event) []Problem {
 			// stored hash instead, to tell a changed event (signature still
 			// good for its old hash) from a forged hash.
 			sum = nil
-			if isHexHash(e.Hash) {
+			if debate.IsHashHex(e.Hash) {
 				sum, _ = hex.DecodeString(e.Hash)
 			}
 		}
@@ -483,7 +485,7 @@ func stringList(m map[string]json.RawMessage, name string) ([]string, error) {
 
 // short abbreviates a hash for a problem's detail and quotes anything else.
 func short(h string) string {
-	if isHexHash(h) {
+	if debate.IsHashHex(h) {
 		return h[:12] + "…"
 	}
 	if len(h) > 16 {

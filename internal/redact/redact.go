@@ -23,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/debated/debated/internal/debate"
 )
 
 // Mask replaces every redacted secret.
@@ -268,7 +270,7 @@ func looksSecret(tok string, strict bool) bool {
 	if strings.Contains(tok, Mask) {
 		return false
 	}
-	if isUUID(tok) {
+	if debate.IsUUIDText(tok) {
 		return false
 	}
 	var letters, digits int
@@ -299,29 +301,6 @@ func looksSecret(tok string, strict bool) bool {
 // as random: 24 random base-62 characters carry about 4.2, identifiers
 // made of words and a number (debate_round1_advocate) about 3.7 or less.
 const minEntropy = 3.9
-
-// isUUID reports an 8-4-4-4-12 hexadecimal token.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !isHex(c) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // entropy is the Shannon entropy of s in bits per character.
 func entropy(s string) float64 {

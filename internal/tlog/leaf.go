@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/transparency-dev/merkle/rfc6962"
+
+	"github.com/debated/debated/internal/debate"
 )
 
 // Kinds of leaves.
@@ -48,7 +50,7 @@ func (l Leaf) Validate() error {
 		return fmt.Errorf("%w: subject %q", ErrInvalidLeaf, l.Subject)
 	case l.Seq <= 0:
 		return fmt.Errorf("%w: seq %d", ErrInvalidLeaf, l.Seq)
-	case !isHexHash(l.Hash):
+	case !debate.IsHashHex(l.Hash):
 		return fmt.Errorf("%w: hash %q is not 64 lowercase hex digits", ErrInvalidLeaf, l.Hash)
 	}
 	return nil
@@ -103,19 +105,6 @@ func (l Leaf) LeafHash() ([]byte, error) {
 		return nil, err
 	}
 	return rfc6962.DefaultHasher.HashLeaf(data), nil
-}
-
-func isHexHash(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := range len(s) {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // IndexedLeaf is a leaf with its index in the log.
