@@ -114,16 +114,23 @@ func MarshalBundle(b *Bundle) ([]byte, error) {
 // id are errors wrapping ErrInvalidBundle. It never panics; what the events
 // say is left to VerifyBundle.
 func ParseBundle(data []byte) (*Bundle, error) {
+	return parseStrict(data, (*Bundle).check)
+}
+
+// parseStrict decodes one JSON bundle of type T from data: unknown
+// members and trailing data are errors wrapping ErrInvalidBundle, and the
+// result must pass check.
+func parseStrict[T any](data []byte, check func(*T) error) (*T, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var b Bundle
+	var b T
 	if err := dec.Decode(&b); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidBundle, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: data after the bundle", ErrInvalidBundle)
 	}
-	if err := b.check(); err != nil {
+	if err := check(&b); err != nil {
 		return nil, err
 	}
 	return &b, nil

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -412,19 +411,7 @@ func MarshalDealBundle(b *DealBundle) ([]byte, error) {
 // ParseDealBundle parses the JSON form of a deal bundle strictly (see
 // ParseBundle).
 func ParseDealBundle(data []byte) (*DealBundle, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var b DealBundle
-	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidBundle, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: data after the bundle", ErrInvalidBundle)
-	}
-	if err := b.check(); err != nil {
-		return nil, err
-	}
-	return &b, nil
+	return parseStrict(data, (*DealBundle).check)
 }
 
 // BundleFormat returns the "format" member of a bundle's JSON, so that a
