@@ -7,7 +7,7 @@ import { apiKey, signIn, signOut, registry, debates } from "./api";
 import { Grade, Verdict, Action, DefectType, DefectSeverity, CorroborationStatus, type ClaimGrading } from "./gen/debated/v1/grading_pb";
 import { DebateStatus, type LedgerEvent, type Debate } from "./gen/debated/v1/debate_pb";
 import { ChainNodeType, SourceGrade, type Sanad, type EvidenceItem } from "./gen/debated/v1/registry_pb";
-import { verifyBundle, verifyEvent, verifyInclusion, trustedKeys, type Bundle, type BundleEvent, type Seal, type TrustedKeys } from "./verify";
+import { verifyBundle, verifyEvent, verifyInclusion, trustedKeys, forgetPublishedKeys, type Bundle, type BundleEvent, type Seal, type TrustedKeys } from "./verify";
 
 const view = document.getElementById("view") as HTMLElement;
 const nav = document.getElementById("nav") as HTMLElement;
@@ -640,6 +640,7 @@ async function debateView(id: string): Promise<void> {
   // event is lost or repeated.
   let lastSeq = 0n;
   let tail: Promise<Seal> = Promise.resolve({ ok: true });
+  const refreshedFor = new Set<string>();
   while (!stopped) {
     try {
       conn.textContent = "● live";
@@ -647,23 +648,27 @@ async function debateView(id: string): Promise<void> {
         // One event, or a batch of consecutive events for a watcher behind.
         const evs = msg.events.length ? msg.events : msg.event ? [msg.event] : [];
         for (const e of evs) {
-        if (e.seq <= lastSeq) continue;
-        lastSeq = e.seq;
-        const be = toBundleEvent(e, bundle.tenant_id);
-        const prev = rows.length ? rows[rows.length - 1].ev : undefined;
-        const row: Row = { ev: be };
-        rows.push(row);
-        if (!keys.keys[be.key_id]) {
-          bundle = JSON.parse((await exportBundleJson(id)));
-          keys = await trustedKeys(bundle);
-        }
-        tail = tail.then(() => verifyEvent(be, prev, bundle.tenant_id, keys)).then((sl) => {
-          row.seal = sl;
+          if (e.seq <= lastSeq) continue;
+          lastSeq = e.seq;
+          const be = toBundleEvent(e, bundle.tenant_id);
+          const prev = rows.length ? rows[rows.length - 1].ev : undefined;
+          const row: Row = { ev: be };
+          rows.push(row);
+          if (!keys.keys[be.key_id] && !refreshedFor.has(be.key_id)) {
+            // A key this page has not seen: read the published keys (and the
+            // bundle, their fallback) again, once per key id, not per event.
+            refreshedFor.add(be.key_id);
+            forgetPublishedKeys();
+            bundle = JSON.parse(await exportBundleJson(id));
+            keys = await trustedKeys(bundle);
+          }
+          tail = tail.then(() => verifyEvent(be, prev, bundle.tenant_id, keys)).then((sl) => {
+            row.seal = sl;
+            scheduleRender();
+            return sl;
+          });
+          if (e.eventType.startsWith("human_") || e.eventType.startsWith("debate.")) void renderGates();
           scheduleRender();
-          return sl;
-        });
-        if (e.eventType.startsWith("human_") || e.eventType.startsWith("debate.")) void renderGates();
-        scheduleRender();
         }
       }
       break; // the debate ended

@@ -119,6 +119,12 @@ export interface TrustedKeys {
 // without the key service falls back to the bundle's keys, and says so.
 let published: { keys: Record<string, PublicKeyInfo>; checkpointKeys: string[] } | undefined;
 
+// forgetPublishedKeys makes the next trustedKeys read the published keys
+// again (a key this page has not seen: rotated, or a new protocol's role).
+export function forgetPublishedKeys(): void {
+  published = undefined;
+}
+
 export async function trustedKeys(b: Bundle): Promise<TrustedKeys> {
   if (!published) {
     // Only an answer is kept: a call that fails (the service restarting)
