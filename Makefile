@@ -142,18 +142,20 @@ load: build ## Start a local debated (embedded store, or LOAD_DATABASE_URL) and 
 WATCHLOAD_WATCHERS ?= 1,100,1000
 WATCHLOAD_DEBATES  ?= 1,10
 WATCHLOAD_ROUNDS   ?= 50
+# Extra watchload flags, e.g. --full-decode or --server-profile FILE.
+WATCHLOAD_FLAGS    ?=
 
 .PHONY: watchload
 watchload: build ## Start a local debated (embedded store, or LOAD_DATABASE_URL) and measure N watchers of one debate and of ten.
 	@set -euo pipefail; dir=$$(mktemp -d); trap 'kill $$pid 2>/dev/null || true; rm -rf "$$dir"' EXIT; \
 	DEBATED_ADMIN_TOKEN=load-admin DEBATED_LISTEN=127.0.0.1:50151 DEBATED_METRICS_ADDR=127.0.0.1:50152 \
-	DEBATED_DATA_DIR=$$dir DEBATED_LOG_LEVEL=warn DEBATED_DATABASE_URL=$${LOAD_DATABASE_URL:-} \
+	DEBATED_DATA_DIR=$$dir DEBATED_LOG_LEVEL=warn DEBATED_DATABASE_URL=$${LOAD_DATABASE_URL:-} DEBATED_PPROF=true \
 	DEBATED_SIGNING_KEYS=$${LOAD_DATABASE_URL:+v1:bG9hZC10ZXN0LXNpZ25pbmctc2VjcmV0LW9mLTMyLWJ5dGVzIQ==} \
 	DEBATED_CHECKPOINT_KEYS=$${LOAD_DATABASE_URL:+v1:bG9hZC10ZXN0LWNoZWNrcG9pbnQtc2VjcmV0LW9mLTMyLWJ5dGVzIQ==} \
 	$(BIN)/debated serve & pid=$$!; \
 	for i in $$(seq 1 50); do curl -sf http://127.0.0.1:50152/metrics >/dev/null && break; sleep 0.2; done; \
 	$(BIN)/watchload --addr 127.0.0.1:50151 --admin-token load-admin --metrics-url http://127.0.0.1:50152/metrics \
-		--watchers $(WATCHLOAD_WATCHERS) --debates $(WATCHLOAD_DEBATES) --rounds $(WATCHLOAD_ROUNDS)
+		--watchers $(WATCHLOAD_WATCHERS) --debates $(WATCHLOAD_DEBATES) --rounds $(WATCHLOAD_ROUNDS) $(WATCHLOAD_FLAGS)
 
 .PHONY: bench
 bench: ## Run the Go benchmarks (both stores) and print the results.

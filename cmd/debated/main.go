@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -126,6 +127,7 @@ type config struct {
 	rescueAfter       time.Duration
 	keyRecheck        time.Duration
 	metricsAddr       string
+	pprof             bool
 	tenantRPS         float64
 	tenantBurst       int
 	maxRunning        int
@@ -293,6 +295,11 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		cfg.encryptionKey = env("DEBATED_ENCRYPTION_KEY", "") // an environment variable only: flags show in process lists
 		fs.StringVar(&cfg.healthAddr, "health-addr", env("DEBATED_HEALTH_ADDR", ""), "plaintext gRPC health-only address for probes; empty: health on the API port only (DEBATED_HEALTH_ADDR)")
 		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
+		pprofOn, err := strconv.ParseBool(env("DEBATED_PPROF", "false"))
+		if err != nil {
+			return cfg, fmt.Errorf("DEBATED_PPROF: %w", err)
+		}
+		fs.BoolVar(&cfg.pprof, "pprof", pprofOn, "also serve Go's profiles at /debug/pprof/ on the metrics address (DEBATED_PPROF)")
 		fs.DurationVar(&cfg.rescueAfter, "rescue-after", rescue, "when a dead replica's debates are taken over (PostgreSQL) (DEBATED_RESCUE_AFTER)")
 		recheck, err := time.ParseDuration(env("DEBATED_KEY_RECHECK", "2s"))
 		if err != nil {
@@ -416,7 +423,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		return err
 	}
 	if cfg.metricsAddr != "" {
-		stopMetrics, err := serveMetrics(ctx, cfg.metricsAddr, m, log)
+		stopMetrics, err := serveMetrics(ctx, cfg.metricsAddr, cfg.pprof, m, log)
 		if err != nil {
 			return err
 		}
@@ -497,14 +504,21 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	return nil
 }
 
-// serveMetrics serves /metrics on addr until the returned stop is called.
-func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, log *slog.Logger) (func(), error) {
+// serveMetrics serves /metrics on addr until the returned stop is called,
+// and with withPprof Go's profiles at /debug/pprof/ (the metrics address
+// is the operator's, never the API's port).
+func serveMetrics(ctx context.Context, addr string, withPprof bool, m *metrics.Metrics, log *slog.Logger) (func(), error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
+	if withPprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := hs.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {

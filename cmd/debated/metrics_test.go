@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
 	"testing"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/debated/debated/internal/metrics"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -89,4 +91,23 @@ func TestHealthPort(t *testing.T) {
 	waitServing(t, conn)
 	_, err = debatedv1.NewDebateServiceClient(conn).ListProtocols(context.Background(), &debatedv1.ListProtocolsRequest{})
 	require.Equal(t, codes.Unimplemented, status.Code(err), "the health port serves health only")
+}
+
+// TestPprofOnlyWhenAsked: the metrics address serves Go's profiles with
+// --pprof (DEBATED_PPROF) and not without.
+func TestPprofOnlyWhenAsked(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		lis := freeAddr(t)
+		stop, err := serveMetrics(context.Background(), lis, on, metrics.New(), slog.New(slog.DiscardHandler))
+		require.NoError(t, err)
+		resp, err := http.Get("http://" + lis + "/debug/pprof/")
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		stop()
+		if on {
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+		} else {
+			require.Equal(t, http.StatusNotFound, resp.StatusCode)
+		}
+	}
 }

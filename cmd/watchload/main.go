@@ -14,7 +14,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -38,8 +41,21 @@ func run() error {
 	rounds := flag.Int("rounds", 50, "rounds of each synthetic debate (the gate holds it after the first)")
 	msgBytes := flag.Int("message-bytes", 300, "size of each node's message")
 	header := flag.Bool("header", true, "print the table's header")
+	fullDecode := flag.Bool("full-decode", false, "decode every message in full, as a dashboard does (by default a watcher reads only each event's seq and time)")
 	label := flag.String("label", "debated", "a first column naming the server (e.g. its commit)")
+	serverProfile := flag.String("server-profile", "", "write a CPU profile of the server's live part (2 s, from /debug/pprof on the metrics address; the server needs DEBATED_PPROF=true) to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write the client's CPU profile to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	ns, err := ints(*watchers)
 	if err != nil {
@@ -62,7 +78,8 @@ func run() error {
 		var base time.Duration
 		for _, n := range ns {
 			res, err := watchload.Run(ctx, watchload.Config{Addr: *addr, APIKey: key, DealID: watchload.DealID, Watchers: n, Debates: d,
-				Rounds: *rounds, MessageBytes: *msgBytes, MetricsURL: *metricsURL})
+				Rounds: *rounds, MessageBytes: *msgBytes, MetricsURL: *metricsURL, FullDecode: *fullDecode,
+				OnLive: profileServer(*metricsURL, *serverProfile)})
 			if err != nil {
 				fmt.Printf("| %s | %d | %d | error: %v |\n", *label, d, n, err)
 				continue
@@ -92,3 +109,29 @@ func ints(s string) ([]int, error) {
 
 func ms(d time.Duration) string   { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) + " ms" }
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+// profileServer returns an OnLive hook that saves a 2-second CPU profile
+// of the server to file, or nil without a file.
+func profileServer(metricsURL, file string) func() {
+	if file == "" || metricsURL == "" {
+		return nil
+	}
+	url := strings.TrimSuffix(metricsURL, "/metrics") + "/debug/pprof/profile?seconds=2"
+	return func() {
+		go func() {
+			resp, err := http.Get(url) //nolint:gosec,noctx // the operator's own metrics address
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "server profile:", err)
+				return
+			}
+			defer func() { _ = resp.Body.Close() }()
+			f, err := os.Create(file)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "server profile:", err)
+				return
+			}
+			defer func() { _ = f.Close() }()
+			_, _ = io.Copy(f, resp.Body)
+		}()
+	}
+}

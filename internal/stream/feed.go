@@ -10,6 +10,13 @@ import (
 
 // feed is one debate's window of recent events on this replica, shared by
 // all its watchers.
+//
+// Watchers park in slots, so that a large audience is woken a slot at a
+// time, spread over the pace interval, instead of all at once: a thousand
+// watchers woken together would fill the scheduler's run queues for tens of
+// milliseconds, and the debate's own goroutines (and the network poller
+// that wakes them when PostgreSQL answers) would wait behind them. With few
+// watchers the pace is below a millisecond and every slot fires at once.
 type feed struct {
 	cfg  Config
 	refs atomic.Int64
@@ -17,28 +24,42 @@ type feed struct {
 	// win is the current window; watchers read it without a lock. A window
 	// is never modified once published (appends go past its length).
 	win atomic.Pointer[window]
-	// wake is closed (and replaced) to wake the watchers.
-	wake atomic.Pointer[chan struct{}]
+	// slots are where watchers park; next assigns them round robin.
+	slots [numSlots]slot
+	next  atomic.Int64
 	// shared holds the memos of recent batches (span → *Memo). Watchers
 	// look them up without taking mu, which the publisher needs: a
 	// thousand watchers queueing on a mutex would hold up the commit
 	// that publishes.
 	shared sync.Map
 
-	// Rounds of wake-ups: how many watchers are parked, how many a wake-up
-	// woke, how many have parked again since, when it fired (UnixNano)
-	// and how long the last complete round took (ns). Approximate by
-	// design: they only pace.
+	mu      sync.Mutex
+	tracker statusTracker
+	loading bool // a goroutine reads the store for Poke
+	reload  bool // a Poke came while loading
+	// dirty marks the slots with news their watchers have not been woken
+	// for; the wheel goroutine (turning while any is) wakes one slot per
+	// tick.
+	dirty   uint64
+	turning bool
+	cursor  int
+	stopped bool
+	halt    chan struct{} // closed by stop: the wheel ends
+}
+
+// numSlots is how many slots a feed's watchers are spread over.
+const numSlots = 32
+
+// slot is a group of a feed's watchers woken together.
+type slot struct {
+	// wake is closed (and replaced) to wake the slot's watchers.
+	wake atomic.Pointer[chan struct{}]
+	// A round: how many watchers are parked, how many a wake-up woke, how
+	// many have parked again since, when it fired (UnixNano) and how long
+	// the last complete round took (ns). Approximate by design: they
+	// only pace.
 	parked, woken, reparked atomic.Int64
 	fireAt, round           atomic.Int64
-
-	mu       sync.Mutex
-	tracker  statusTracker
-	loading  bool // a goroutine reads the store for Poke
-	reload   bool // a Poke came while loading
-	lastFire time.Time
-	pending  *time.Timer // a wake-up waiting for the pace interval
-	stopped  bool
 }
 
 // window is a snapshot of a feed's entries: contiguous seqs, latest last.
@@ -55,14 +76,19 @@ type span struct{ from, to int64 }
 const sharedSpan = 1024
 
 func newFeed(cfg Config) *feed {
-	f := &feed{cfg: cfg}
+	f := &feed{cfg: cfg, halt: make(chan struct{})}
 	f.win.Store(&window{})
-	ch := make(chan struct{})
-	f.wake.Store(&ch)
+	for i := range f.slots {
+		ch := make(chan struct{})
+		f.slots[i].wake.Store(&ch)
+	}
 	return f
 }
 
-func (f *feed) wakeChan() <-chan struct{} { return *f.wake.Load() }
+// join assigns a new watcher its slot.
+func (f *feed) join() *slot { return &f.slots[(f.next.Add(1)-1)%numSlots] }
+
+func (s *slot) wakeChan() <-chan struct{} { return *s.wake.Load() }
 
 func (f *feed) lastSeq() int64 {
 	w := f.win.Load()
@@ -124,73 +150,106 @@ func (f *feed) append(events []debate.Event) {
 			return true
 		})
 	}
-	fire := f.schedule(time.Now())
-	f.mu.Unlock()
-	if fire {
-		f.fire()
-	}
-}
-
-// schedule decides, under f.mu, whether the watchers are woken now (true)
-// or at the end of the pace interval (a timer does it).
-func (f *feed) schedule(now time.Time) bool {
-	if f.pending != nil || f.stopped {
-		return false // a wake-up is already on its way
-	}
-	pace := time.Duration(0)
-	if f.cfg.PacePerWatcher > 0 {
-		pace = min(f.cfg.MaxPace, f.cfg.PacePerWatcher*time.Duration(f.refs.Load()))
-		// When a round takes longer than the pace (the machine is short
-		// of CPU), rest as long as it took before the next: fan-out then
-		// takes at most about half the CPU, the rest is the debate's.
-		pace = max(pace, min(f.cfg.MaxBackoff, 2*time.Duration(f.round.Load())))
-	}
-	wait := f.lastFire.Add(pace).Sub(now)
-	if wait <= 0 {
-		f.lastFire = now
-		return true
-	}
-	f.pending = time.AfterFunc(wait, func() {
-		f.mu.Lock()
-		f.pending = nil
-		f.lastFire = time.Now()
+	tick := f.tick()
+	if tick <= 0 || f.stopped {
 		f.mu.Unlock()
-		f.fire()
-	})
-	return false
+		for i := range f.slots {
+			f.slots[i].fire()
+		}
+		return
+	}
+	f.dirty = 1<<numSlots - 1
+	if !f.turning {
+		f.turning = true
+		go f.turn(tick)
+	}
+	f.mu.Unlock()
 }
 
-// fire wakes every watcher waiting on the current wake channel.
-func (f *feed) fire() {
-	f.woken.Store(f.parked.Load())
-	f.reparked.Store(0)
-	f.fireAt.Store(time.Now().UnixNano())
+// tick is the interval between two slots' wake-ups: the pace interval
+// (PacePerWatcher × watchers, at most MaxPace) over the slots, or 0 when
+// that is too short to be worth spreading and every slot is woken at once.
+func (f *feed) tick() time.Duration {
+	if f.cfg.PacePerWatcher <= 0 {
+		return 0
+	}
+	pace := min(f.cfg.MaxPace, f.cfg.PacePerWatcher*time.Duration(f.refs.Load()))
+	if pace < minSpread {
+		return 0
+	}
+	return pace / numSlots
+}
+
+// minSpread is the shortest pace interval spread over the slots.
+const minSpread = 2 * time.Millisecond
+
+// turn is the wheel: one tick apart, it wakes the next slot if it has news,
+// until no slot has. A slot whose last round took longer than a tick
+// delays the next by as long again, at most MaxBackoff, so that fan-out
+// takes at most about half the CPU it gets and the rest is the debate's.
+func (f *feed) turn(tick time.Duration) {
+	t := time.NewTimer(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-f.halt:
+			return
+		}
+		f.mu.Lock()
+		if f.dirty == 0 || f.stopped {
+			f.turning = false
+			f.mu.Unlock()
+			return
+		}
+		i := f.cursor
+		f.cursor = (f.cursor + 1) % numSlots
+		news := f.dirty&(1<<i) != 0
+		f.dirty &^= 1 << i
+		if t := f.tick(); t > 0 {
+			tick = t
+		}
+		f.mu.Unlock()
+		wait := tick
+		if news {
+			s := &f.slots[i]
+			s.fire()
+			wait = max(tick, min(f.cfg.MaxBackoff, time.Duration(s.round.Load())))
+		}
+		t.Reset(wait)
+	}
+}
+
+// fire wakes every watcher parked in the slot.
+func (s *slot) fire() {
+	s.woken.Store(s.parked.Load())
+	s.reparked.Store(0)
+	s.fireAt.Store(time.Now().UnixNano())
 	ch := make(chan struct{})
-	old := f.wake.Swap(&ch)
+	old := s.wake.Swap(&ch)
 	close(*old)
 }
 
 // park records that a watcher has sent what it had and waits; the last of
 // those a wake-up woke ends the round.
-func (f *feed) park() {
-	f.parked.Add(1)
-	if f.reparked.Add(1) == f.woken.Load() {
-		if at := f.fireAt.Swap(0); at != 0 {
-			f.round.Store(time.Now().UnixNano() - at)
+func (s *slot) park() {
+	s.parked.Add(1)
+	if s.reparked.Add(1) == s.woken.Load() {
+		if at := s.fireAt.Swap(0); at != 0 {
+			s.round.Store(time.Now().UnixNano() - at)
 		}
 	}
 }
 
-func (f *feed) unpark() { f.parked.Add(-1) }
+func (s *slot) unpark() { s.parked.Add(-1) }
 
-// stop ends the feed's pending wake-up once it has no watchers.
+// stop ends the feed's wheel once it has no watchers.
 func (f *feed) stop() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.stopped = true
-	if f.pending != nil {
-		f.pending.Stop()
-		f.pending = nil
+	if !f.stopped {
+		f.stopped = true
+		close(f.halt)
 	}
 }
 

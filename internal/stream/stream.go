@@ -56,20 +56,21 @@ type Config struct {
 	MaxBatchBytes int
 	// MaxBatchEvents bounds the events of one Batch; default 512.
 	MaxBatchEvents int
-	// PacePerWatcher spaces the wake-ups of a debate's watchers: after one
-	// wake-up the next waits at least PacePerWatcher × watchers (at most
-	// MaxPace), and the events published meanwhile go out together as
-	// batches. One watcher is woken at once; a thousand share the machine
-	// with the debate instead of starving it. Default 50µs (about twice
-	// what sending one message costs the server, so that fan-out takes at
-	// most about half a core); negative disables pacing.
+	// PacePerWatcher paces the wake-ups of a debate's watchers: each is
+	// woken at most once per pace interval (PacePerWatcher × watchers, at
+	// most MaxPace), the events published meanwhile going out together as
+	// batches, and the watchers are spread over the interval in slots
+	// woken one after another, so that a large audience shares the machine
+	// with the debate instead of starving it. Below 2ms the interval is not
+	// spread and watchers are woken at once (one watcher: at every
+	// commit). Default 25µs; negative disables pacing.
 	PacePerWatcher time.Duration
-	// MaxPace caps the interval of PacePerWatcher; default 25ms.
+	// MaxPace caps the pace interval; default 25ms.
 	MaxPace time.Duration
-	// MaxBackoff caps the rest after a round of wake-ups that took longer
-	// than the pace: the next round waits as long as the last one took
-	// (fan-out then takes at most about half the CPU it gets, the rest is
-	// the debate's), at most MaxBackoff. Default 200ms.
+	// MaxBackoff caps the rest after a slot whose watchers took longer
+	// than a tick to send: the next slot waits as long as that one took
+	// (fan-out then takes at most about half the CPU it gets), at most
+	// MaxBackoff. Default 20ms.
 	MaxBackoff time.Duration
 	Logger     *slog.Logger
 }
@@ -111,13 +112,13 @@ func New(store Store, cfg Config) *Hub {
 		cfg.MaxBatchEvents = 512
 	}
 	if cfg.PacePerWatcher == 0 {
-		cfg.PacePerWatcher = 50 * time.Microsecond
+		cfg.PacePerWatcher = 25 * time.Microsecond
 	}
 	if cfg.MaxPace <= 0 {
 		cfg.MaxPace = 25 * time.Millisecond
 	}
 	if cfg.MaxBackoff <= 0 {
-		cfg.MaxBackoff = 200 * time.Millisecond
+		cfg.MaxBackoff = 20 * time.Millisecond
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -324,11 +325,12 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 	k := key{tenant, debateID}
 	f := h.acquire(k)
 	defer h.release(k, f)
+	sl := f.join()
 	var tracker statusTracker
 	var timer *time.Timer
 	forceStore := false
 	for {
-		wake := f.wakeChan()
+		wake := sl.wakeChan()
 		var batches []Batch
 		covered := false
 		if !forceStore {
@@ -381,19 +383,19 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 		} else {
 			timer.Reset(h.cfg.Poll)
 		}
-		f.park()
+		sl.park()
 		select {
 		case <-ctx.Done():
-			f.unpark()
+			sl.unpark()
 			return ctx.Err()
 		case <-h.closing:
-			f.unpark()
+			sl.unpark()
 			return ErrClosed
 		case <-wake:
-			f.unpark()
+			sl.unpark()
 			timer.Stop()
 		case <-timer.C:
-			f.unpark()
+			sl.unpark()
 			// Nothing heard: a notification may have been lost. Read the
 			// store, and the debate's status, next time round.
 			forceStore = true

@@ -260,7 +260,7 @@ func TestPokeReadsOnceAndWakesOnlyForNews(t *testing.T) {
 	require.Equal(t, reads+1, b.hub.StoreReads(), "one read for both watchers")
 
 	f := b.hub.lookup(key{b.tenant, b.id})
-	wake := f.wakeChan()
+	wake := f.slots[0].wakeChan()
 	b.hub.Poke(b.tenant, b.id) // nothing new
 	require.Eventually(t, func() bool {
 		f.mu.Lock()
@@ -294,5 +294,45 @@ func TestWatchEndsAtTerminal(t *testing.T) {
 		w.done <- nil // for the cleanup
 	case <-time.After(20 * time.Second):
 		t.Fatal("the watch did not end")
+	}
+}
+
+// TestLargeAudienceWokenSlotBySlot: with a pace interval worth spreading, a
+// commit wakes a debate's watchers a slot at a time over the interval, not
+// all at once; every watcher still gets every event exactly once and in
+// order, and a commit made while the wheel turns reaches them all too.
+func TestLargeAudienceWokenSlotBySlot(t *testing.T) {
+	t.Parallel()
+	const n = 2 * numSlots
+	// Pace 640ms over 32 slots: one slot every 20ms.
+	b := setup(t, Config{PacePerWatcher: 10 * time.Millisecond, MaxPace: 640 * time.Millisecond, MaxBackoff: time.Millisecond})
+	ws := make([]*watcher, n)
+	for i := range ws {
+		ws[i] = b.watch(t, 0, nil)
+	}
+	b.attached(t, n)
+
+	start := time.Now()
+	b.commit(t, 1, true)
+	received := func() int {
+		got := 0
+		for _, w := range ws {
+			got += len(w.batches)
+		}
+		return got
+	}
+	// The first slot is woken a tick after the commit, long before the
+	// interval ends (a pace that woke everyone at once would wake no one
+	// before it ends).
+	require.Eventually(t, func() bool { return received() > 0 }, 20*time.Second, time.Millisecond)
+	require.Less(t, time.Since(start), 600*time.Millisecond, "the first slot waits a tick, not the interval")
+	// Timers never fire early: half-way through the interval at most
+	// half the slots (and so about half the watchers) can have been woken.
+	time.Sleep(time.Until(start.Add(300 * time.Millisecond)))
+	require.LessOrEqual(t, received(), n/2+2, "watchers woken slot by slot, not at once")
+
+	b.commit(t, 2, true) // while the wheel turns
+	for _, w := range ws {
+		w.until(t, 1, 3)
 	}
 }

@@ -25,7 +25,10 @@ import (
 	"github.com/debated/debated/internal/apiconv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -47,6 +50,16 @@ type Config struct {
 	MetricsURL string
 	// Timeout bounds the run; default 5 minutes.
 	Timeout time.Duration
+	// FullDecode makes each watcher decode every message into a
+	// WatchDebateResponse, as a dashboard does. By default a watcher reads
+	// only what it checks (each event's seq and time) from the wire bytes:
+	// the server, the client and PostgreSQL share this machine's cores, and
+	// a thousand clients decoding every field would measure the client.
+	FullDecode bool
+	// OnLive, if set, is called as the live part starts (every watcher has
+	// caught up; the gates are about to be approved), e.g. to start a
+	// profile of the server.
+	OnLive func()
 }
 
 // Result of one run. Latencies are of live events only: those committed
@@ -123,7 +136,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.run(ctx, debatedv1.NewDebateServiceClient(conn), ready)
+			if cfg.FullDecode {
+				w.run(ctx, debatedv1.NewDebateServiceClient(conn), ready)
+				return
+			}
+			w.runLean(ctx, conn, ready)
 		}()
 	}
 	for range ws {
@@ -136,6 +153,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	var rss rssSampler
 	stopRSS := rss.start(cfg.MetricsURL)
+	if cfg.OnLive != nil {
+		cfg.OnLive()
+	}
 	start := time.Now()
 	for _, id := range ids {
 		got, err := dc.GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: id})
@@ -215,8 +235,12 @@ func Setup(ctx context.Context, addr, adminToken string) (string, error) {
 	return kr.GetSecret(), nil
 }
 
+// dial connects as a browser does: HTTP/2 flow-control windows of 1 MiB
+// (Chromium's are larger), so a watcher acknowledges what it reads every
+// 256 KiB rather than every 16 KiB of gRPC's default 64 KiB window.
 func dial(addr string) (*grpc.ClientConn, error) {
-	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(1<<20), grpc.WithInitialConnWindowSize(1<<20))
 }
 
 // untilGate reads the debate's stream until its gate opens and returns the
@@ -294,6 +318,171 @@ func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, rea
 			ready <- nil
 		}
 	}
+}
+
+// runLean is run reading only each event's seq and time from the wire:
+// the stream's messages are received as bytes (rawCodec) and scanned.
+func (w *watcher) runLean(ctx context.Context, conn *grpc.ClientConn, ready chan<- error) {
+	desc := &grpc.StreamDesc{StreamName: "WatchDebate", ServerStreams: true}
+	st, err := conn.NewStream(ctx, desc, debatedv1.DebateService_WatchDebate_FullMethodName, grpc.ForceCodecV2(rawCodec{}))
+	if err == nil {
+		err = st.SendMsg(&debatedv1.WatchDebateRequest{DebateId: w.debate})
+	}
+	if err == nil {
+		err = st.CloseSend()
+	}
+	if err != nil {
+		ready <- err
+		return
+	}
+	signalled := false
+	defer func() {
+		if !signalled {
+			ready <- w.err
+		}
+	}()
+	var msg rawMsg
+	for {
+		err := st.RecvMsg(&msg)
+		now := time.Now()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			w.err = err
+			return
+		}
+		w.msgs++
+		if err := scanEvents(msg.b, func(seq int64, t time.Time) error {
+			if seq != w.last+1 {
+				return fmt.Errorf("got seq %d after %d", seq, w.last)
+			}
+			w.last = seq
+			if w.last > w.gate {
+				w.lat = append(w.lat, now.Sub(t))
+				w.lastTime = t
+			}
+			return nil
+		}); err != nil {
+			w.err = err
+			return
+		}
+		if !signalled && w.last >= w.gate {
+			signalled = true
+			ready <- nil
+		}
+	}
+}
+
+// rawMsg is a received message's bytes.
+type rawMsg struct{ b []byte }
+
+// rawCodec sends requests as protobuf and hands responses over as their
+// bytes (reusing the rawMsg's buffer).
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	b, err := proto.Marshal(v.(proto.Message))
+	if err != nil {
+		return nil, err
+	}
+	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+}
+
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	m := v.(*rawMsg)
+	m.b = m.b[:0]
+	for _, buf := range data {
+		m.b = append(m.b, buf.ReadOnlyData()...)
+	}
+	return nil
+}
+
+func (rawCodec) Name() string { return "proto" }
+
+// scanEvents calls fn with the seq and time of each event of a
+// WatchDebateResponse's wire bytes (field 1, or the repeated field 3), in
+// order.
+func scanEvents(b []byte, fn func(seq int64, t time.Time) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		if (num == 1 || num == 3) && typ == protowire.BytesType {
+			ev, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return protowire.ParseError(n)
+			}
+			b = b[n:]
+			seq, t, err := eventSeqTime(ev)
+			if err != nil {
+				return err
+			}
+			if err := fn(seq, t); err != nil {
+				return err
+			}
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// eventSeqTime reads a LedgerEvent's seq (field 2) and time (field 8, a
+// Timestamp: seconds 1, nanos 2).
+func eventSeqTime(b []byte) (int64, time.Time, error) {
+	var seq, sec, nsec int64
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0, time.Time{}, protowire.ParseError(n)
+		}
+		b = b[n:]
+		switch {
+		case num == 2 && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return 0, time.Time{}, protowire.ParseError(n)
+			}
+			seq, b = int64(v), b[n:]
+		case num == 8 && typ == protowire.BytesType:
+			ts, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return 0, time.Time{}, protowire.ParseError(n)
+			}
+			b = b[n:]
+			for len(ts) > 0 {
+				tn, tt, k := protowire.ConsumeTag(ts)
+				if k < 0 || tt != protowire.VarintType {
+					return 0, time.Time{}, errors.New("watchload: bad timestamp")
+				}
+				v, m := protowire.ConsumeVarint(ts[k:])
+				if m < 0 {
+					return 0, time.Time{}, protowire.ParseError(m)
+				}
+				ts = ts[k+m:]
+				switch tn {
+				case 1:
+					sec = int64(v)
+				case 2:
+					nsec = int64(v)
+				}
+			}
+		default:
+			n := protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return 0, time.Time{}, protowire.ParseError(n)
+			}
+			b = b[n:]
+		}
+	}
+	return seq, time.Unix(sec, nsec), nil
 }
 
 func pct(sorted []time.Duration, p float64) time.Duration {
