@@ -71,8 +71,8 @@ func run() error {
 		return err
 	}
 	if *header {
-		fmt.Println("| server | debates | watchers | live events/debate | delivery p50 / p95 / p99 / max | live part | vs 1 watcher | events/s delivered | messages | server RSS peak |")
-		fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+		fmt.Println("| server | debates | watchers | live events/debate | delivery p50 / p95 / p99 / max | live part | vs 1 watcher | events/s delivered | messages | MiB received | server RSS peak |")
+		fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
 	}
 	for _, d := range ds {
 		var base time.Duration
@@ -87,9 +87,9 @@ func run() error {
 			if base == 0 {
 				base = res.Live
 			}
-			fmt.Printf("| %s | %d | %d | %d | %s / %s / %s / %s | %s | %.2f× | %.0f | %d | %.0f MiB |\n", *label, d, n, res.LiveEvents,
+			fmt.Printf("| %s | %d | %d | %d | %s / %s / %s / %s | %s | %.2f× | %.0f | %d | %.0f | %.0f MiB |\n", *label, d, n, res.LiveEvents,
 				ms(res.P50), ms(res.P95), ms(res.P99), ms(res.Max), secs(res.Live), float64(res.Live)/float64(base),
-				res.PerSecond, res.Messages, res.RSSPeak/(1<<20))
+				res.PerSecond, res.Messages, float64(res.Bytes)/(1<<20), res.RSSPeak/(1<<20))
 		}
 	}
 	return nil

@@ -76,8 +76,9 @@ type Result struct {
 	Live time.Duration
 	// PerSecond is Delivered / Live.
 	PerSecond float64
-	// Messages counts the messages received (a batch is one).
-	Messages int64
+	// Messages counts the messages received (a batch is one), Bytes their
+	// encoded size; both include the replay before the live part.
+	Messages, Bytes int64
 	// RSSPeak is the server's peak resident memory in bytes (0 if not
 	// sampled).
 	RSSPeak float64
@@ -186,6 +187,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		lat = append(lat, w.lat...)
 		res.Messages += w.msgs
+		res.Bytes += w.bytes
 		if w.lastTime.After(lastCommit) {
 			lastCommit = w.lastTime
 		}
@@ -271,6 +273,7 @@ type watcher struct {
 	gate     int64
 	last     int64
 	msgs     int64
+	bytes    int64 // of the messages received
 	lat      []time.Duration // of the events after the gate
 	lastTime time.Time       // commit time of the last event
 	err      error
@@ -301,6 +304,7 @@ func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, rea
 			return
 		}
 		w.msgs++
+		w.bytes += int64(proto.Size(msg))
 		for _, e := range apiconv.WatchEvents(msg) {
 			if e.GetSeq() != w.last+1 {
 				w.err = fmt.Errorf("got seq %d after %d", e.GetSeq(), w.last)
@@ -353,6 +357,7 @@ func (w *watcher) runLean(ctx context.Context, conn *grpc.ClientConn, ready chan
 			return
 		}
 		w.msgs++
+		w.bytes += int64(len(msg.b))
 		if err := scanEvents(msg.b, func(seq int64, t time.Time) error {
 			if seq != w.last+1 {
 				return fmt.Errorf("got seq %d after %d", seq, w.last)
