@@ -79,7 +79,7 @@ func run() error {
 		for _, n := range ns {
 			res, err := watchload.Run(ctx, watchload.Config{Addr: *addr, APIKey: key, DealID: watchload.DealID, Watchers: n, Debates: d,
 				Rounds: *rounds, MessageBytes: *msgBytes, MetricsURL: *metricsURL, FullDecode: *fullDecode,
-				OnLive: profileServer(*metricsURL, *serverProfile)})
+				OnLive: profileServer(*metricsURL, *serverProfile), OnDone: heapServer(*metricsURL, *serverProfile, ".heap1")})
 			if err != nil {
 				fmt.Printf("| %s | %d | %d | error: %v |\n", *label, d, n, err)
 				continue
@@ -117,7 +117,9 @@ func profileServer(metricsURL, file string) func() {
 		return nil
 	}
 	url := strings.TrimSuffix(metricsURL, "/metrics") + "/debug/pprof/profile?seconds=2"
+	heap := heapServer(metricsURL, file, ".heap0")
 	return func() {
+		heap()
 		go func() {
 			resp, err := http.Get(url) //nolint:gosec,noctx // the operator's own metrics address
 			if err != nil {
@@ -133,5 +135,29 @@ func profileServer(metricsURL, file string) func() {
 			defer func() { _ = f.Close() }()
 			_, _ = io.Copy(f, resp.Body)
 		}()
+	}
+}
+
+// heapServer returns a hook that saves the server's heap profile to
+// file+suffix (allocations between two are the difference of the two).
+func heapServer(metricsURL, file, suffix string) func() {
+	if file == "" || metricsURL == "" {
+		return nil
+	}
+	url := strings.TrimSuffix(metricsURL, "/metrics") + "/debug/pprof/heap"
+	return func() {
+		resp, err := http.Get(url) //nolint:gosec,noctx // the operator's own metrics address
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "server heap:", err)
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		f, err := os.Create(file + suffix)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "server heap:", err)
+			return
+		}
+		defer func() { _ = f.Close() }()
+		_, _ = io.Copy(f, resp.Body)
 	}
 }

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,10 @@ type feed struct {
 	// thousand watchers queueing on a mutex would hold up the commit
 	// that publishes.
 	shared sync.Map
+
+	// fillMu makes watchers behind the window fill it one at a time (the
+	// others then find it filled).
+	fillMu sync.Mutex
 
 	mu      sync.Mutex
 	tracker statusTracker
@@ -150,6 +155,13 @@ func (f *feed) append(events []debate.Event) {
 			return true
 		})
 	}
+	f.wakeLocked()
+}
+
+// wakeLocked, called with f.mu held, wakes the watchers for news: every
+// slot at once when the pace is too short to spread, or one slot per tick
+// by the wheel. It unlocks f.mu.
+func (f *feed) wakeLocked() {
 	tick := f.tick()
 	if tick <= 0 || f.stopped {
 		f.mu.Unlock()
@@ -286,4 +298,106 @@ func (f *feed) sharedMemo(s span) *Memo {
 	}
 	m, _ := f.shared.LoadOrStore(s, &Memo{})
 	return m.(*Memo)
+}
+
+// covers reports whether the window holds every event after seq (or seq is
+// its head).
+func (w *window) covers(after int64) bool {
+	return len(w.entries) > 0 && after >= w.entries[0].Event.Seq-1
+}
+
+// fill reads the events after seq `after` that the feed's window lacks from
+// the store, once for every watcher behind it, and puts them in the window
+// if they fit: the watchers of a debate that join together (a committee
+// opening its dashboards at seq 0) then share the entries and their
+// encodings instead of each reading and encoding the ledger. It reports
+// whether the window now covers after; if not (what is missing does not
+// fit, or the window moved meanwhile), the watcher reads the store itself.
+func (h *Hub) fill(ctx context.Context, f *feed, debateID string, after int64) (bool, error) {
+	f.fillMu.Lock()
+	defer f.fillMu.Unlock()
+	w := f.win.Load()
+	if w.covers(after) {
+		return true, nil
+	}
+	// Read up to the window's first event, or (an empty window) up to the
+	// store's head, at most a window's worth.
+	var until int64 = -1 // exclusive upper seq; -1: the head
+	if len(w.entries) > 0 {
+		until = w.entries[0].Event.Seq
+		if until-1-after+int64(len(w.entries)) > int64(h.cfg.Window) {
+			return false, nil
+		}
+	}
+	var tracker statusTracker
+	var fetched []*Entry
+	bytes := 0
+	for last := after; ; {
+		limit := h.cfg.Batch
+		if until >= 0 {
+			limit = int(min(int64(limit), until-1-last))
+			if limit <= 0 {
+				break
+			}
+		}
+		h.storeReads.Add(1)
+		evs, err := h.store.EventList(ctx, debateID, last, limit)
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs {
+			en := &Entry{Event: e, Status: tracker.after(e)}
+			fetched = append(fetched, en)
+			bytes += en.Size()
+			last = e.Seq
+		}
+		if len(fetched) > h.cfg.Window || bytes > h.cfg.WindowBytes {
+			return false, nil // too far behind to hold: the watcher reads alone
+		}
+		if len(evs) < limit {
+			break
+		}
+	}
+	if len(fetched) == 0 || fetched[0].Event.Seq != after+1 {
+		return false, nil
+	}
+	f.mu.Lock()
+	cur := f.win.Load()
+	var merged []*Entry
+	news := false
+	switch {
+	case len(cur.entries) == 0:
+		// The window's first events: watchers parked at the head may
+		// not have them yet.
+		merged, news = fetched, true
+		f.tracker = tracker
+	default:
+		// Stitch: the fetched entries before the window's first, then the
+		// window (whatever was published or trimmed meanwhile).
+		first := cur.entries[0].Event.Seq
+		if fetched[len(fetched)-1].Event.Seq < first-1 {
+			f.mu.Unlock()
+			return false, nil // a gap: the window moved past what was read
+		}
+		n := 0
+		for n < len(fetched) && fetched[n].Event.Seq < first {
+			n++
+		}
+		merged = append(append(make([]*Entry, 0, n+len(cur.entries)), fetched[:n]...), cur.entries...)
+	}
+	total := 0
+	for _, e := range merged {
+		total += e.Size()
+	}
+	if len(merged) > h.cfg.Window || total > h.cfg.WindowBytes {
+		f.mu.Unlock()
+		return false, nil
+	}
+	f.win.Store(&window{entries: merged, bytes: total})
+	if news {
+		f.wakeLocked()
+	} else {
+		f.mu.Unlock()
+	}
+	return true, nil
 }

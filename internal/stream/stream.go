@@ -335,6 +335,18 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 		covered := false
 		if !forceStore {
 			batches, covered = f.since(after)
+			if !covered {
+				// Behind the window: fill it from the store once for
+				// every watcher in the same place (an audience joining
+				// at seq 0), when what is missing fits in it.
+				filled, err := h.fill(ctx, f, debateID, after)
+				if err != nil {
+					return err
+				}
+				if filled {
+					batches, covered = f.since(after)
+				}
+			}
 		}
 		forceStore = false
 		if !covered {

@@ -311,6 +311,14 @@ func TestLargeAudienceWokenSlotBySlot(t *testing.T) {
 		ws[i] = b.watch(t, 0, nil)
 	}
 	b.attached(t, n)
+	f := b.hub.lookup(key{b.tenant, b.id})
+	require.Eventually(t, func() bool {
+		parked := int64(0)
+		for i := range f.slots {
+			parked += f.slots[i].parked.Load()
+		}
+		return parked == n
+	}, 10*time.Second, time.Millisecond, "every watcher waits in its slot")
 
 	start := time.Now()
 	b.commit(t, 1, true)
@@ -334,5 +342,45 @@ func TestLargeAudienceWokenSlotBySlot(t *testing.T) {
 	b.commit(t, 2, true) // while the wheel turns
 	for _, w := range ws {
 		w.until(t, 1, 3)
+	}
+}
+
+// TestAudienceJoiningAtZeroReadsTheStoreOnce: watchers that join a debate
+// at seq 0 fill the feed's window from the store once between them and
+// share its entries (and so the events' encodings); a watcher too far
+// behind for the window reads the store alone. All get every event exactly
+// once and in order.
+func TestAudienceJoiningAtZeroReadsTheStoreOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Batch: 100, Window: 400})
+	for range 3 {
+		b.commit(t, 100, false) // committed before anyone watched
+	}
+	reads := b.hub.StoreReads()
+	const n = 20
+	ws := make([]*watcher, n)
+	for i := range ws {
+		ws[i] = b.watch(t, 0, nil)
+	}
+	var firsts []*Entry
+	for _, w := range ws {
+		got := w.until(t, 1, 300)
+		firsts = append(firsts, got[0].Entries[0])
+	}
+	// Three reads of 100 and one that finds the end, plus a spare for a
+	// watcher that started reading before the window was filled.
+	require.LessOrEqual(t, b.hub.StoreReads()-reads, int64(5), "one fill for the audience, not a read each")
+	for _, e := range firsts[1:] {
+		require.Same(t, firsts[0], e, "the watchers share the window's entries")
+	}
+
+	// 500 more: a new watcher at 0 is 800 behind, more than the window.
+	for range 5 {
+		b.commit(t, 100, true)
+	}
+	late := b.watch(t, 0, nil)
+	late.until(t, 1, 800)
+	for _, w := range ws {
+		w.until(t, 301, 800)
 	}
 }

@@ -60,6 +60,9 @@ type Config struct {
 	// caught up; the gates are about to be approved), e.g. to start a
 	// profile of the server.
 	OnLive func()
+	// OnDone, if set, is called when every watcher has seen the debates
+	// end.
+	OnDone func()
 }
 
 // Result of one run. Latencies are of live events only: those committed
@@ -170,6 +173,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	wg.Wait()
 	stopRSS()
+	if cfg.OnDone != nil {
+		cfg.OnDone()
+	}
 
 	res := Result{Watchers: cfg.Watchers, Debates: cfg.Debates, RSSPeak: rss.peak}
 	var lat []time.Duration
