@@ -361,15 +361,15 @@ func testImportKeepsEmptyAndNil(t *testing.T, s Store) {
 	b.Sanads[2].Chain = []debate.ChainNode{}
 	b.Spans[0].Locator.BBox = []float64{}
 	b.Spans[1].Locator.BBox = nil
-	b.Calcs[0].Inputs = map[string]float64{}
+	b.Calcs[0].Inputs = map[string]debate.Decimal{}
 	b.Calcs[0].InputSpanIDs = nil
 	b.Calcs[0].InputClaimIDs = []string{}
 	b.Claims[0].DealID = ""
 	b.Claims[1].Value.TimeWindow = nil
 	b.Claims[2].CreatedAt = time.Time{}
 	b.Claims[3].UpdatedAt = time.Date(2026, 1, 5, 15, 0, 0, 1, time.FixedZone("IST", 19800))
-	b.Claims[4].Value.Value = 1e-300
-	b.Claims[5].Value.Value = -1.7976931348623157e308
+	b.Claims[4].Value.Value = mustFloat(t, 1e-300)
+	b.Claims[5].Value.Value = mustFloat(t, -1.7976931348623157e308)
 	b.Spans[2].TextExcerpt = "Umsatz: 12,5 Mio. € — \"quoted\" \\ <tag> & 日本語"
 
 	importBundle(t, ctx, s, b)
@@ -814,4 +814,12 @@ func testLargeImport(t *testing.T, s Store) {
 	again, err := s.DealImport(ctx, LargeBundle(b.Deal.ID, 2345), res.Summary.ContentHash, importedAt)
 	require.NoError(t, err)
 	require.False(t, again.Created)
+}
+
+// mustFloat is debate.DecimalFromFloat for a finite f.
+func mustFloat(t *testing.T, f float64) debate.Decimal {
+	t.Helper()
+	d, err := debate.DecimalFromFloat(f)
+	require.NoError(t, err)
+	return d
 }
