@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"APIKeyConflicts", testAPIKeyConflicts},
 		{"ImportRoundTrip", testImportRoundTrip},
 		{"ImportKeepsEmptyAndNil", testImportKeepsEmptyAndNil},
+		{"ImportKeepsEveryDigit", testImportKeepsEveryDigit},
 		{"ReimportSameIsNoop", testReimportSameIsNoop},
 		{"ReimportChangedConflicts", testReimportChangedConflicts},
 		{"TenantsAreIsolated", testTenantsAreIsolated},
@@ -380,6 +381,61 @@ func testImportKeepsEmptyAndNil(t *testing.T, s Store) {
 	c, err := s.ClaimGet(ctx, b.Claims[0].ID)
 	require.NoError(t, err)
 	require.Equal(t, b.Deal.ID, c.DealID, "ClaimGet fills in the claim's deal")
+}
+
+// AwkwardValues are figures a float64 does not hold as written (or writes
+// with an exponent); every store keeps them digit for digit.
+var AwkwardValues = []string{"0.1", "1000000000000000000000", "12345678901234567.89", "-0.5", "9007199254740993", "0.035"}
+
+// AwkwardBundle is SampleBundle with AwkwardValues as the figures of its
+// first claims (a claim without a value gets one), an awkward materiality
+// threshold and awkward calc inputs.
+func AwkwardBundle(dealID string) *debate.DealBundle {
+	b := SampleBundle(dealID)
+	for i, v := range AwkwardValues {
+		if b.Claims[i].Value == nil {
+			b.Claims[i].Value = &debate.ClaimValue{Unit: "USD", Currency: "USD"}
+		}
+		b.Claims[i].Value.Value = debate.MustDecimal(v)
+	}
+	b.Deal.MaterialityThreshold = debate.MustDecimal("0.10000000000000000001")
+	b.Calcs[0].Inputs = map[string]debate.Decimal{"revenue": debate.MustDecimal("12345678901234567.89"), "cogs": debate.MustDecimal("1e21")}
+	return b
+}
+
+func testImportKeepsEveryDigit(t *testing.T, s Store) {
+	ctx, _ := NewTenant(t, s)
+	b := AwkwardBundle("deal-" + uuid.NewString())
+	importBundle(t, ctx, s, b)
+
+	got, err := s.DealBundleGet(ctx, b.Deal.ID)
+	require.NoError(t, err)
+	require.Equal(t, Canonical(b), got)
+	require.Equal(t, "0.10000000000000000001", got.Deal.MaterialityThreshold.String())
+	require.Equal(t, "12345678901234567.89", got.Calcs[0].Inputs["revenue"].String())
+	require.Equal(t, "1000000000000000000000", got.Calcs[0].Inputs["cogs"].String())
+	sum, err := s.DealGet(ctx, b.Deal.ID)
+	require.NoError(t, err)
+	require.Equal(t, "0.10000000000000000001", sum.Deal.MaterialityThreshold.String())
+
+	claims, _, err := s.ClaimList(ctx, debate.ClaimFilter{DealID: b.Deal.ID}, debate.Page{})
+	require.NoError(t, err)
+	listed := map[string]string{}
+	for _, c := range claims {
+		if c.Value != nil {
+			listed[c.ID] = c.Value.Value.String()
+		}
+	}
+	for i, v := range AwkwardValues {
+		c, err := s.ClaimGet(ctx, b.Claims[i].ID)
+		require.NoError(t, err)
+		require.Equal(t, v, c.Value.Value.String(), "ClaimGet of %s", c.Key)
+		require.Equal(t, v, listed[c.ID], "ClaimList of %s", c.Key)
+	}
+	// The same figures again are the same content.
+	res, err := s.DealImport(ctx, AwkwardBundle(b.Deal.ID), contentHash(t, b), importedAt.Add(time.Hour))
+	require.NoError(t, err)
+	require.False(t, res.Created)
 }
 
 func testReimportSameIsNoop(t *testing.T, s Store) {
