@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -436,6 +437,17 @@ func testImportKeepsEveryDigit(t *testing.T, s Store) {
 	res, err := s.DealImport(ctx, AwkwardBundle(b.Deal.ID), contentHash(t, b), importedAt.Add(time.Hour))
 	require.NoError(t, err)
 	require.False(t, res.Created)
+
+	// Beyond the float64 range: kept all the same.
+	huge := AwkwardBundle("deal-" + uuid.NewString())
+	long := "-" + strings.Repeat("9", debate.MaxDecimalLen-3) + ".5"
+	huge.Deal.MaterialityThreshold = debate.MustDecimal(long[1:])
+	huge.Claims[0].Value.Value = debate.MustDecimal(long)
+	importBundle(t, ctx, s, huge)
+	got, err = s.DealBundleGet(ctx, huge.Deal.ID)
+	require.NoError(t, err)
+	require.Equal(t, Canonical(huge), got)
+	require.Equal(t, long[1:], got.Deal.MaterialityThreshold.String())
 }
 
 func testReimportSameIsNoop(t *testing.T, s Store) {
