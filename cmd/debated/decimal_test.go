@@ -50,6 +50,16 @@ func TestRESTDecimals(t *testing.T) {
 				require.Equal(t, v, byID[id], "GET /v1/deals/deal-awkward/claims: %s", id)
 			}
 
+			// Recomputed calc outputs are strings too.
+			code, graded := a.do("POST", "/v1/deals/deal-awkward/grading", map[string]any{})
+			require.Equal(t, 200, code, "%v", graded)
+			require.NotEmpty(t, graded["calcs"])
+			for _, c := range graded["calcs"].([]any) {
+				for k, v := range c.(map[string]any)["output"].(map[string]any) {
+					require.IsType(t, "", v, "output %s", k)
+				}
+			}
+
 			// A float where a decimal string belongs, or a string that is
 			// not canonical, is refused with the field's name.
 			for _, bad := range []any{3150000, "3.15e+06", "1.50"} {
