@@ -16,13 +16,13 @@ func TestExactNumbers(t *testing.T) {
 		{exactNumber(-1234.5), "-1,234.5"},
 		{exactNumber(999), "999"},
 		{exactNumber(1e21), "1,000,000,000,000,000,000,000"},
-		{money(3.15e6, "USD"), "$3,150,000"},
-		{money(-12.5, "usd"), "-$12.5"},
-		{money(1000, "CHF"), "1,000 CHF"},
-		{quantity(120000, "USD/month", "USD"), "$120,000/month"},
-		{quantity(42.5, "percent", ""), "42.5%"},
-		{quantity(18, "months", ""), "18 months"},
-		{figures(map[string]float64{"runway_months": 18.5, "arr": 3.15e6}), "arr=3,150,000 runway_months=18.5"},
+		{money("3150000", "USD"), "$3,150,000"},
+		{money("-12.5", "usd"), "-$12.5"},
+		{money("1000", "CHF"), "1,000 CHF"},
+		{quantity("120000", "USD/month", "USD"), "$120,000/month"},
+		{quantity("42.5", "percent", ""), "42.5%"},
+		{quantity("18", "months", ""), "18 months"},
+		{figures(map[string]string{"runway_months": "18.5", "arr": "3150000"}), "arr=3,150,000 runway_months=18.5"},
 	} {
 		require.Equal(t, tc.want, tc.got)
 	}

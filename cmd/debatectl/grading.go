@@ -356,7 +356,7 @@ func (c *cli) tenantModel(ctx context.Context, args []string) error {
 
 // figures prints a calc's named outputs exactly, in name order:
 // "arr=3,150,000 runway_months=18.5".
-func figures(m map[string]float64) string {
+func figures(m map[string]string) string {
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, n)
@@ -364,7 +364,7 @@ func figures(m map[string]float64) string {
 	sort.Strings(names)
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
-		parts = append(parts, n+"="+exactNumber(m[n]))
+		parts = append(parts, n+"="+groupDecimal(m[n]))
 	}
 	return strings.Join(parts, " ")
 }

@@ -139,6 +139,9 @@ func TestDashboardInChromium(t *testing.T) {
 	require.Regexp(t, `VERIFIED|CONTRADICTED|UNVERIFIED|INFLATED`, truth)
 	require.Contains(t, truth, "Audit events")
 	require.Contains(t, truth, "claim.grade.changed")
+	require.Contains(t, truth, "$12,500,000", "figures are shown exactly, from their decimal strings")
+	require.Contains(t, truth, "$650,000/month")
+	require.NotContains(t, truth, "e+0")
 	require.Contains(t, text("#sanad"), "primary:", "the sanad graph starts at the primary evidence")
 	shot(t, ctx, dir, "02-truth-dashboard")
 

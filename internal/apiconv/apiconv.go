@@ -6,6 +6,8 @@ package apiconv
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +15,28 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
+
+// decimal reads a decimal string of the API (canonical form only, see
+// debate.ParseDecimal); a bad one is a violation of field and reads as 0.
+func decimal(v *debate.Violations, field, s string) debate.Decimal {
+	d, err := debate.ParseDecimal(s)
+	if err != nil {
+		v.Add(field, "must be a decimal string like \"3150000\" or \"-12.5\" (%v)", err)
+	}
+	return d
+}
+
+// decimalTexts is the wire form of a map of decimals; nil stays nil.
+func decimalTexts(m map[string]debate.Decimal) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, d := range m {
+		out[k] = d.String()
+	}
+	return out
+}
 
 // enumName strips prefix from a protobuf enum value name; the unspecified
 // value maps to "".
@@ -99,14 +123,25 @@ func DealToProto(d debate.Deal) *debatedv1.Deal {
 		Stage:                d.Stage,
 		Sector:               d.Sector,
 		Status:               d.Status,
-		MaterialityThreshold: d.MaterialityThreshold,
+		MaterialityThreshold: d.MaterialityThreshold.String(),
 		CreateTime:           ts(d.CreatedAt),
 		UpdateTime:           ts(d.UpdatedAt),
 	}
 }
 
-// DealFromProto converts a deal.
-func DealFromProto(d *debatedv1.Deal) debate.Deal {
+// DealFromProto converts a deal. Returns a *debate.ValidationError if its
+// materiality threshold is not a canonical decimal string (empty is 0).
+func DealFromProto(d *debatedv1.Deal) (debate.Deal, error) {
+	var v debate.Violations
+	out := dealFromProto(&v, "deal", d)
+	return out, v.Err()
+}
+
+func dealFromProto(v *debate.Violations, p string, d *debatedv1.Deal) debate.Deal {
+	var threshold debate.Decimal
+	if s := d.GetMaterialityThreshold(); s != "" {
+		threshold = decimal(v, p+".materiality_threshold", s)
+	}
 	return debate.Deal{
 		ID:                   d.GetDealId(),
 		ExternalRef:          d.GetExternalRef(),
@@ -114,7 +149,7 @@ func DealFromProto(d *debatedv1.Deal) debate.Deal {
 		Stage:                d.GetStage(),
 		Sector:               d.GetSector(),
 		Status:               d.GetStatus(),
-		MaterialityThreshold: d.GetMaterialityThreshold(),
+		MaterialityThreshold: threshold,
 		CreatedAt:            fromTS(d.GetCreateTime()),
 		UpdatedAt:            fromTS(d.GetUpdateTime()),
 	}
@@ -160,7 +195,7 @@ func claimToProto(v *debate.Violations, p string, c debate.Claim) *debatedv1.Cla
 	}
 	if c.Value != nil {
 		out.Value = &debatedv1.ClaimValue{
-			Value:    c.Value.Value,
+			Value:    c.Value.Value.String(),
 			Unit:     c.Value.Unit,
 			Currency: c.Value.Currency,
 			AsOf:     c.Value.AsOf,
@@ -172,8 +207,15 @@ func claimToProto(v *debate.Violations, p string, c debate.Claim) *debatedv1.Cla
 	return out
 }
 
-// ClaimFromProto converts a claim.
-func ClaimFromProto(c *debatedv1.Claim) debate.Claim {
+// ClaimFromProto converts a claim. Returns a *debate.ValidationError if its
+// value is not a canonical decimal string.
+func ClaimFromProto(c *debatedv1.Claim) (debate.Claim, error) {
+	var v debate.Violations
+	out := claimFromProto(&v, "claim", c)
+	return out, v.Err()
+}
+
+func claimFromProto(vs *debate.Violations, p string, c *debatedv1.Claim) debate.Claim {
 	out := debate.Claim{
 		ID:            c.GetClaimId(),
 		DealID:        c.GetDealId(),
@@ -189,7 +231,7 @@ func ClaimFromProto(c *debatedv1.Claim) debate.Claim {
 		UpdatedAt:     fromTS(c.GetUpdateTime()),
 	}
 	if v := c.GetValue(); v != nil {
-		out.Value = &debate.ClaimValue{Value: v.GetValue(), Unit: v.GetUnit(), Currency: v.GetCurrency(), AsOf: v.GetAsOf()}
+		out.Value = &debate.ClaimValue{Value: decimal(vs, p+".value.value", v.GetValue()), Unit: v.GetUnit(), Currency: v.GetCurrency(), AsOf: v.GetAsOf()}
 		if w := v.GetTimeWindow(); w != nil {
 			out.Value.TimeWindow = &debate.TimeWindow{Label: w.GetLabel(), StartDate: w.GetStartDate(), EndDate: w.GetEndDate()}
 		}
@@ -294,7 +336,7 @@ func BundleToProto(b *debate.DealBundle) (*debatedv1.ImportDealRequest, error) {
 			CalcSanadId:   c.CalcSanadID,
 			CalcType:      debatedv1.CalcType(enumValue(&v, fmt.Sprintf("calcs[%d].calc_type", i), "CALC_TYPE_", debatedv1.CalcType_value, string(c.Type))),
 			InputClaimIds: c.InputClaimIDs,
-			Inputs:        c.Inputs,
+			Inputs:        decimalTexts(c.Inputs),
 			InputSpanIds:  c.InputSpanIDs,
 			FormulaHash:   c.FormulaHash,
 			CodeVersion:   c.CodeVersion,
@@ -320,12 +362,16 @@ func BundleToProto(b *debate.DealBundle) (*debatedv1.ImportDealRequest, error) {
 	return req, nil
 }
 
-// BundleFromProto converts an import request into a deal bundle. It does not
-// validate: call (*debate.DealBundle).Validate on the result.
-func BundleFromProto(req *debatedv1.ImportDealRequest) *debate.DealBundle {
-	b := &debate.DealBundle{Deal: DealFromProto(req.GetDeal())}
-	for _, c := range req.GetClaims() {
-		b.Claims = append(b.Claims, ClaimFromProto(c))
+// BundleFromProto converts an import request into a deal bundle. It checks
+// only what the conversion needs, the decimal strings, and returns a
+// *debate.ValidationError naming each bad one (with the bundle converted as
+// far as it could be); call (*debate.DealBundle).Validate on the result for
+// the rest.
+func BundleFromProto(req *debatedv1.ImportDealRequest) (*debate.DealBundle, error) {
+	var v debate.Violations
+	b := &debate.DealBundle{Deal: dealFromProto(&v, "deal", req.GetDeal())}
+	for i, c := range req.GetClaims() {
+		b.Claims = append(b.Claims, claimFromProto(&v, fmt.Sprintf("claims[%d]", i), c))
 	}
 	for _, e := range req.GetEvidenceItems() {
 		b.Evidence = append(b.Evidence, debate.EvidenceItem{
@@ -384,13 +430,20 @@ func BundleFromProto(req *debatedv1.ImportDealRequest) *debate.DealBundle {
 			IngestedAt:   fromTS(d.GetIngestTime()),
 		})
 	}
-	for _, c := range req.GetCalcs() {
+	for i, c := range req.GetCalcs() {
+		var inputs map[string]debate.Decimal
+		if in := c.GetInputs(); in != nil {
+			inputs = make(map[string]debate.Decimal, len(in))
+			for _, k := range slices.Sorted(maps.Keys(in)) {
+				inputs[k] = decimal(&v, fmt.Sprintf("calcs[%d].inputs[%q]", i, k), in[k])
+			}
+		}
 		b.Calcs = append(b.Calcs, debate.Calc{
 			ID:            c.GetCalcId(),
 			CalcSanadID:   c.GetCalcSanadId(),
 			Type:          debate.CalcType(enumName("CALC_TYPE_", c.GetCalcType().String())),
 			InputClaimIDs: c.GetInputClaimIds(),
-			Inputs:        c.GetInputs(),
+			Inputs:        inputs,
 			InputSpanIDs:  c.GetInputSpanIds(),
 			FormulaHash:   c.GetFormulaHash(),
 			CodeVersion:   c.GetCodeVersion(),
@@ -410,5 +463,5 @@ func BundleFromProto(req *debatedv1.ImportDealRequest) *debate.DealBundle {
 			SourceGrade: debate.SourceGrade(enumName("SOURCE_GRADE_", r.GetSourceGrade().String())),
 		})
 	}
-	return b
+	return b, v.Err()
 }

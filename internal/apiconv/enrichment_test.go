@@ -31,7 +31,8 @@ func TestBundleRoundTripEnrichment(t *testing.T) {
 	pv, err := protovalidate.New()
 	require.NoError(t, err)
 	require.NoError(t, pv.Validate(req))
-	back := apiconv.BundleFromProto(req)
+	back, err := apiconv.BundleFromProto(req)
+	require.NoError(t, err)
 	require.NoError(t, back.Validate())
 	require.Equal(t, b.Enrichment, back.Enrichment)
 	h1, err := b.ContentHash()
@@ -44,7 +45,9 @@ func TestBundleRoundTripEnrichment(t *testing.T) {
 	req, err = apiconv.BundleToProto(storetest.SampleBundle("deal-1"))
 	require.NoError(t, err)
 	require.Empty(t, req.GetEnrichmentRecords())
-	require.Nil(t, apiconv.BundleFromProto(req).Enrichment)
+	back, err = apiconv.BundleFromProto(req)
+	require.NoError(t, err)
+	require.Nil(t, back.Enrichment)
 }
 
 func TestBundleToProtoNamesUnknownEnrichmentGrade(t *testing.T) {
@@ -73,6 +76,8 @@ func TestEnrichmentProtoRules(t *testing.T) {
 		req, err := apiconv.BundleToProto(b)
 		require.NoError(t, err)
 		require.Error(t, pv.Validate(req), name)
-		require.Error(t, apiconv.BundleFromProto(req).Validate(), name)
+		b, err = apiconv.BundleFromProto(req)
+		require.NoError(t, err)
+		require.Error(t, b.Validate(), name)
 	}
 }

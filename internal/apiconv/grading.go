@@ -84,7 +84,7 @@ func CalcResultToProto(c debate.CalcResult) *debatedv1.CalcGrading {
 		CalcId:      c.CalcID,
 		CalcType:    debatedv1.CalcType(debatedv1.CalcType_value["CALC_TYPE_"+string(c.Type)]),
 		Grade:       gradeToProto(c.Grade),
-		Output:      c.Output,
+		Output:      outputTexts(c.Output),
 		Explanation: stepsToProto(c.Steps),
 	}
 }
@@ -123,4 +123,22 @@ func SeverityFromProto(s debatedv1.DefectSeverity) debate.Severity {
 // CureFromProto converts a cure protocol; unspecified is "".
 func CureFromProto(c debatedv1.CureProtocol) debate.CureProtocol {
 	return debate.CureProtocol(enumName("CURE_PROTOCOL_", c.String()))
+}
+
+// outputTexts is the wire form of a calc's recomputed output: each value as
+// the shortest decimal that reads back as it. The grader rounds outputs
+// half-up to their precision (2 decimals for gross margin, 1 for runway), so
+// this is the rounded decimal, e.g. "68.5". A value that is not finite
+// (the grader never records one) is left out.
+func outputTexts(m map[string]float64) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, f := range m {
+		if d, err := debate.DecimalFromFloat(f); err == nil {
+			out[k] = d.String()
+		}
+	}
+	return out
 }

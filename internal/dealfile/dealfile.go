@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -258,7 +259,7 @@ func jsonKind(goType string) string {
 		return "a boolean is"
 	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
 		return "an integer is"
-	case strings.HasPrefix(goType, "float"):
+	case strings.HasPrefix(goType, "float"), goType == "dealfile.number":
 		return "a number is"
 	}
 	return "a " + goType + " is"
@@ -275,6 +276,30 @@ func (p *parser) timeField(path string, s *string) time.Time {
 		return time.Time{}
 	}
 	return t
+}
+
+// decimal reads an exact quantity as written; absent or null is 0.
+func (p *parser) decimal(path string, n number) debate.Decimal {
+	if n == "" {
+		return debate.Decimal{}
+	}
+	d, err := debate.ReadDecimal(string(n))
+	if err != nil {
+		p.v.Add(path, "%v", err)
+	}
+	return d
+}
+
+// decimals reads a map of exact quantities with decimal; nil stays nil.
+func (p *parser) decimals(path string, m map[string]number) map[string]debate.Decimal {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]debate.Decimal, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out[k] = p.decimal(fmt.Sprintf("%s[%q]", path, k), m[k])
+	}
+	return out
 }
 
 // nodes decodes each chain node separately so that a type error names its

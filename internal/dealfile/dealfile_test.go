@@ -53,7 +53,7 @@ func TestParseValid(t *testing.T) {
 	require.Equal(t, int32(2), b.Spans[0].Locator.Page)
 	require.Len(t, b.Sanads[0].Chain, 2)
 	require.Equal(t, []string{"e9"}, b.Sanads[0].Chain[1].InputRefs, "dangling references are kept")
-	require.Equal(t, 100.0, b.Calcs[0].Inputs["cash_balance"])
+	require.Equal(t, debate.MustDecimal("100"), b.Calcs[0].Inputs["cash_balance"])
 }
 
 func TestParseErrors(t *testing.T) {

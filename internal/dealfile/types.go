@@ -2,13 +2,61 @@ package dealfile
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/debated/debated/internal/debate"
 )
 
 // The JSON shapes of the layout. Times are *string so that "" and null read
 // as the zero time and a bad time is reported with its path; every other
-// null is the field's zero value. tenant_id is deliberately absent.
+// null is the field's zero value. Exact quantities are number (a JSON
+// number, or a string holding one), read into debate.Decimal digit for
+// digit, never through float64. tenant_id is deliberately absent.
+
+// number is an exact quantity as written: the text of a JSON number, or of
+// a string holding a decimal number ("3150000", "1.5e6"). Anything else is
+// a *json.UnmarshalTypeError, so the violation names the field.
+type number string
+
+// MarshalJSON writes n as a JSON number; Encode fills it with canonical
+// decimal text.
+func (n number) MarshalJSON() ([]byte, error) {
+	if n == "" {
+		return []byte("0"), nil
+	}
+	d, err := debate.ReadDecimal(string(n))
+	if err != nil {
+		return nil, err
+	}
+	return []byte(d.String()), nil
+}
+
+// UnmarshalJSON keeps the text of a JSON number, or of a string holding a
+// decimal number.
+func (n *number) UnmarshalJSON(data []byte) error {
+	switch {
+	case string(data) == "null":
+		return nil
+	case data[0] == '"':
+		var s string
+		if err := json.Unmarshal(data, &s); err == nil {
+			if _, err := debate.ReadDecimal(s); err == nil {
+				*n = number(s)
+				return nil
+			}
+		}
+		return &json.UnmarshalTypeError{Value: "string", Type: reflect.TypeFor[number]()}
+	case data[0] == '-' || data[0] >= '0' && data[0] <= '9':
+		*n = number(data)
+		return nil
+	case data[0] == 't' || data[0] == 'f':
+		return &json.UnmarshalTypeError{Value: "bool", Type: reflect.TypeFor[number]()}
+	case data[0] == '[':
+		return &json.UnmarshalTypeError{Value: "array", Type: reflect.TypeFor[number]()}
+	default:
+		return &json.UnmarshalTypeError{Value: "object", Type: reflect.TypeFor[number]()}
+	}
+}
 
 type dealJSON struct {
 	DealID               string  `json:"deal_id"`
@@ -17,7 +65,7 @@ type dealJSON struct {
 	Stage                string  `json:"stage"`
 	Sector               string  `json:"sector"`
 	Status               string  `json:"status"`
-	MaterialityThreshold float64 `json:"materiality_threshold"`
+	MaterialityThreshold number  `json:"materiality_threshold"`
 	CreatedAt            *string `json:"created_at"`
 	UpdatedAt            *string `json:"updated_at"`
 }
@@ -30,7 +78,7 @@ func (d dealJSON) toDomain(p *parser, path string) debate.Deal {
 		Stage:                d.Stage,
 		Sector:               d.Sector,
 		Status:               d.Status,
-		MaterialityThreshold: d.MaterialityThreshold,
+		MaterialityThreshold: p.decimal(path+".materiality_threshold", d.MaterialityThreshold),
 		CreatedAt:            p.timeField(path+".created_at", d.CreatedAt),
 		UpdatedAt:            p.timeField(path+".updated_at", d.UpdatedAt),
 	}
@@ -43,7 +91,7 @@ type timeWindowJSON struct {
 }
 
 type valueJSON struct {
-	Value      float64         `json:"value"`
+	Value      number          `json:"value"`
 	Unit       string          `json:"unit"`
 	Currency   string          `json:"currency"`
 	AsOf       string          `json:"as_of"`
@@ -82,7 +130,7 @@ func (c claimJSON) toDomain(p *parser, path string) debate.Claim {
 		UpdatedAt:     p.timeField(path+".updated_at", c.UpdatedAt),
 	}
 	if v := c.Value; v != nil {
-		out.Value = &debate.ClaimValue{Value: v.Value, Unit: v.Unit, Currency: v.Currency, AsOf: v.AsOf}
+		out.Value = &debate.ClaimValue{Value: p.decimal(path+".value.value", v.Value), Unit: v.Unit, Currency: v.Currency, AsOf: v.AsOf}
 		if w := v.TimeWindow; w != nil {
 			out.Value.TimeWindow = &debate.TimeWindow{Label: w.Label, StartDate: w.StartDate, EndDate: w.EndDate}
 		}
@@ -193,15 +241,15 @@ func (d documentJSON) toDomain(p *parser, path string) debate.Document {
 }
 
 type calcJSON struct {
-	CalcSanadID   string             `json:"calc_sanad_id"`
-	CalcID        string             `json:"calc_id"`
-	CalcType      string             `json:"calc_type"`
-	InputClaimIDs []string           `json:"input_claim_ids"`
-	Inputs        map[string]float64 `json:"inputs"`
-	InputSpanIDs  map[string]string  `json:"input_span_ids"`
-	FormulaHash   string             `json:"formula_hash"`
-	CodeVersion   string             `json:"code_version"`
-	CreatedAt     *string            `json:"created_at"`
+	CalcSanadID   string            `json:"calc_sanad_id"`
+	CalcID        string            `json:"calc_id"`
+	CalcType      string            `json:"calc_type"`
+	InputClaimIDs []string          `json:"input_claim_ids"`
+	Inputs        map[string]number `json:"inputs"`
+	InputSpanIDs  map[string]string `json:"input_span_ids"`
+	FormulaHash   string            `json:"formula_hash"`
+	CodeVersion   string            `json:"code_version"`
+	CreatedAt     *string           `json:"created_at"`
 }
 
 func (c calcJSON) toDomain(p *parser, path string) debate.Calc {
@@ -210,7 +258,7 @@ func (c calcJSON) toDomain(p *parser, path string) debate.Calc {
 		CalcSanadID:   c.CalcSanadID,
 		Type:          debate.CalcType(c.CalcType),
 		InputClaimIDs: c.InputClaimIDs,
-		Inputs:        c.Inputs,
+		Inputs:        p.decimals(path+".inputs", c.Inputs),
 		InputSpanIDs:  c.InputSpanIDs,
 		FormulaHash:   c.FormulaHash,
 		CodeVersion:   c.CodeVersion,

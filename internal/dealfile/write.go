@@ -50,7 +50,7 @@ func Encode(b *debate.DealBundle) (map[string][]byte, error) {
 	d := b.Deal
 	if err := put(DealFile, dealJSON{
 		DealID: d.ID, ExternalRef: d.ExternalRef, CompanyName: d.CompanyName, Stage: d.Stage,
-		Sector: d.Sector, Status: d.Status, MaterialityThreshold: d.MaterialityThreshold,
+		Sector: d.Sector, Status: d.Status, MaterialityThreshold: number(d.MaterialityThreshold.String()),
 		CreatedAt: timeString(d.CreatedAt), UpdatedAt: timeString(d.UpdatedAt),
 	}); err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func Encode(b *debate.DealBundle) (map[string][]byte, error) {
 			CreatedAt: timeString(c.CreatedAt), UpdatedAt: timeString(c.UpdatedAt),
 		}
 		if v := c.Value; v != nil {
-			cj.Value = &valueJSON{Value: v.Value, Unit: v.Unit, Currency: v.Currency, AsOf: v.AsOf}
+			cj.Value = &valueJSON{Value: number(v.Value.String()), Unit: v.Unit, Currency: v.Currency, AsOf: v.AsOf}
 			if w := v.TimeWindow; w != nil {
 				cj.Value.TimeWindow = &timeWindowJSON{Label: w.Label, StartDate: w.StartDate, EndDate: w.EndDate}
 			}
@@ -137,7 +137,7 @@ func Encode(b *debate.DealBundle) (map[string][]byte, error) {
 		for _, c := range b.Calcs {
 			calcs = append(calcs, calcJSON{
 				CalcSanadID: c.CalcSanadID, CalcID: c.ID, CalcType: string(c.Type),
-				InputClaimIDs: nonNil(c.InputClaimIDs), Inputs: c.Inputs, InputSpanIDs: c.InputSpanIDs,
+				InputClaimIDs: nonNil(c.InputClaimIDs), Inputs: numbers(c.Inputs), InputSpanIDs: c.InputSpanIDs,
 				FormulaHash: c.FormulaHash, CodeVersion: c.CodeVersion, CreatedAt: timeString(c.CreatedAt),
 			})
 		}
@@ -168,4 +168,16 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// numbers is the file form of a map of decimals; nil stays nil.
+func numbers(m map[string]debate.Decimal) map[string]number {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]number, len(m))
+	for k, d := range m {
+		out[k] = number(d.String())
+	}
+	return out
 }

@@ -83,7 +83,7 @@ type Deal struct {
 	Stage                string
 	Sector               string
 	Status               string
-	MaterialityThreshold float64
+	MaterialityThreshold Decimal
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
 }
@@ -98,7 +98,7 @@ type TimeWindow struct {
 
 // ClaimValue is the figure a claim states.
 type ClaimValue struct {
-	Value      float64
+	Value      Decimal
 	Unit       string // "USD", "USD/month", "percent", "months", ...
 	Currency   string // empty when the value is not money
 	AsOf       string // ISO 8601 date or empty
@@ -197,7 +197,7 @@ type Calc struct {
 	CalcSanadID   string
 	Type          CalcType
 	InputClaimIDs []string
-	Inputs        map[string]float64
+	Inputs        map[string]Decimal
 	InputSpanIDs  map[string]string
 	FormulaHash   string
 	CodeVersion   string

@@ -37,7 +37,6 @@ func (b *DealBundle) Validate() error {
 	checkText(&v, "deal.stage", b.Deal.Stage, MaxShortTextLen)
 	checkText(&v, "deal.sector", b.Deal.Sector, MaxShortTextLen)
 	checkText(&v, "deal.status", b.Deal.Status, MaxShortTextLen)
-	checkFinite(&v, "deal.materiality_threshold", b.Deal.MaterialityThreshold)
 
 	checkCount(&v, "claims", len(b.Claims), MaxClaims)
 	checkCount(&v, "evidence_items", len(b.Evidence), MaxEvidence)
@@ -79,7 +78,6 @@ func (b *DealBundle) Validate() error {
 		checkOptID(&v, p+".primary_span_id", c.PrimarySpanID)
 		checkOptID(&v, p+".created_by", c.CreatedBy)
 		if c.Value != nil {
-			checkFinite(&v, p+".value.value", c.Value.Value)
 			checkText(&v, p+".value.unit", c.Value.Unit, MaxShortTextLen)
 			checkText(&v, p+".value.currency", c.Value.Currency, MaxShortTextLen)
 			checkText(&v, p+".value.as_of", c.Value.AsOf, MaxShortTextLen)
@@ -155,9 +153,8 @@ func (b *DealBundle) Validate() error {
 		if len(c.Inputs) > MaxRefs {
 			v.Add(p+".inputs", "has %d entries, at most %d allowed", len(c.Inputs), MaxRefs)
 		}
-		for k, x := range c.Inputs {
+		for k := range c.Inputs {
 			checkText(&v, p+".inputs", k, MaxShortTextLen)
-			checkFinite(&v, p+".inputs["+k+"]", x)
 		}
 		if len(c.InputSpanIDs) > MaxRefs {
 			v.Add(p+".input_span_ids", "has %d entries, at most %d allowed", len(c.InputSpanIDs), MaxRefs)

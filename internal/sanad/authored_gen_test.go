@@ -64,7 +64,7 @@ func newBuilder(name, company string, v dealValues) *builder {
 	}
 	bl.b.Deal = debate.Deal{
 		ID: bl.id(), ExternalRef: "AUTH-" + name, CompanyName: company, Stage: "SERIES_A",
-		Sector: "SaaS", Status: "IN_REVIEW", MaterialityThreshold: 0.5, CreatedAt: bl.t0, UpdatedAt: bl.t0,
+		Sector: "SaaS", Status: "IN_REVIEW", MaterialityThreshold: debate.MustDecimal("0.5"), CreatedAt: bl.t0, UpdatedAt: bl.t0,
 	}
 	bl.deck = bl.doc(debate.ArtifactPitchDeck, "v1", bl.t0)
 	bl.model = bl.doc(debate.ArtifactFinModel, "v1", bl.t0.Add(5*time.Minute))
@@ -99,7 +99,7 @@ func newBuilder(name, company string, v dealValues) *builder {
 		}
 		bl.b.Claims = append(bl.b.Claims, debate.Claim{
 			ID: id, DealID: bl.b.Deal.ID, Key: key, Class: s.class, Text: s.text, Predicate: s.pred,
-			Value:       &debate.ClaimValue{Value: s.value, Unit: s.unit, Currency: cur, AsOf: "2025-12-31", TimeWindow: s.window},
+			Value:       &debate.ClaimValue{Value: decf(s.value), Unit: s.unit, Currency: cur, AsOf: "2025-12-31", TimeWindow: s.window},
 			Materiality: s.mat, ICBound: true, PrimarySpanID: sp, CreatedBy: "analyst-1", CreatedAt: bl.t0, UpdatedAt: bl.t0,
 		})
 		bl.claim[key], bl.span[key], bl.prim[key] = id, sp, ev
@@ -206,7 +206,7 @@ func (bl *builder) addCalc(t debate.CalcType, claimKeys []string, inputs map[str
 		ids = append(ids, bl.claim[k])
 	}
 	bl.b.Calcs = append(bl.b.Calcs, debate.Calc{
-		ID: id, CalcSanadID: bl.id(), Type: t, InputClaimIDs: ids, Inputs: inputs, InputSpanIDs: spans,
+		ID: id, CalcSanadID: bl.id(), Type: t, InputClaimIDs: ids, Inputs: decimals(inputs), InputSpanIDs: spans,
 		FormulaHash: "sha256:authored-" + string(t), CodeVersion: "authored@1", CreatedAt: bl.t0.Add(2 * time.Hour),
 	})
 	return id

@@ -46,8 +46,9 @@ type calcFinding struct {
 	refs   []string
 }
 
-// input finds a calc input by any of its spellings.
-func input(inputs map[string]float64, names []string) (float64, string, bool) {
+// input finds a calc input by any of its spellings. The arithmetic of a
+// calc is in float64: its output is rounded to 1 or 2 decimals anyway.
+func input(inputs map[string]debate.Decimal, names []string) (float64, string, bool) {
 	norm := make(map[string]string, len(inputs))
 	for k := range inputs {
 		n := strings.ToLower(strings.TrimSpace(k))
@@ -58,7 +59,7 @@ func input(inputs map[string]float64, names []string) (float64, string, bool) {
 	}
 	for _, name := range names {
 		if k, ok := norm[name]; ok {
-			v := inputs[k]
+			v := inputs[k].Float64()
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return 0, k, false
 			}

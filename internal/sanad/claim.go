@@ -32,7 +32,7 @@ func readClaim(c *debate.Claim) claimInfo {
 	ci.form = ci.metric.Form
 	if v := c.Value; v != nil {
 		kind, scale, per, cur := unitOf(v.Unit, v.Currency)
-		ci.value, ci.hasValue, ci.kind, ci.currency = v.Value*scale, true, kind, cur
+		ci.value, ci.hasValue, ci.kind, ci.currency = v.Value.Float64()*scale, true, kind, cur
 		switch per {
 		case PeriodMonth:
 			ci.form = FormMonthly

@@ -98,7 +98,7 @@ func cloneBundle(b *debate.DealBundle) *debate.DealBundle {
 	c.Calcs = slices.Clone(b.Calcs)
 	for i := range c.Calcs {
 		c.Calcs[i].InputClaimIDs = slices.Clone(c.Calcs[i].InputClaimIDs)
-		inputs := map[string]float64{}
+		inputs := map[string]debate.Decimal{}
 		for k, v := range c.Calcs[i].Inputs {
 			inputs[k] = v
 		}

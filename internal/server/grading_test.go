@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/dealfile"
+	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/storetest"
@@ -58,7 +60,7 @@ func outcomeOf(g *debatedv1.DealGradingSummary, claims []*debatedv1.ClaimGrading
 			CalcID:   c.GetCalcId(),
 			CalcType: strings.TrimPrefix(c.GetCalcType().String(), "CALC_TYPE_"),
 			Grade:    strings.TrimPrefix(c.GetGrade().String(), "GRADE_"),
-			Output:   c.GetOutput(),
+			Output:   floatOutputs(c.GetOutput()),
 		})
 	}
 	return o
@@ -469,4 +471,18 @@ func TestGradingBudgetAdmitsOneAtATime(t *testing.T) {
 	for range 4 {
 		require.NoError(t, <-errs)
 	}
+}
+
+// floatOutputs reads a calc's decimal-string outputs as the numbers the
+// expected outcomes hold; one that is not a canonical decimal is NaN, which
+// no expectation matches.
+func floatOutputs(m map[string]string) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, s := range m {
+		out[k] = math.NaN()
+		if d, err := debate.ParseDecimal(s); err == nil {
+			out[k] = d.Float64()
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"connectrpc.com/connect"
 	connectcors "connectrpc.com/cors"
 	"connectrpc.com/vanguard"
 	"connectrpc.com/vanguard/vanguardgrpc"
@@ -128,6 +129,26 @@ func (c *jsonCodec) MarshalAppendField(base []byte, msg proto.Message, field pro
 		return nil, err
 	}
 	return c.JSONCodec.MarshalAppendField(base, msg, field)
+}
+
+// Unmarshal implements vanguard.Codec. It reads JSON requests only (the
+// server side speaks binary gRPC), so a body that does not decode, such as
+// a number where the API wants a decimal string, is the client's error:
+// INVALID_ARGUMENT (HTTP 400), not the internal error vanguard would make
+// of it.
+func (c *jsonCodec) Unmarshal(data []byte, msg proto.Message) error {
+	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
+		return connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	return nil
+}
+
+// UnmarshalField implements vanguard.RESTCodec, as Unmarshal.
+func (c *jsonCodec) UnmarshalField(data []byte, msg proto.Message, field protoreflect.FieldDescriptor) error {
+	if err := c.JSONCodec.UnmarshalField(data, msg, field); err != nil {
+		return connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	return nil
 }
 
 var ledgerEventName = (&debatedv1.LedgerEvent{}).ProtoReflect().Descriptor().FullName()

@@ -9,11 +9,15 @@ import (
 )
 
 // ImportDeal implements RegistryService. The request's shape is checked by
-// its protovalidate rules, then the bundle's cross-field rules (unique ids,
+// its protovalidate rules (decimal strings included: the conversion checks
+// them again), then the bundle's cross-field rules (unique ids,
 // known enumerations) by debate.DealBundle.Validate; only then is anything
 // written, in one transaction.
 func (s *Server) ImportDeal(ctx context.Context, req *debatedv1.ImportDealRequest) (*debatedv1.ImportDealResponse, error) {
-	b := apiconv.BundleFromProto(req)
+	b, err := apiconv.BundleFromProto(req)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
 	if err := b.Validate(); err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}

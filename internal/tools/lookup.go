@@ -30,7 +30,7 @@ type ClaimOut struct {
 
 // ValueOut is a claim's stated figure.
 type ValueOut struct {
-	Value      float64        `json:"value"`
+	Value      debate.Decimal `json:"value"` // a JSON number, every digit
 	Unit       string         `json:"unit,omitempty"`
 	Currency   string         `json:"currency,omitempty"`
 	AsOf       string         `json:"as_of,omitempty"`
@@ -130,10 +130,10 @@ type CalcSanadOut struct {
 
 // CalcInputOut is one named input of a calc, sorted by name.
 type CalcInputOut struct {
-	Name        string  `json:"name"`
-	Value       float64 `json:"value"`
-	SpanID      string  `json:"span_id,omitempty"`
-	TextExcerpt string  `json:"text_excerpt,omitempty"`
+	Name        string         `json:"name"`
+	Value       debate.Decimal `json:"value"`
+	SpanID      string         `json:"span_id,omitempty"`
+	TextExcerpt string         `json:"text_excerpt,omitempty"`
 }
 
 // lookupClaim runs lookup_claim: {"claim": ClaimOut, "sanad": SanadOut or

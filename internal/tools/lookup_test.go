@@ -29,7 +29,7 @@ func TestLookupClaim(t *testing.T) {
 	require.Equal(t, "FINANCIAL", c.ClaimClass)
 	require.Equal(t, "ARR is $12,500,000 as of December 2025", c.ClaimText)
 	require.NotNil(t, c.ValueStruct)
-	require.InDelta(t, 12_500_000, c.ValueStruct.Value, 0)
+	require.Equal(t, "12500000", c.ValueStruct.Value.String())
 	require.Equal(t, "FY2025", c.ValueStruct.TimeWindow.Label)
 	g, ok := f.deal.Grading.Claim("C1")
 	require.True(t, ok)
@@ -123,8 +123,8 @@ func TestLookupCalc(t *testing.T) {
 	require.Equal(t, "C2", out.Inputs[0].ClaimKey)
 	require.Equal(t, []string{f.claim["C2"]}, out.CalcSanad.InputClaimIDs)
 	require.Equal(t, []CalcInputOut{
-		{Name: "cogs", Value: 3_937_500, SpanID: f.bundle.Spans[8].ID, TextExcerpt: "COGS FY2025: 3,937,500"},
-		{Name: "revenue", Value: 12_500_000, SpanID: f.bundle.Spans[7].ID, TextExcerpt: "Revenue FY2025: 12,500,000"},
+		{Name: "cogs", Value: debate.MustDecimal("3937500"), SpanID: f.bundle.Spans[8].ID, TextExcerpt: "COGS FY2025: 3,937,500"},
+		{Name: "revenue", Value: debate.MustDecimal("12500000"), SpanID: f.bundle.Spans[7].ID, TextExcerpt: "Revenue FY2025: 12,500,000"},
 	}, out.CalcSanad.InputValues)
 
 	res, _ = inv.Call(ctx, debate.RoleRiskOfficer, toolCall(t, LookupCalc, map[string]any{"calc_id": f.calcID, "include_inputs": false}))

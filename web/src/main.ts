@@ -6,7 +6,7 @@ import { h, s, download, append } from "./dom";
 import { apiKey, signIn, signOut, registry, debates } from "./api";
 import { Grade, Verdict, Action, DefectType, DefectSeverity, CorroborationStatus, type ClaimGrading } from "./gen/debated/v1/grading_pb";
 import { DebateStatus, type LedgerEvent, type Debate } from "./gen/debated/v1/debate_pb";
-import { ChainNodeType, SourceGrade, type Sanad, type EvidenceItem } from "./gen/debated/v1/registry_pb";
+import { ChainNodeType, SourceGrade, type Sanad, type EvidenceItem, type ClaimValue } from "./gen/debated/v1/registry_pb";
 import { verifyBundle, verifyEvent, verifyInclusion, trustedKeys, forgetPublishedKeys, type Bundle, type BundleEvent, type Seal, type TrustedKeys } from "./verify";
 
 const view = document.getElementById("view") as HTMLElement;
@@ -183,7 +183,7 @@ async function dealView(dealId: string, focusClaim?: string): Promise<void> {
             h(
               "table",
               {},
-              h("thead", {}, h("tr", {}, ...["Claim", "Metric", "Grade", "Verdict", "Action", "Defects", "Corroboration"].map((c) => h("th", { scope: "col" }, c)))),
+              h("thead", {}, h("tr", {}, ...["Claim", "Metric", "Value", "Grade", "Verdict", "Action", "Defects", "Corroboration"].map((c) => h("th", { scope: "col" }, c)))),
               h(
                 "tbody",
                 {},
@@ -193,6 +193,7 @@ async function dealView(dealId: string, focusClaim?: string): Promise<void> {
                     { id: "claim-" + c.claimId, class: c.blocked ? "blocked" : "" },
                     h("td", {}, h("button", { class: "link", onclick: () => pick(c), "aria-label": `Show the sanad graph of ${c.claimKey}` }, c.claimKey)),
                     h("td", {}, c.metric),
+                    h("td", { class: "num" }, quantity(text.get(c.claimId)?.value)),
                     h("td", {}, h("span", { class: gradeClass(c.grade) }, Grade[c.grade])),
                     h("td", {}, Verdict[c.verdict]),
                     h("td", {}, Action[c.action]),
@@ -740,3 +741,33 @@ document.getElementById("signout")?.addEventListener("click", () => {
 });
 window.addEventListener("hashchange", () => void route());
 void route();
+
+const currencySymbols: Record<string, string> = { USD: "$", EUR: "€", GBP: "£", JPY: "¥" };
+
+// quantity shows a claim's figure exactly as the API sends it, a decimal
+// string, with its currency or unit, as debatectl prints it: "$3,150,000",
+// "-$12.5", "$120,000/month", "68.5%", "18 months". It never goes through a
+// JavaScript number, so no digit is lost and no exponent appears.
+function quantity(v?: ClaimValue): string {
+  if (!v) return "—";
+  const n = groupDecimal(v.value);
+  const cur = v.currency.trim().toUpperCase();
+  if (cur) {
+    const sym = currencySymbols[cur];
+    const neg = n.startsWith("-");
+    let out = sym ? (neg ? "-" : "") + sym + (neg ? n.slice(1) : n) : `${n} ${cur}`;
+    if (v.unit.startsWith(cur) && v.unit.length > cur.length) out += v.unit.slice(cur.length);
+    return out;
+  }
+  if (v.unit.toLowerCase() === "percent") return n + "%";
+  return v.unit ? `${n} ${v.unit}` : n;
+}
+
+// groupDecimal groups a decimal string's integer part by thousands:
+// "12345678901234567.89" → "12,345,678,901,234,567.89". Other text is shown
+// as it is.
+function groupDecimal(s: string): string {
+  const m = /^(-?)(\d+)(\.\d+)?$/.exec(s);
+  if (!m) return s;
+  return m[1] + m[2].replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (m[3] ?? "");
+}

@@ -977,8 +977,10 @@ type CalcGrading struct {
 	CalcType CalcType               `protobuf:"varint,2,opt,name=calc_type,json=calcType,proto3,enum=debated.v1.CalcType" json:"calc_type,omitempty"`
 	// The worst grade among the calc's inputs.
 	Grade Grade `protobuf:"varint,3,opt,name=grade,proto3,enum=debated.v1.Grade" json:"grade,omitempty"`
-	// Recomputed values, e.g. gross_margin_percent, runway_months.
-	Output        map[string]float64 `protobuf:"bytes,4,rep,name=output,proto3" json:"output,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// Recomputed values as decimal strings (see ClaimValue.value), rounded
+	// half-up: gross_margin_percent to 2 decimals, runway_months to 1, e.g.
+	// {"gross_margin_percent": "68.5", "runway_months": "24.7"}.
+	Output        map[string]string  `protobuf:"bytes,6,rep,name=output,proto3" json:"output,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Explanation   []*ExplanationStep `protobuf:"bytes,5,rep,name=explanation,proto3" json:"explanation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1035,7 +1037,7 @@ func (x *CalcGrading) GetGrade() Grade {
 	return Grade_GRADE_UNSPECIFIED
 }
 
-func (x *CalcGrading) GetOutput() map[string]float64 {
+func (x *CalcGrading) GetOutput() map[string]string {
 	if x != nil {
 		return x.Output
 	}
@@ -2201,16 +2203,16 @@ const file_debated_v1_grading_proto_rawDesc = "" +
 	"\x11independent_count\x18\n" +
 	" \x01(\x05R\x10independentCount\x12\x18\n" +
 	"\ablocked\x18\v \x01(\bR\ablocked\x12=\n" +
-	"\vexplanation\x18\f \x03(\v2\x1b.debated.v1.ExplanationStepR\vexplanation\"\xb9\x02\n" +
+	"\vexplanation\x18\f \x03(\v2\x1b.debated.v1.ExplanationStepR\vexplanation\"\xbf\x02\n" +
 	"\vCalcGrading\x12\x17\n" +
 	"\acalc_id\x18\x01 \x01(\tR\x06calcId\x121\n" +
 	"\tcalc_type\x18\x02 \x01(\x0e2\x14.debated.v1.CalcTypeR\bcalcType\x12'\n" +
 	"\x05grade\x18\x03 \x01(\x0e2\x11.debated.v1.GradeR\x05grade\x12;\n" +
-	"\x06output\x18\x04 \x03(\v2#.debated.v1.CalcGrading.OutputEntryR\x06output\x12=\n" +
+	"\x06output\x18\x06 \x03(\v2#.debated.v1.CalcGrading.OutputEntryR\x06output\x12=\n" +
 	"\vexplanation\x18\x05 \x03(\v2\x1b.debated.v1.ExplanationStepR\vexplanation\x1a9\n" +
 	"\vOutputEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xcf\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x04\x10\x05\"\xcf\x02\n" +
 	"\x12DealGradingSummary\x12\x17\n" +
 	"\adeal_id\x18\x01 \x01(\tR\x06dealId\x12\x1f\n" +
 	"\vclaim_count\x18\x02 \x01(\x05R\n" +

@@ -386,10 +386,11 @@ type Deal struct {
 	ExternalRef string `protobuf:"bytes,2,opt,name=external_ref,json=externalRef,proto3" json:"external_ref,omitempty"`
 	CompanyName string `protobuf:"bytes,3,opt,name=company_name,json=companyName,proto3" json:"company_name,omitempty"`
 	// Funding stage, e.g. SEED, SERIES_A.
-	Stage                string                 `protobuf:"bytes,4,opt,name=stage,proto3" json:"stage,omitempty"`
-	Sector               string                 `protobuf:"bytes,5,opt,name=sector,proto3" json:"sector,omitempty"`
-	Status               string                 `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
-	MaterialityThreshold float64                `protobuf:"fixed64,7,opt,name=materiality_threshold,json=materialityThreshold,proto3" json:"materiality_threshold,omitempty"`
+	Stage  string `protobuf:"bytes,4,opt,name=stage,proto3" json:"stage,omitempty"`
+	Sector string `protobuf:"bytes,5,opt,name=sector,proto3" json:"sector,omitempty"`
+	Status string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
+	// A decimal string (see ClaimValue.value), e.g. "0.5"; empty means "0".
+	MaterialityThreshold string                 `protobuf:"bytes,10,opt,name=materiality_threshold,json=materialityThreshold,proto3" json:"materiality_threshold,omitempty"`
 	CreateTime           *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	UpdateTime           *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	unknownFields        protoimpl.UnknownFields
@@ -468,11 +469,11 @@ func (x *Deal) GetStatus() string {
 	return ""
 }
 
-func (x *Deal) GetMaterialityThreshold() float64 {
+func (x *Deal) GetMaterialityThreshold() string {
 	if x != nil {
 		return x.MaterialityThreshold
 	}
-	return 0
+	return ""
 }
 
 func (x *Deal) GetCreateTime() *timestamppb.Timestamp {
@@ -555,7 +556,11 @@ func (x *TimeWindow) GetEndDate() string {
 // ClaimValue is the figure a claim states.
 type ClaimValue struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Value float64                `protobuf:"fixed64,1,opt,name=value,proto3" json:"value,omitempty"`
+	// The figure as a decimal string, exact: an optional '-', digits, and
+	// an optional point with digits; no '+', no exponent, no leading zeros,
+	// no trailing zeros after the point, no "-0"; at most 512 characters.
+	// E.g. "3150000", "-12.5", "0.035". Required.
+	Value string `protobuf:"bytes,6,opt,name=value,proto3" json:"value,omitempty"`
 	// "USD", "USD/month", "percent", "months", ...
 	Unit string `protobuf:"bytes,2,opt,name=unit,proto3" json:"unit,omitempty"`
 	// Empty when the value is not money.
@@ -597,11 +602,11 @@ func (*ClaimValue) Descriptor() ([]byte, []int) {
 	return file_debated_v1_registry_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *ClaimValue) GetValue() float64 {
+func (x *ClaimValue) GetValue() string {
 	if x != nil {
 		return x.Value
 	}
-	return 0
+	return ""
 }
 
 func (x *ClaimValue) GetUnit() string {
@@ -1305,8 +1310,9 @@ type Calc struct {
 	CalcSanadId   string                 `protobuf:"bytes,2,opt,name=calc_sanad_id,json=calcSanadId,proto3" json:"calc_sanad_id,omitempty"`
 	CalcType      CalcType               `protobuf:"varint,3,opt,name=calc_type,json=calcType,proto3,enum=debated.v1.CalcType" json:"calc_type,omitempty"`
 	InputClaimIds []string               `protobuf:"bytes,4,rep,name=input_claim_ids,json=inputClaimIds,proto3" json:"input_claim_ids,omitempty"`
-	// Input name (revenue, cogs, cash_balance, monthly_burn) to its number.
-	Inputs map[string]float64 `protobuf:"bytes,5,rep,name=inputs,proto3" json:"inputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// Input name (revenue, cogs, cash_balance, monthly_burn) to its number,
+	// a decimal string as ClaimValue.value.
+	Inputs map[string]string `protobuf:"bytes,10,rep,name=inputs,proto3" json:"inputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Input name to the financial-model cell (span id) it was read from.
 	InputSpanIds  map[string]string      `protobuf:"bytes,6,rep,name=input_span_ids,json=inputSpanIds,proto3" json:"input_span_ids,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	FormulaHash   string                 `protobuf:"bytes,7,opt,name=formula_hash,json=formulaHash,proto3" json:"formula_hash,omitempty"`
@@ -1374,7 +1380,7 @@ func (x *Calc) GetInputClaimIds() []string {
 	return nil
 }
 
-func (x *Calc) GetInputs() map[string]float64 {
+func (x *Calc) GetInputs() map[string]string {
 	if x != nil {
 		return x.Inputs
 	}
@@ -2535,7 +2541,7 @@ var File_debated_v1_registry_proto protoreflect.FileDescriptor
 const file_debated_v1_registry_proto_rawDesc = "" +
 	"\n" +
 	"\x19debated/v1/registry.proto\x12\n" +
-	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x18debated/v1/grading.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\x03\n" +
+	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x18debated/v1/grading.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdf\x03\n" +
 	"\x04Deal\x12#\n" +
 	"\adeal_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06dealId\x12+\n" +
@@ -2543,26 +2549,27 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\fcompany_name\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\vcompanyName\x12\x1e\n" +
 	"\x05stage\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x05stage\x12 \n" +
 	"\x06sector\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x06sector\x12 \n" +
-	"\x06status\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x06status\x12<\n" +
-	"\x15materiality_threshold\x18\a \x01(\x01B\a\xbaH\x04\x12\x02@\x01R\x14materialityThreshold\x12;\n" +
+	"\x06status\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x06status\x12t\n" +
+	"\x15materiality_threshold\x18\n" +
+	" \x01(\tB?\xbaH<r:\x18\x80\x0425^(|0|-?[1-9][0-9]*(\\.[0-9]*[1-9])?|-?0\\.[0-9]*[1-9])$R\x14materialityThreshold\x12;\n" +
 	"\vcreate_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"z\n" +
+	"updateTimeJ\x04\b\a\x10\b\"z\n" +
 	"\n" +
 	"TimeWindow\x12\x1e\n" +
 	"\x05label\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x05label\x12'\n" +
 	"\n" +
 	"start_date\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\tstartDate\x12#\n" +
-	"\bend_date\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\aendDate\"\xc7\x01\n" +
+	"\bend_date\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\aendDate\"\x86\x02\n" +
 	"\n" +
-	"ClaimValue\x12\x1d\n" +
-	"\x05value\x18\x01 \x01(\x01B\a\xbaH\x04\x12\x02@\x01R\x05value\x12\x1c\n" +
+	"ClaimValue\x12V\n" +
+	"\x05value\x18\x06 \x01(\tB@\xbaH=r;\x10\x01\x18\x80\x0424^(0|-?[1-9][0-9]*(\\.[0-9]*[1-9])?|-?0\\.[0-9]*[1-9])$R\x05value\x12\x1c\n" +
 	"\x04unit\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x04unit\x12$\n" +
 	"\bcurrency\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\bcurrency\x12\x1d\n" +
 	"\x05as_of\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\x04asOf\x127\n" +
 	"\vtime_window\x18\x05 \x01(\v2\x16.debated.v1.TimeWindowR\n" +
-	"timeWindow\"\xf5\x04\n" +
+	"timeWindowJ\x04\b\x01\x10\x02\"\xf5\x04\n" +
 	"\x05Claim\x12%\n" +
 	"\bclaim_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\aclaimId\x12!\n" +
@@ -2650,15 +2657,16 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\fartifactType\x12-\n" +
 	"\rversion_label\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\fversionLabel\x12;\n" +
 	"\vingest_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"ingestTime\"\x9e\x05\n" +
+	"ingestTime\"\xde\x05\n" +
 	"\x04Calc\x12#\n" +
 	"\acalc_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06calcId\x12,\n" +
 	"\rcalc_sanad_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\vcalcSanadId\x12=\n" +
 	"\tcalc_type\x18\x03 \x01(\x0e2\x14.debated.v1.CalcTypeB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\bcalcType\x12:\n" +
-	"\x0finput_claim_ids\x18\x04 \x03(\tB\x12\xbaH\x0f\x92\x01\f\x10\x80\x02\"\ar\x05\x10\x01\x18\x80\x01R\rinputClaimIds\x12N\n" +
-	"\x06inputs\x18\x05 \x03(\v2\x1c.debated.v1.Calc.InputsEntryB\x18\xbaH\x15\x9a\x01\x12\x10\x80\x02\"\ar\x05\x10\x01\x18\x80\x04*\x04\x12\x02@\x01R\x06inputs\x12e\n" +
+	"\x0finput_claim_ids\x18\x04 \x03(\tB\x12\xbaH\x0f\x92\x01\f\x10\x80\x02\"\ar\x05\x10\x01\x18\x80\x01R\rinputClaimIds\x12\x87\x01\n" +
+	"\x06inputs\x18\n" +
+	" \x03(\v2\x1c.debated.v1.Calc.InputsEntryBQ\xbaHN\x9a\x01K\x10\x80\x02\"\ar\x05\x10\x01\x18\x80\x04*=r;\x10\x01\x18\x80\x0424^(0|-?[1-9][0-9]*(\\.[0-9]*[1-9])?|-?0\\.[0-9]*[1-9])$R\x06inputs\x12e\n" +
 	"\x0einput_span_ids\x18\x06 \x03(\v2\".debated.v1.Calc.InputSpanIdsEntryB\x1b\xbaH\x18\x9a\x01\x15\x10\x80\x02\"\ar\x05\x10\x01\x18\x80\x04*\ar\x05\x10\x01\x18\x80\x01R\finputSpanIds\x12+\n" +
 	"\fformula_hash\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\vformulaHash\x12+\n" +
 	"\fcode_version\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\vcodeVersion\x12;\n" +
@@ -2666,10 +2674,10 @@ const file_debated_v1_registry_proto_rawDesc = "" +
 	"createTime\x1a9\n" +
 	"\vInputsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a?\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a?\n" +
 	"\x11InputSpanIdsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9a\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x05\x10\x06\"\x9a\x03\n" +
 	"\x10EnrichmentRecord\x12'\n" +
 	"\trecord_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\brecordId\x12?\n" +

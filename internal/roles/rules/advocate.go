@@ -310,7 +310,7 @@ func calcAgrees(k *calcView, c *claimView) bool {
 	if !ok {
 		return false
 	}
-	x := c.claim.Value.Value
+	x := c.claim.Value.Value.Float64()
 	if k.calc.Type == debate.CalcGrossMargin {
 		x = asPercent(c, 1)
 	}

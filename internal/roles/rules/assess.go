@@ -127,7 +127,7 @@ func unitHas(c *claimView, parts ...string) bool {
 // asPercent reads a percentage claim in points: 0.725 stated as a ratio
 // is 72.5.
 func asPercent(c *claimView, ratioBelow float64) float64 {
-	x := c.claim.Value.Value
+	x := c.claim.Value.Value.Float64()
 	if !unitHas(c, "percent", "%", "pct") && x <= ratioBelow {
 		return x * 100
 	}
@@ -147,7 +147,7 @@ func (v *view) risks() []risk {
 		return risk{name: "gross_margin", value: m, threshold: marginMin, flagged: m < marginMin, severe: m < marginSevere}
 	}
 	if c := v.pick("RUNWAY"); c != nil && unitHas(c, "month") {
-		r := runway(c.claim.Value.Value)
+		r := runway(c.claim.Value.Value.Float64())
 		r.claims = []*claimView{c}
 		if k := v.calcFor(debate.CalcRunway, c); k != nil {
 			m, _ := calcOutput(k)
@@ -162,12 +162,12 @@ func (v *view) risks() []risk {
 		out = append(out, r)
 	}
 	burn, arr := v.pick("BURN"), v.pick("ARR")
-	if burn != nil && arr != nil && arr.claim.Value.Value > 0 {
-		monthly := burn.claim.Value.Value
+	if burn != nil && arr != nil && arr.claim.Value.Value.Float64() > 0 {
+		monthly := burn.claim.Value.Value.Float64()
 		if unitHas(burn, "year", "/yr", "annual") {
 			monthly /= 12
 		}
-		annualARR := arr.claim.Value.Value
+		annualARR := arr.claim.Value.Value.Float64()
 		if unitHas(arr, "month", "/mo") {
 			annualARR *= 12
 		}

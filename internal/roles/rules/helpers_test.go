@@ -71,7 +71,7 @@ func buildDeal(name, company string, specs []claimSpec) *debate.DealBundle {
 	h.Write([]byte(name))
 	bl := &dealBuilder{seed: h.Sum32(), t0: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), claim: map[string]string{}}
 	bl.b.Deal = debate.Deal{ID: bl.id(), ExternalRef: "RULES-" + name, CompanyName: company, Stage: "SERIES_A",
-		Sector: "SaaS", Status: "IN_REVIEW", MaterialityThreshold: 0.5, CreatedAt: bl.t0, UpdatedAt: bl.t0}
+		Sector: "SaaS", Status: "IN_REVIEW", MaterialityThreshold: debate.MustDecimal("0.5"), CreatedAt: bl.t0, UpdatedAt: bl.t0}
 	bl.deck, bl.model = bl.id(), bl.id()
 	bl.b.Documents = []debate.Document{
 		{ID: bl.deck, ArtifactType: debate.ArtifactPitchDeck, VersionLabel: "v1", IngestedAt: bl.t0},
@@ -85,7 +85,7 @@ func buildDeal(name, company string, specs []claimSpec) *debate.DealBundle {
 			cur = "USD"
 		}
 		c := debate.Claim{ID: cid, DealID: bl.b.Deal.ID, Key: s.key, Class: s.class, Text: s.text, Predicate: s.pred,
-			Value:       &debate.ClaimValue{Value: s.value, Unit: s.unit, Currency: cur, AsOf: "2025-12-31", TimeWindow: s.window},
+			Value:       &debate.ClaimValue{Value: decf(s.value), Unit: s.unit, Currency: cur, AsOf: "2025-12-31", TimeWindow: s.window},
 			Materiality: s.mat, ICBound: s.mat != debate.MaterialityMedium, CreatedBy: "analyst-1", CreatedAt: bl.t0, UpdatedAt: bl.t0}
 		sn := debate.Sanad{ID: bl.id(), ClaimID: cid, ExtractionConfidence: 0.95, DhabtScore: 0.9, CreatedAt: bl.t0, UpdatedAt: bl.t0}
 		if !s.noSpan {

@@ -93,19 +93,19 @@ func formatValue(v *debate.ClaimValue) string {
 	}
 	switch {
 	case lu == "percent" || lu == "%" || lu == "pct":
-		return formatNumber(v.Value) + "%"
+		return formatNumber(v.Value.Float64()) + "%"
 	case lu == "months" || lu == "month":
-		return formatNumber(v.Value) + " months"
+		return formatNumber(v.Value.Float64()) + " months"
 	case strings.Contains(lu, "/month") || strings.Contains(lu, "/mo"):
-		return money(v.Value) + "/month"
+		return money(v.Value.Float64()) + "/month"
 	case strings.Contains(lu, "/year") || strings.Contains(lu, "/yr"):
-		return money(v.Value) + "/year"
+		return money(v.Value.Float64()) + "/year"
 	case v.Currency != "" || lu == "usd" || lu == "eur" || lu == "gbp":
-		return money(v.Value)
+		return money(v.Value.Float64())
 	case unit == "":
-		return formatNumber(v.Value)
+		return formatNumber(v.Value.Float64())
 	}
-	return formatNumber(v.Value) + " " + clip(unit, 20)
+	return formatNumber(v.Value.Float64()) + " " + clip(unit, 20)
 }
 
 // clip shortens s to at most n runes, with an ellipsis when cut, and

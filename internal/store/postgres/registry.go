@@ -74,7 +74,8 @@ func (s *Store) DealImport(ctx context.Context, b *debate.DealBundle, contentHas
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 		ON CONFLICT DO NOTHING`,
 		tenant, dealID, d.Deal.ExternalRef, d.Deal.CompanyName, d.Deal.Stage, d.Deal.Sector, d.Deal.Status,
-		d.Deal.MaterialityThreshold, rows.Time(d.Deal.CreatedAt), rows.Time(d.Deal.UpdatedAt), d.ContentHash, d.ImportedAt,
+		// The column is a float for SQL readers; the record keeps the exact decimal.
+		d.Deal.MaterialityThreshold.Float64(), rows.Time(d.Deal.CreatedAt), rows.Time(d.Deal.UpdatedAt), d.ContentHash, d.ImportedAt,
 		d.Counts[0], d.Counts[1], d.Counts[2], d.Counts[3], d.Counts[4], d.Counts[5], d.Record,
 	).Exec(func(ct pgconn.CommandTag) error {
 		created = ct.RowsAffected() == 1

@@ -62,7 +62,8 @@ func (s *Store) DealImport(ctx context.Context, b *debate.DealBundle, contentHas
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT DO NOTHING`,
 			tenant, dealID, d.Deal.ExternalRef, d.Deal.CompanyName, d.Deal.Stage, d.Deal.Sector, d.Deal.Status,
-			d.Deal.MaterialityThreshold, rows.TimeText(d.Deal.CreatedAt), rows.TimeText(d.Deal.UpdatedAt),
+			// The column is a float for SQL readers; the record keeps the exact decimal.
+			d.Deal.MaterialityThreshold.Float64(), rows.TimeText(d.Deal.CreatedAt), rows.TimeText(d.Deal.UpdatedAt),
 			d.ContentHash, rows.TimeText(d.ImportedAt),
 			d.Counts[0], d.Counts[1], d.Counts[2], d.Counts[3], d.Counts[4], d.Counts[5], d.Record)
 		if isForeignKeyViolation(err) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,7 +41,7 @@ func SampleBundle(dealID string) *debate.DealBundle {
 	b := &debate.DealBundle{
 		Deal: debate.Deal{
 			ID: dealID, ExternalRef: "QAV-2026-" + dealID, CompanyName: "AutoScale Commerce",
-			Stage: "SERIES_B", Sector: "Marketplace", Status: "IN_REVIEW", MaterialityThreshold: 0.5,
+			Stage: "SERIES_B", Sector: "Marketplace", Status: "IN_REVIEW", MaterialityThreshold: debate.MustDecimal("0.5"),
 			CreatedAt: at(14, 0), UpdatedAt: at(14, 0),
 		},
 		Documents: []debate.Document{
@@ -61,22 +62,22 @@ func SampleBundle(dealID string) *debate.DealBundle {
 	specs := []spec{
 		{"C1", "ARR is $12,500,000 as of December 2025", "ARR(AutoScale Commerce, 2025-12) = 12500000 USD",
 			"ARR: $12,500,000 (as of Dec 2025)", debate.ClaimClassFinancial, debate.MaterialityCritical, true,
-			&debate.ClaimValue{Value: 12_500_000, Unit: "USD", Currency: "USD", AsOf: "2025-12-31", TimeWindow: fy}, debate.GradeC},
+			&debate.ClaimValue{Value: debate.MustDecimal("12500000"), Unit: "USD", Currency: "USD", AsOf: "2025-12-31", TimeWindow: fy}, debate.GradeC},
 		{"C2", "Gross Margin is 68.50%", "GrossMargin(AutoScale Commerce, FY2025) = 68.50%",
 			"Gross Margin: 68.50%", debate.ClaimClassFinancial, debate.MaterialityHigh, true,
-			&debate.ClaimValue{Value: 68.5, Unit: "percent", AsOf: "2025-12-31", TimeWindow: fy}, debate.GradeC},
+			&debate.ClaimValue{Value: debate.MustDecimal("68.5"), Unit: "percent", AsOf: "2025-12-31", TimeWindow: fy}, debate.GradeC},
 		{"C3", "Monthly burn is $650,000", "Burn(AutoScale Commerce, 2025-12) = 650000 USD/month",
 			"Monthly Burn: $650,000", debate.ClaimClassFinancial, debate.MaterialityHigh, false,
-			&debate.ClaimValue{Value: 650_000, Unit: "USD/month", Currency: "USD", AsOf: "2025-12-31"}, debate.GradeC},
+			&debate.ClaimValue{Value: debate.MustDecimal("650000"), Unit: "USD/month", Currency: "USD", AsOf: "2025-12-31"}, debate.GradeC},
 		{"C4", "Runway is 18 months", "Runway(AutoScale Commerce, 2025-12) = 18 months",
 			"Runway: 18 months at current burn", debate.ClaimClassFinancial, debate.MaterialityHigh, true,
-			&debate.ClaimValue{Value: 18, Unit: "months", AsOf: "2025-12-31"}, debate.GradeC},
+			&debate.ClaimValue{Value: debate.MustDecimal("18"), Unit: "months", AsOf: "2025-12-31"}, debate.GradeC},
 		{"C5", "Blended CAC is $1,150", "CAC(AutoScale Commerce, FY2025) = 1150 USD",
 			"Blended CAC: $1,150", debate.ClaimClassTraction, debate.MaterialityMedium, false,
-			&debate.ClaimValue{Value: 1150, Unit: "USD", Currency: "USD", TimeWindow: fy}, debate.GradeB},
+			&debate.ClaimValue{Value: debate.MustDecimal("1150"), Unit: "USD", Currency: "USD", TimeWindow: fy}, debate.GradeB},
 		{"C6", "Net revenue retention is 118%", "NRR(AutoScale Commerce, FY2025) = 118%",
 			"NRR: 118% (FY2025 cohorts)", debate.ClaimClassTraction, debate.MaterialityHigh, false,
-			&debate.ClaimValue{Value: 118, Unit: "percent", TimeWindow: &debate.TimeWindow{Label: "FY2025 cohorts"}}, debate.GradeC},
+			&debate.ClaimValue{Value: debate.MustDecimal("118"), Unit: "percent", TimeWindow: &debate.TimeWindow{Label: "FY2025 cohorts"}}, debate.GradeC},
 		{"C7", "The addressable market is $8.2B", "TAM(mid-market e-commerce automation, 2025) = 8.2e9 USD",
 			"TAM: $8.2B (mid-market e-commerce automation)", debate.ClaimClassMarketSize, debate.MaterialityMedium, false,
 			nil, debate.GradeD},
@@ -150,7 +151,7 @@ func SampleBundle(dealID string) *debate.DealBundle {
 	b.Calcs = []debate.Calc{{
 		ID: id("calc", 1), CalcSanadID: id("calc-sanad", 1), Type: debate.CalcGrossMargin,
 		InputClaimIDs: []string{b.Claims[1].ID},
-		Inputs:        map[string]float64{"revenue": 12_500_000, "cogs": 3_937_500},
+		Inputs:        map[string]debate.Decimal{"revenue": debate.MustDecimal("12500000"), "cogs": debate.MustDecimal("3937500")},
 		InputSpanIDs:  map[string]string{"revenue": b.Spans[7].ID, "cogs": b.Spans[8].ID},
 		FormulaHash:   "sha256:gm_formula_v1_8a7b6c5d4e3f2a1b", CodeVersion: "idis-calc-engine@1.0.0",
 		CreatedAt: at(15, 30),
@@ -169,7 +170,7 @@ func LargeBundle(dealID string, claims int) *debate.DealBundle {
 	b := &debate.DealBundle{
 		Deal: debate.Deal{
 			ID: dealID, ExternalRef: "LARGE-" + dealID, CompanyName: "Bulk Holdings", Stage: "GROWTH",
-			Sector: "Logistics", Status: "IN_REVIEW", MaterialityThreshold: 0.25, CreatedAt: t0, UpdatedAt: t0,
+			Sector: "Logistics", Status: "IN_REVIEW", MaterialityThreshold: debate.MustDecimal("0.25"), CreatedAt: t0, UpdatedAt: t0,
 		},
 		Documents: []debate.Document{{ID: doc, ArtifactType: debate.ArtifactDataRoom, VersionLabel: "v3", IngestedAt: t0}},
 	}
@@ -190,7 +191,7 @@ func LargeBundle(dealID string, claims int) *debate.DealBundle {
 			Class:       debate.ClaimClasses[i%len(debate.ClaimClasses)],
 			Text:        fmt.Sprintf("Metric %d is %d units", n, n*37),
 			Predicate:   fmt.Sprintf("Metric%d = %d", n, n*37),
-			Value:       &debate.ClaimValue{Value: float64(n * 37), Unit: "units"},
+			Value:       &debate.ClaimValue{Value: debate.MustDecimal(strconv.Itoa(n * 37)), Unit: "units"},
 			Materiality: debate.Materialities[i%len(debate.Materialities)], ICBound: i%5 == 0,
 			PrimarySpanID: span, CreatedAt: t0, UpdatedAt: t0,
 		})

@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"APIKeyConflicts", testAPIKeyConflicts},
 		{"ImportRoundTrip", testImportRoundTrip},
 		{"ImportKeepsEmptyAndNil", testImportKeepsEmptyAndNil},
+		{"ImportKeepsEveryDigit", testImportKeepsEveryDigit},
 		{"ReimportSameIsNoop", testReimportSameIsNoop},
 		{"ReimportChangedConflicts", testReimportChangedConflicts},
 		{"TenantsAreIsolated", testTenantsAreIsolated},
@@ -361,15 +363,15 @@ func testImportKeepsEmptyAndNil(t *testing.T, s Store) {
 	b.Sanads[2].Chain = []debate.ChainNode{}
 	b.Spans[0].Locator.BBox = []float64{}
 	b.Spans[1].Locator.BBox = nil
-	b.Calcs[0].Inputs = map[string]float64{}
+	b.Calcs[0].Inputs = map[string]debate.Decimal{}
 	b.Calcs[0].InputSpanIDs = nil
 	b.Calcs[0].InputClaimIDs = []string{}
 	b.Claims[0].DealID = ""
 	b.Claims[1].Value.TimeWindow = nil
 	b.Claims[2].CreatedAt = time.Time{}
 	b.Claims[3].UpdatedAt = time.Date(2026, 1, 5, 15, 0, 0, 1, time.FixedZone("IST", 19800))
-	b.Claims[4].Value.Value = 1e-300
-	b.Claims[5].Value.Value = -1.7976931348623157e308
+	b.Claims[4].Value.Value = mustFloat(t, 1e-300)
+	b.Claims[5].Value.Value = mustFloat(t, -1.7976931348623157e308)
 	b.Spans[2].TextExcerpt = "Umsatz: 12,5 Mio. € — \"quoted\" \\ <tag> & 日本語"
 
 	importBundle(t, ctx, s, b)
@@ -380,6 +382,72 @@ func testImportKeepsEmptyAndNil(t *testing.T, s Store) {
 	c, err := s.ClaimGet(ctx, b.Claims[0].ID)
 	require.NoError(t, err)
 	require.Equal(t, b.Deal.ID, c.DealID, "ClaimGet fills in the claim's deal")
+}
+
+// AwkwardValues are figures a float64 does not hold as written (or writes
+// with an exponent); every store keeps them digit for digit.
+var AwkwardValues = []string{"0.1", "1000000000000000000000", "12345678901234567.89", "-0.5", "9007199254740993", "0.035"}
+
+// AwkwardBundle is SampleBundle with AwkwardValues as the figures of its
+// first claims (a claim without a value gets one), an awkward materiality
+// threshold and awkward calc inputs.
+func AwkwardBundle(dealID string) *debate.DealBundle {
+	b := SampleBundle(dealID)
+	for i, v := range AwkwardValues {
+		if b.Claims[i].Value == nil {
+			b.Claims[i].Value = &debate.ClaimValue{Unit: "USD", Currency: "USD"}
+		}
+		b.Claims[i].Value.Value = debate.MustDecimal(v)
+	}
+	b.Deal.MaterialityThreshold = debate.MustDecimal("0.10000000000000000001")
+	b.Calcs[0].Inputs = map[string]debate.Decimal{"revenue": debate.MustDecimal("12345678901234567.89"), "cogs": debate.MustDecimal("1e21")}
+	return b
+}
+
+func testImportKeepsEveryDigit(t *testing.T, s Store) {
+	ctx, _ := NewTenant(t, s)
+	b := AwkwardBundle("deal-" + uuid.NewString())
+	importBundle(t, ctx, s, b)
+
+	got, err := s.DealBundleGet(ctx, b.Deal.ID)
+	require.NoError(t, err)
+	require.Equal(t, Canonical(b), got)
+	require.Equal(t, "0.10000000000000000001", got.Deal.MaterialityThreshold.String())
+	require.Equal(t, "12345678901234567.89", got.Calcs[0].Inputs["revenue"].String())
+	require.Equal(t, "1000000000000000000000", got.Calcs[0].Inputs["cogs"].String())
+	sum, err := s.DealGet(ctx, b.Deal.ID)
+	require.NoError(t, err)
+	require.Equal(t, "0.10000000000000000001", sum.Deal.MaterialityThreshold.String())
+
+	claims, _, err := s.ClaimList(ctx, debate.ClaimFilter{DealID: b.Deal.ID}, debate.Page{})
+	require.NoError(t, err)
+	listed := map[string]string{}
+	for _, c := range claims {
+		if c.Value != nil {
+			listed[c.ID] = c.Value.Value.String()
+		}
+	}
+	for i, v := range AwkwardValues {
+		c, err := s.ClaimGet(ctx, b.Claims[i].ID)
+		require.NoError(t, err)
+		require.Equal(t, v, c.Value.Value.String(), "ClaimGet of %s", c.Key)
+		require.Equal(t, v, listed[c.ID], "ClaimList of %s", c.Key)
+	}
+	// The same figures again are the same content.
+	res, err := s.DealImport(ctx, AwkwardBundle(b.Deal.ID), contentHash(t, b), importedAt.Add(time.Hour))
+	require.NoError(t, err)
+	require.False(t, res.Created)
+
+	// Beyond the float64 range: kept all the same.
+	huge := AwkwardBundle("deal-" + uuid.NewString())
+	long := "-" + strings.Repeat("9", debate.MaxDecimalLen-3) + ".5"
+	huge.Deal.MaterialityThreshold = debate.MustDecimal(long[1:])
+	huge.Claims[0].Value.Value = debate.MustDecimal(long)
+	importBundle(t, ctx, s, huge)
+	got, err = s.DealBundleGet(ctx, huge.Deal.ID)
+	require.NoError(t, err)
+	require.Equal(t, Canonical(huge), got)
+	require.Equal(t, long[1:], got.Deal.MaterialityThreshold.String())
 }
 
 func testReimportSameIsNoop(t *testing.T, s Store) {
@@ -814,4 +882,12 @@ func testLargeImport(t *testing.T, s Store) {
 	again, err := s.DealImport(ctx, LargeBundle(b.Deal.ID, 2345), res.Summary.ContentHash, importedAt)
 	require.NoError(t, err)
 	require.False(t, again.Created)
+}
+
+// mustFloat is debate.DecimalFromFloat for a finite f.
+func mustFloat(t *testing.T, f float64) debate.Decimal {
+	t.Helper()
+	d, err := debate.DecimalFromFloat(f)
+	require.NoError(t, err)
+	return d
 }

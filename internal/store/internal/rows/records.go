@@ -12,18 +12,20 @@ import (
 
 // The records. Field names follow the deal files' layout. Nil slices and
 // maps are kept as null, empty ones as [] and {}, so both come back as they
-// went in.
+// went in. Decimals are JSON numbers written digit for digit
+// (debate.Decimal): records written when they were float64 read back as the
+// same values, and new ones keep every digit.
 
 type dealRecord struct {
-	DealID               string    `json:"deal_id"`
-	ExternalRef          string    `json:"external_ref"`
-	CompanyName          string    `json:"company_name"`
-	Stage                string    `json:"stage"`
-	Sector               string    `json:"sector"`
-	Status               string    `json:"status"`
-	MaterialityThreshold float64   `json:"materiality_threshold"`
-	CreatedAt            time.Time `json:"created_at"`
-	UpdatedAt            time.Time `json:"updated_at"`
+	DealID               string         `json:"deal_id"`
+	ExternalRef          string         `json:"external_ref"`
+	CompanyName          string         `json:"company_name"`
+	Stage                string         `json:"stage"`
+	Sector               string         `json:"sector"`
+	Status               string         `json:"status"`
+	MaterialityThreshold debate.Decimal `json:"materiality_threshold"`
+	CreatedAt            time.Time      `json:"created_at"`
+	UpdatedAt            time.Time      `json:"updated_at"`
 }
 
 type timeWindowRecord struct {
@@ -33,7 +35,7 @@ type timeWindowRecord struct {
 }
 
 type claimValueRecord struct {
-	Value      float64           `json:"value"`
+	Value      debate.Decimal    `json:"value"`
 	Unit       string            `json:"unit"`
 	Currency   string            `json:"currency"`
 	AsOf       string            `json:"as_of"`
@@ -111,15 +113,15 @@ type documentRecord struct {
 }
 
 type calcRecord struct {
-	CalcID        string             `json:"calc_id"`
-	CalcSanadID   string             `json:"calc_sanad_id"`
-	CalcType      string             `json:"calc_type"`
-	InputClaimIDs []string           `json:"input_claim_ids"`
-	Inputs        map[string]float64 `json:"inputs"`
-	InputSpanIDs  map[string]string  `json:"input_span_ids"`
-	FormulaHash   string             `json:"formula_hash"`
-	CodeVersion   string             `json:"code_version"`
-	CreatedAt     time.Time          `json:"created_at"`
+	CalcID        string                    `json:"calc_id"`
+	CalcSanadID   string                    `json:"calc_sanad_id"`
+	CalcType      string                    `json:"calc_type"`
+	InputClaimIDs []string                  `json:"input_claim_ids"`
+	Inputs        map[string]debate.Decimal `json:"inputs"`
+	InputSpanIDs  map[string]string         `json:"input_span_ids"`
+	FormulaHash   string                    `json:"formula_hash"`
+	CodeVersion   string                    `json:"code_version"`
+	CreatedAt     time.Time                 `json:"created_at"`
 }
 
 // DealRow is the deals row of an import, less its tenant.
