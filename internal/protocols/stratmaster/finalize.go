@@ -2,11 +2,11 @@ package stratmaster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Artifact names (seed 004 names no files; docs/decisions.md): one review
@@ -62,15 +62,11 @@ func (p *proto) review(_ context.Context, t *task) (*orchestrator.NodeOutput, er
 }
 
 // afterReview goes back to research unless the review ended the task.
-func (p *proto) afterReview(st json.RawMessage) (string, error) {
-	s, err := loadState(st)
-	if err != nil {
-		return "", err
-	}
+func afterReview(s *state) string {
 	if s.StopReason != "" {
-		return NodeFinalize, nil
+		return NodeFinalize
 	}
-	return NodeResearch, nil
+	return NodeResearch
 }
 
 // AgentState is seed 004's shared state as the task ends: the
@@ -123,20 +119,20 @@ func (p *proto) finalize(_ context.Context, t *task) (*orchestrator.NodeOutput, 
 // deliverables and the final task.status.
 func closing(t *task) []orchestrator.Emit {
 	in, s := t.in, t.s
-	st := AgentState{TenantID: in.TenantID, TaskID: in.DebateID, Hypotheses: nonNil(s.Hypotheses), Evidence: nonNil(s.Evidence),
-		Plan: s.Plan, DebateLog: nonNil(s.DebateLog), Status: s.Status}
+	st := AgentState{TenantID: in.TenantID, TaskID: in.DebateID, Hypotheses: protocol.NonNil(s.Hypotheses), Evidence: protocol.NonNil(s.Evidence),
+		Plan: s.Plan, DebateLog: protocol.NonNil(s.DebateLog), Status: s.Status}
 	d := Deliverables{
 		TaskID: in.DebateID, DealID: in.DealID, Question: t.opts.Question, Status: s.Status,
 		DebateStatus: string(debateStatus(s.Status)), StopReason: s.StopReason, StopWhy: s.StopWhy,
 		Passes: s.Pass, Revisions: s.Revisions,
 		Constitution: map[string]any{"id": t.cons.ID, "version": t.cons.Version},
-		Hypotheses:   nonNil(s.Hypotheses), SetAside: nonNil(s.SetAside), Plan: s.Plan, Reviews: nonNil(s.Reviews),
-		DebateLog: nonNil(s.DebateLog),
+		Hypotheses:   protocol.NonNil(s.Hypotheses), SetAside: protocol.NonNil(s.SetAside), Plan: s.Plan, Reviews: protocol.NonNil(s.Reviews),
+		DebateLog: protocol.NonNil(s.DebateLog),
 	}
 	d.Markdown = d.markdown()
 	events := []orchestrator.Emit{
 		{Type: EventArtifact, Payload: map[string]any{"name": ArtifactAgentState, "content": st}},
-		{Type: EventArtifact, Payload: map[string]any{"name": ArtifactDebateLog, "content": map[string]any{"task_id": in.DebateID, "debate_log": nonNil(s.DebateLog)}}},
+		{Type: EventArtifact, Payload: map[string]any{"name": ArtifactDebateLog, "content": map[string]any{"task_id": in.DebateID, "debate_log": protocol.NonNil(s.DebateLog)}}},
 	}
 	if s.Plan != nil {
 		events = append(events, orchestrator.Emit{Type: EventArtifact, Payload: map[string]any{"name": ArtifactPlan, "content": s.Plan}})
