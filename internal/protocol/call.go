@@ -53,6 +53,9 @@ type Call struct {
 	Check func(answer json.RawMessage) []debate.Violation
 	// Rules answers the call's encoded Data without a model.
 	Rules func(data json.RawMessage) (json.RawMessage, error)
+	// GateOnly lets the gate alone judge a model's answer (Gate); by
+	// default the caller's findings refuse it too (Regate).
+	GateOnly bool
 }
 
 // Answer is a gated answer.
@@ -97,7 +100,22 @@ func (m Models) Ask(ctx context.Context, in *orchestrator.NodeInput, c Call) (An
 	if err != nil {
 		return Answer{Model: res.Model}, err
 	}
-	return Answer{Raw: res.Answer, Violations: Regate(c.Check, res), Model: res.Model}, nil
+	judge := Regate
+	if c.GateOnly {
+		judge = Gate
+	}
+	return Answer{Raw: res.Answer, Violations: judge(c.Check, res), Model: res.Model}, nil
+}
+
+// Gate is the gate's verdict on a model's result: it runs on the answer
+// whatever the caller reported, so a caller that under-reports cannot let
+// an answer through; a result without an answer is refused even when the
+// caller reports nothing (fail closed).
+func Gate(check func(json.RawMessage) []debate.Violation, res llm.JSONResult) []debate.Violation {
+	if res.Answer == nil {
+		return Regate(check, res)
+	}
+	return check(res.Answer)
 }
 
 // Regate is the protocol's verdict on a model's result: the caller ran the

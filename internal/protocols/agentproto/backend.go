@@ -1,7 +1,6 @@
 package agentproto
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +8,10 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
-	"github.com/debated/debated/internal/roles/llm"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Schema names of the three structured calls. A model answers them when
@@ -176,7 +174,7 @@ func rulesPlan(raw json.RawMessage) (any, error) {
 				fmt.Sprintf("the input of step %s is the task's own, unchanged", s.ID),
 				fmt.Sprintf("%s is a deterministic built-in tool", s.Tool),
 			},
-			Justification: fmt.Sprintf("the objective %q needs %s", clip(d.Objective, 120), goal),
+			Justification: fmt.Sprintf("the objective %q needs %s", protocol.Clip(d.Objective, 120), goal),
 		})
 	}
 	return out, nil
@@ -345,23 +343,12 @@ func checkClaims(data, answer json.RawMessage) []debate.Violation {
 	return vs
 }
 
-// errRejected is returned by ask when the answer failed its gate after the
-// repairs; the node records it and stops the session for review.
-type errRejected struct {
-	role, schema string
-	violations   []debate.Violation
-}
-
-func (e *errRejected) Error() string {
-	return fmt.Sprintf("agentproto: the %s's %s answer failed its gate (%d violations)", e.role, e.schema, len(e.violations))
-}
-
 // ask makes the structured call schema of node over data, with the
 // tenant's model or the rules backend, gates the answer and decodes it into
-// out. It returns the model calls made (nil for the rules backend), an
-// *errRejected when the answer failed its gate, or the model's error.
+// out. It returns the model calls made (nil for the rules backend), a
+// *protocol.Rejected when the answer failed its gate, or the model's error.
 //
-// The gate is the protocol's, in code: it runs on the model's answer here
+// The gate is the protocol's, in code: it runs on the model's answer
 // whatever the model client reported, so a client that under-reports its
 // violations cannot let an answer through (fail closed).
 func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, node, schema string, data, out any) (*debate.ModelCall, error) {
@@ -370,42 +357,31 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, node, schem
 	if err != nil {
 		return nil, fmt.Errorf("agentproto: encode %s data: %w", schema, err)
 	}
-	var model llm.Caller
-	if p.cfg.ModelFor != nil {
-		if model, err = p.cfg.ModelFor(ctx); err != nil {
-			return nil, fmt.Errorf("agentproto: model of the tenant: %w", err)
+	ans, err := p.models.Ask(ctx, in, protocol.Call{
+		Role: c.role, CacheKey: cacheKey(in, node), PromptID: schema + ".v1",
+		System: c.system, Task: c.task, Data: json.RawMessage(raw),
+		SchemaName: schema, Schema: c.schema, GateOnly: true,
+		Check: func(a json.RawMessage) []debate.Violation { return c.check(raw, a) },
+		Rules: func(json.RawMessage) (json.RawMessage, error) {
+			a, err := Answer(schema, raw)
+			if err != nil {
+				return nil, orchestrator.Permanent(err)
+			}
+			return a, nil
+		},
+	})
+	if err != nil {
+		return ans.Model, err
+	}
+	if len(ans.Violations) == 0 {
+		if err := json.Unmarshal(ans.Raw, out); err != nil {
+			ans.Violations = []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
 		}
 	}
-	var answer json.RawMessage
-	var used *debate.ModelCall
-	var vs []debate.Violation
-	if model == nil {
-		if answer, err = Answer(schema, raw); err != nil {
-			return nil, orchestrator.Permanent(err)
-		}
-		vs = c.check(raw, answer)
-	} else {
-		res, err := model.JSON(ctx, llm.JSONCall{
-			TenantID: in.TenantID, DebateID: in.DebateID, Role: c.role,
-			CacheKey: cacheKey(in, node), PromptID: schema + ".v1",
-			System: c.system, Task: c.task, Data: json.RawMessage(raw),
-			SchemaName: schema, Schema: c.schema,
-			Check: func(a json.RawMessage) []debate.Violation { return c.check(raw, a) },
-		})
-		if err != nil {
-			return res.Model, err
-		}
-		used = res.Model
-		answer, vs = gated(c, raw, res)
+	if len(ans.Violations) > 0 {
+		return ans.Model, &protocol.Rejected{Role: c.role, Schema: schema, Violations: ans.Violations}
 	}
-	if len(vs) > 0 {
-		return used, &errRejected{role: c.role, schema: schema, violations: vs}
-	}
-	dec := json.NewDecoder(bytes.NewReader(answer))
-	if err := dec.Decode(out); err != nil {
-		return used, &errRejected{role: c.role, schema: schema, violations: []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}}
-	}
-	return used, nil
+	return ans.Model, nil
 }
 
 // cacheKey is the response cache prefix of a node's model calls: the
@@ -417,53 +393,17 @@ func cacheKey(in *orchestrator.NodeInput, node string) string {
 	return fmt.Sprintf("%s/agentproto/%s/r%d/a%d", in.DebateID, node, in.Round, in.Attempt)
 }
 
-// gated returns the answer of a model's result and the violations the
-// gate finds in it. The gate always runs on an answer, whatever violations
-// the result reports; a result without an answer is a violation even when
-// it reports none.
-func gated(c call, data json.RawMessage, res llm.JSONResult) (json.RawMessage, []debate.Violation) {
-	if res.Answer == nil {
-		if len(res.Violations) > 0 {
-			return nil, res.Violations
-		}
-		return nil, []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: "the model gave no JSON object"}}
-	}
-	return res.Answer, c.check(data, res.Answer)
-}
-
 // stopOnAnswer turns ask's failures that end the session into its stop:
 // a gate rejection is recorded (output.rejected) and the session waits for
 // review, as does a spent token budget (budget.exceeded, signed by the
 // role whose call it stopped); other errors are the engine's to retry.
 func stopOnAnswer(schema string, mc *debate.ModelCall, err error) (*orchestrator.NodeOutput, error) {
-	var rej *errRejected
-	switch {
-	case errors.As(err, &rej):
+	if rej, ok := errors.AsType[*protocol.Rejected](err); ok {
 		return &orchestrator.NodeOutput{
-			Events: []orchestrator.Emit{{Type: EventOutputRejected, Actor: rej.role, Payload: withModel(map[string]any{
-				"role": rej.role, "schema": rej.schema, "violations": rej.violations}, mc)}},
+			Events: []orchestrator.Emit{{Type: EventOutputRejected, Actor: rej.Role, Payload: withModel(map[string]any{
+				"role": rej.Role, "schema": rej.Schema, "violations": rej.Violations}, mc)}},
 			Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonOutputRejected},
 		}, nil
-	case errors.Is(err, llm.ErrBudgetExceeded):
-		role := calls[schema].role
-		return &orchestrator.NodeOutput{
-			Events: []orchestrator.Emit{{Type: EventBudgetExceeded, Actor: role, Payload: withModel(map[string]any{
-				"role": role, "schema": schema, "detail": err.Error()}, mc)}},
-			Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonTokenBudget},
-		}, nil
 	}
-	return nil, err
-}
-
-// clip shortens s to at most n bytes, on a rune boundary, marking the cut
-// with an ellipsis.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := max(n, 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return protocol.BudgetStop(calls[schema].role, err, mc, map[string]any{"schema": schema})
 }

@@ -64,7 +64,7 @@ func (p *proto) call(ctx context.Context, t *turn, node, role string, req *Reque
 		PromptID: prompt, System: system,
 		Task:       fmt.Sprintf("%s: write the %s of %s in round %d", Name, req.Kind, role, req.Round),
 		Data:       req,
-		SchemaName: schemaName, Schema: schema, Check: gate, Rules: ComposeByRules,
+		SchemaName: schemaName, Schema: schema, Check: gate, Rules: ComposeByRules, GateOnly: true,
 	})
 }
 
