@@ -44,8 +44,8 @@ type Spec[O, S any] struct {
 	// NewState returns an empty state, the base the codec decodes onto
 	// (nil: new(S)).
 	NewState func() *S
-	// Init returns the initial state from the debate's options (nil:
-	// NewState's).
+	// Init returns the initial state from the debate's options (nil: the
+	// engine's {}, decoded onto NewState's).
 	Init func(o *O, in orchestrator.InitInput) (*S, error)
 	// Nodes in declared order.
 	Nodes []*Node[O, S]
@@ -103,31 +103,38 @@ func Compile[O, S any](spec *Spec[O, S]) *orchestrator.Protocol {
 	for _, n := range spec.Nodes {
 		nodes = append(nodes, k.node(n))
 	}
-	return &orchestrator.Protocol{
+	p := &orchestrator.Protocol{
 		Name: spec.Name, Description: spec.Description, Roles: spec.Roles, Start: spec.Start, Nodes: nodes,
 		MaxSteps: spec.MaxSteps, Pipelined: spec.Pipelined, RoleGuard: spec.RoleGuard, Tools: spec.Tools,
-		Options: func(raw json.RawMessage) (json.RawMessage, error) {
+	}
+	if _, none := any(new(O)).(*None); !none {
+		p.Options = func(raw json.RawMessage) (json.RawMessage, error) {
 			o, err := k.Options(raw)
 			if err != nil {
 				return nil, err
 			}
 			return json.Marshal(o)
-		},
-		Init: func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
+		}
+	}
+	if spec.Init != nil {
+		p.Init = func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
 			o, err := k.Options(in.Options)
 			if err != nil {
 				return nil, orchestrator.Permanent(err)
 			}
-			s := k.newState()
-			if spec.Init != nil {
-				if s, err = spec.Init(o, in); err != nil {
-					return nil, err
-				}
+			s, err := spec.Init(o, in)
+			if err != nil {
+				return nil, err
 			}
 			return Encode(s)
-		},
+		}
 	}
+	return p
 }
+
+// None is the options of a protocol that takes none: its debates accept
+// only empty options ({}).
+type None struct{}
 
 // maxCachedOptions bounds the options a compiled protocol keeps parsed.
 const maxCachedOptions = 512
