@@ -118,6 +118,18 @@ func Gate(check func(json.RawMessage) []debate.Violation, res llm.JSONResult) []
 	return check(res.Answer)
 }
 
+// Rules adapts a protocol's rules answer f, from its DATA D to its answer
+// A, to Call.Rules: the DATA is decoded, the answer encoded.
+func Rules[D, A any](f func(D) A) func(json.RawMessage) (json.RawMessage, error) {
+	return func(data json.RawMessage) (json.RawMessage, error) {
+		var d D
+		if err := json.Unmarshal(data, &d); err != nil {
+			return nil, fmt.Errorf("rules: DATA: %w", err)
+		}
+		return json.Marshal(f(d))
+	}
+}
+
 // Regate is the protocol's verdict on a model's result: the caller ran the
 // gate already (to ask for repairs), but the protocol does not take its
 // word. The gate runs again on the answer, and an answer is refused if
@@ -136,14 +148,26 @@ func Regate(check func(json.RawMessage) []debate.Violation, res llm.JSONResult) 
 	return res.Violations
 }
 
+// DecodeStrict decodes raw into out refusing unknown members and
+// trailing data.
+func DecodeStrict(raw json.RawMessage, out any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
 // DecodeCheck is a gate that decodes the answer strictly into T and checks
 // it with f.
 func DecodeCheck[T any](f func(T) []debate.Violation) func(json.RawMessage) []debate.Violation {
 	return func(raw json.RawMessage) []debate.Violation {
 		var v T
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&v); err != nil {
+		if err := DecodeStrict(raw, &v); err != nil {
 			return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
 		}
 		return f(v)

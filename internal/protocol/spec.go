@@ -180,9 +180,7 @@ func ParseOptions[O any](raw json.RawMessage, defaults func() O, check func(*O, 
 	}
 	var v debate.Violations
 	if len(bytes.TrimSpace(raw)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(o); err != nil {
+		if err := DecodeStrict(raw, o); err != nil {
 			v.Add("options", "%v", err)
 			return nil, v.Err()
 		}

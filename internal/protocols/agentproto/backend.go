@@ -103,7 +103,7 @@ type claimAnswer struct {
 type call struct {
 	role, task, system string
 	schema             json.RawMessage
-	rules              func(data json.RawMessage) (any, error)
+	rules              func(data json.RawMessage) (json.RawMessage, error)
 	check              func(data, answer json.RawMessage) []debate.Violation
 }
 
@@ -116,7 +116,7 @@ var calls = map[string]call{
 		schema: json.RawMessage(`{"type":"object","required":["proposals"],"properties":{"proposals":{"type":"array","items":{"type":"object",` +
 			`"required":["step_id","objective","assumptions","justification"],"properties":{"step_id":{"type":"string"},"objective":{"type":"string"},` +
 			`"assumptions":{"type":"array","items":{"type":"string"}},"justification":{"type":"string"}}}}}}`),
-		rules: rulesPlan, check: checkPlan,
+		rules: protocol.Rules(rulesPlan), check: checkPlan,
 	},
 	SchemaReview: {
 		role: RoleCritic,
@@ -126,7 +126,7 @@ var calls = map[string]call{
 		schema: json.RawMessage(`{"type":"object","required":["reviews"],"properties":{"reviews":{"type":"array","items":{"type":"object",` +
 			`"required":["proposal_id","status","reason"],"properties":{"proposal_id":{"type":"string"},` +
 			`"status":{"type":"string","enum":["approved","conditionally_approved","rejected"]},"reason":{"type":"string"}}}}}}`),
-		rules: rulesReview, check: checkReview,
+		rules: protocol.Rules(rulesReview), check: checkReview,
 	},
 	SchemaClaims: {
 		role: RoleExecutor,
@@ -136,7 +136,7 @@ var calls = map[string]call{
 		schema: json.RawMessage(`{"type":"object","required":["claims"],"properties":{"claims":{"type":"array","items":{"type":"object",` +
 			`"required":["execution_id","text","confidence"],"properties":{"execution_id":{"type":"string"},"text":{"type":"string"},` +
 			`"confidence":{"type":"number","minimum":0,"maximum":1}}}}}}`),
-		rules: rulesClaims, check: checkClaims,
+		rules: protocol.Rules(rulesClaims), check: checkClaims,
 	},
 }
 
@@ -153,14 +153,10 @@ func Answer(schema string, data json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: agentproto: %s data: %w", debate.ErrInvalid, schema, err)
 	}
-	return json.Marshal(a)
+	return a, nil
 }
 
-func rulesPlan(raw json.RawMessage) (any, error) {
-	var d planData
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, err
-	}
+func rulesPlan(d planData) any {
 	out := planAnswer{Proposals: []planProposal{}}
 	for _, s := range d.Steps {
 		goal := s.ExpectedEvidence
@@ -177,7 +173,7 @@ func rulesPlan(raw json.RawMessage) (any, error) {
 			Justification: fmt.Sprintf("the objective %q needs %s", protocol.Clip(d.Objective, 120), goal),
 		})
 	}
-	return out, nil
+	return out
 }
 
 func checkPlan(data, answer json.RawMessage) []debate.Violation {
@@ -234,11 +230,7 @@ func stricter(a, b string) string {
 	return a
 }
 
-func rulesReview(raw json.RawMessage) (any, error) {
-	var d reviewData
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, err
-	}
+func rulesReview(d reviewData) any {
 	type rev struct {
 		ProposalID string `json:"proposal_id"`
 		Status     string `json:"status"`
@@ -251,7 +243,7 @@ func rulesReview(raw json.RawMessage) (any, error) {
 		st, why := policyReview(d.RegisteredTools, it)
 		out.Reviews = append(out.Reviews, rev{ProposalID: it.ProposalID, Status: st, Reason: why})
 	}
-	return out, nil
+	return out
 }
 
 func checkReview(data, answer json.RawMessage) []debate.Violation {
@@ -286,11 +278,7 @@ func checkReview(data, answer json.RawMessage) []debate.Violation {
 	return vs
 }
 
-func rulesClaims(raw json.RawMessage) (any, error) {
-	var d claimData
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, err
-	}
+func rulesClaims(d claimData) any {
 	type cl struct {
 		ExecutionID string  `json:"execution_id"`
 		Text        string  `json:"text"`
@@ -307,7 +295,7 @@ func rulesClaims(raw json.RawMessage) (any, error) {
 		out.Claims = append(out.Claims, cl{ExecutionID: it.ExecutionID,
 			Text: fmt.Sprintf("%s: %s returned %s.", subject, it.Tool, it.ResultText), Confidence: 0.9})
 	}
-	return out, nil
+	return out
 }
 
 func checkClaims(data, answer json.RawMessage) []debate.Violation {
