@@ -238,6 +238,22 @@ func Everyone(roles ...string) []string {
 	return append(append([]string{}, roles...), orchestrator.ActorEngine)
 }
 
+// Rejection is the output.rejected payload: the role whose answer its gate
+// refused, the call's schema and round when known, the violations and the
+// model calls made.
+type Rejection struct {
+	Role       string             `json:"role"`
+	Schema     string             `json:"schema,omitempty"`
+	Round      int                `json:"round,omitempty"`
+	Violations []debate.Violation `json:"violations"`
+	Model      *debate.ModelCall  `json:"model,omitempty"`
+}
+
+// Event is the rejection's output.rejected event, signed by its role.
+func (r Rejection) Event() orchestrator.Emit {
+	return orchestrator.Emit{Type: EventRejected, Actor: r.Role, Payload: r}
+}
+
 // Rejected is an answer its gate refused, as an error.
 type Rejected struct {
 	Role, Schema string

@@ -388,9 +388,8 @@ func cacheKey(in *orchestrator.NodeInput, node string) string {
 func stopOnAnswer(schema string, mc *debate.ModelCall, err error) (*orchestrator.NodeOutput, error) {
 	if rej, ok := errors.AsType[*protocol.Rejected](err); ok {
 		return &orchestrator.NodeOutput{
-			Events: []orchestrator.Emit{{Type: EventOutputRejected, Actor: rej.Role, Payload: withModel(map[string]any{
-				"role": rej.Role, "schema": rej.Schema, "violations": rej.Violations}, mc)}},
-			Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonOutputRejected},
+			Events: []orchestrator.Emit{protocol.Rejection{Role: rej.Role, Schema: rej.Schema, Violations: rej.Violations, Model: mc}.Event()},
+			Stop:   &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonOutputRejected},
 		}, nil
 	}
 	return protocol.BudgetStop(calls[schema].role, err, mc, map[string]any{"schema": schema})

@@ -23,13 +23,12 @@ type artifact struct {
 	Model   *debate.ModelCall `json:"model,omitempty"`
 }
 
-// rejection is an output.rejected payload.
+// rejection is an output.rejected payload: the kit's, with the agent and
+// the kind of output.
 type rejection struct {
-	Agent      string             `json:"agent"`
-	Round      int                `json:"round"`
-	Kind       string             `json:"kind"`
-	Violations []debate.Violation `json:"violations"`
-	Model      *debate.ModelCall  `json:"model,omitempty"`
+	protocol.Rejection
+	Agent string `json:"agent"`
+	Kind  string `json:"kind"`
 }
 
 // artifactName is §7's file name of an agent's output or critique set.
@@ -120,7 +119,8 @@ func (p *proto) branch(agent, kind, node string) func(context.Context, *turn) (*
 		var ev orchestrator.Emit
 		if len(ans.Violations) > 0 || parsed == nil {
 			r.Rejected = &Rejection{Agent: agent, Round: in.Round, Kind: kind, Rules: protocol.RuleNames(ans.Violations)}
-			ev = orchestrator.Emit{Type: EventRejected, Actor: role, Payload: rejection{Agent: agent, Round: in.Round, Kind: kind, Violations: ans.Violations, Model: ans.Model}}
+			ev = orchestrator.Emit{Type: EventRejected, Actor: role, Payload: rejection{Agent: agent, Kind: kind,
+				Rejection: protocol.Rejection{Role: role, Round: in.Round, Violations: ans.Violations, Model: ans.Model}}}
 		} else {
 			switch v := parsed.(type) {
 			case *CritiqueSet:
@@ -213,7 +213,8 @@ func (p *proto) supervise(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 	if len(ans.Violations) > 0 || syn == nil {
 		s.SynthesisRejected = true
 		s.Rejections = append(s.Rejections, Rejection{Agent: "SUP", Round: req.Round, Kind: KindSynthesis, Rules: protocol.RuleNames(ans.Violations)})
-		ev = orchestrator.Emit{Type: EventRejected, Payload: rejection{Agent: "SUP", Round: req.Round, Kind: KindSynthesis, Violations: ans.Violations, Model: ans.Model}}
+		ev = orchestrator.Emit{Type: EventRejected, Payload: rejection{Agent: "SUP", Kind: KindSynthesis,
+			Rejection: protocol.Rejection{Role: RoleSupervisor, Round: req.Round, Violations: ans.Violations, Model: ans.Model}}}
 	} else {
 		s.Synthesis = syn
 		ev = orchestrator.Emit{Type: EventSynthesis, Payload: map[string]any{"synthesis": syn, "model": ans.Model}}

@@ -83,8 +83,7 @@ func (p *proto) guarded(role string, f work) func(context.Context, *turn) (*orch
 			return nil, err
 		}
 		if rej, ok := errors.AsType[*protocol.Rejected](err); ok {
-			events = append(events, orchestrator.Emit{Type: EventOutputRejected, Payload: map[string]any{
-				"role": role, "schema": rej.Schema, "round_number": in.Round, "violations": rej.Violations}})
+			events = append(events, protocol.Rejection{Role: role, Schema: rej.Schema, Round: in.Round, Violations: rej.Violations}.Event())
 		}
 		// The failing work's state is dropped: the work changed s in place
 		// (a new pass clears the last one's hypotheses and plan before it
