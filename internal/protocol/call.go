@@ -200,6 +200,16 @@ func BudgetEvent(role string, err error, model *debate.ModelCall, extra map[stri
 	return orchestrator.Emit{Type: EventBudgetExceeded, Actor: role, Payload: p}
 }
 
+// AuditEvents are the agent.tool_call events of the invoker's calls, run
+// or refused, each signed by the role that made it.
+func AuditEvents(inv *tools.Invoker) []orchestrator.Emit {
+	var out []orchestrator.Emit
+	for _, a := range inv.Audits() {
+		out = append(out, orchestrator.Emit{Type: EventToolCall, Actor: a.AgentID, Payload: a})
+	}
+	return out
+}
+
 // Clip shortens s to at most n bytes, on a rune boundary, marking a cut
 // with an ellipsis.
 func Clip(s string, n int) string {

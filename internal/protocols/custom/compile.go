@@ -1,6 +1,7 @@
 package custom
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,7 +101,7 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 		p.schemas[r.ID] = s
 	}
 	route := func(n *Node) (edges []string, next func(*state) string) {
-		after := cmpOr(n.Next, NodeFinalize)
+		after := cmp.Or(n.Next, NodeFinalize)
 		edges = []string{after}
 		if n.Kind == KindLoop {
 			edges = append([]string{n.Repeat}, edges...)
@@ -142,7 +143,7 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 	nodes = append(nodes, &node{Name: NodeFinalize, Actor: orchestrator.ActorEngine, Run: p.finalize})
 	return protocol.Compile(&protocol.Spec[protocol.None, state]{
 		Name:        ref,
-		Description: cmpOr(d.Description, "a protocol registered as data"),
+		Description: cmp.Or(d.Description, "a protocol registered as data"),
 		Roles:       roleIDs,
 		Start:       d.Graph.Start,
 		Nodes:       nodes,
@@ -166,13 +167,6 @@ type (
 	node = protocol.Node[protocol.None, state]
 	turn = protocol.Turn[protocol.None, state]
 )
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 // proto is a compiled document.
 type proto struct {
@@ -381,7 +375,7 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 	)
 	for toolRound := 0; ; toolRound++ {
 		final := toolRound >= maxToolRounds
-		t := cmpOr(task, "Answer as the "+roleID+" role.")
+		t := cmp.Or(task, "Answer as the "+roleID+" role.")
 		if final {
 			t += " No more tool calls will be run: answer now."
 			delete(data, "tools")
@@ -403,7 +397,7 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 		}
 		if errors.Is(err, roles.ErrBudgetExceeded) {
 			res.Halt = ReasonBudgetExceeded
-			events = append(events, auditEvents(inv)...)
+			events = append(events, protocol.AuditEvents(inv)...)
 			events = append(events, protocol.BudgetEvent(roleID, err, nil,
 				map[string]any{"node": n.ID, "tokens": s.Tokens + model.PromptTokens + model.CompletionTokens}))
 			res.Tokens, res.Calls = model.PromptTokens+model.CompletionTokens, usageDelta(before, inv.Usage())
@@ -430,7 +424,7 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 		prev, _ := data["tool_results"].([]map[string]any)
 		data["tool_results"] = append(prev, results...)
 	}
-	events = append(events, auditEvents(inv)...)
+	events = append(events, protocol.AuditEvents(inv)...)
 	res.Tokens, res.Calls = model.PromptTokens+model.CompletionTokens, usageDelta(before, inv.Usage())
 	payload := map[string]any{"node": n.ID, "role": roleID, "round": in.Round, "model": model}
 	if len(violations) > 0 {
@@ -500,14 +494,6 @@ func dealData(dealID string, b *debate.DealBundle) map[string]any {
 		calcs = append(calcs, map[string]any{"calc_id": c.ID, "type": c.Type, "input_claim_ids": c.InputClaimIDs})
 	}
 	out["claims"], out["calcs"] = claims, calcs
-	return out
-}
-
-func auditEvents(inv *tools.Invoker) []orchestrator.Emit {
-	var out []orchestrator.Emit
-	for _, a := range inv.Audits() {
-		out = append(out, orchestrator.Emit{Type: EventToolCall, Actor: a.AgentID, Payload: a})
-	}
 	return out
 }
 
@@ -812,11 +798,11 @@ func positionString(vals map[string]string) string {
 // finalize emits the deliverables and stops the debate.
 func (p *proto) finalize(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
 	s := t.State
-	reason := cmpOr(s.Halt, s.Reason)
+	reason := cmp.Or(s.Halt, s.Reason)
 	if reason == "" {
 		reason, _ = p.evaluate(s, max(s.Rounds, 1))
 	}
-	reason = cmpOr(reason, ReasonGraphEnd)
+	reason = cmp.Or(reason, ReasonGraphEnd)
 	fields := map[string]any{}
 	for _, dl := range p.doc.Deliverables.Fields {
 		node, field, _ := strings.Cut(dl.From, ".")

@@ -154,9 +154,7 @@ func (p *proto) research(ctx context.Context, t *task) (*orchestrator.NodeOutput
 		}
 	}
 	added := s.addEvidence(found)
-	for _, a := range inv.Audits() {
-		events = append(events, orchestrator.Emit{Type: EventToolCall, Payload: a})
-	}
+	events = append(events, protocol.AuditEvents(inv)...)
 	events = append(events,
 		orchestrator.Emit{Type: EventResearchPlan, Payload: map[string]any{"pass": s.Pass, "plan": plan, "directives": s.Directives, "model": model}},
 		orchestrator.Emit{Type: EventEvidenceCollected, Payload: map[string]any{"pass": s.Pass, "new_evidence_ids": protocol.NonNil(added), "total": len(s.Evidence)}},
