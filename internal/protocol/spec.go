@@ -149,9 +149,8 @@ type kit[O, S any] struct {
 // debate's nodes share one parse of its options. Errors are
 // *debate.ValidationError under "options".
 func (k *kit[O, S]) Options(raw json.RawMessage) (*O, error) {
-	key := string(raw)
 	k.mu.Lock()
-	o, ok := k.opts[key]
+	o, ok := k.opts[string(raw)] // no copy of raw for the lookup
 	k.mu.Unlock()
 	if ok {
 		return o, nil
@@ -164,7 +163,7 @@ func (k *kit[O, S]) Options(raw json.RawMessage) (*O, error) {
 	if len(k.opts) >= maxCachedOptions {
 		clear(k.opts)
 	}
-	k.opts[key] = o
+	k.opts[string(raw)] = o
 	k.mu.Unlock()
 	return o, nil
 }

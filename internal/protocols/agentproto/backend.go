@@ -116,7 +116,7 @@ var calls = map[string]call{
 		schema: json.RawMessage(`{"type":"object","required":["proposals"],"properties":{"proposals":{"type":"array","items":{"type":"object",` +
 			`"required":["step_id","objective","assumptions","justification"],"properties":{"step_id":{"type":"string"},"objective":{"type":"string"},` +
 			`"assumptions":{"type":"array","items":{"type":"string"}},"justification":{"type":"string"}}}}}}`),
-		rules: protocol.Rules(rulesPlan), check: checkPlan,
+		rules: protocol.Rules(rulesPlan), check: checked(checkPlan),
 	},
 	SchemaReview: {
 		role: RoleCritic,
@@ -126,7 +126,7 @@ var calls = map[string]call{
 		schema: json.RawMessage(`{"type":"object","required":["reviews"],"properties":{"reviews":{"type":"array","items":{"type":"object",` +
 			`"required":["proposal_id","status","reason"],"properties":{"proposal_id":{"type":"string"},` +
 			`"status":{"type":"string","enum":["approved","conditionally_approved","rejected"]},"reason":{"type":"string"}}}}}}`),
-		rules: protocol.Rules(rulesReview), check: checkReview,
+		rules: protocol.Rules(rulesReview), check: checked(checkReview),
 	},
 	SchemaClaims: {
 		role: RoleExecutor,
@@ -136,8 +136,23 @@ var calls = map[string]call{
 		schema: json.RawMessage(`{"type":"object","required":["claims"],"properties":{"claims":{"type":"array","items":{"type":"object",` +
 			`"required":["execution_id","text","confidence"],"properties":{"execution_id":{"type":"string"},"text":{"type":"string"},` +
 			`"confidence":{"type":"number","minimum":0,"maximum":1}}}}}}`),
-		rules: protocol.Rules(rulesClaims), check: checkClaims,
+		rules: protocol.Rules(rulesClaims), check: checked(checkClaims),
 	},
+}
+
+// checked adapts a gate over the decoded DATA and answer to raw JSON.
+func checked[D, A any](f func(D, A) []debate.Violation) func(data, answer json.RawMessage) []debate.Violation {
+	return func(data, answer json.RawMessage) []debate.Violation {
+		var d D
+		var a A
+		if err := json.Unmarshal(data, &d); err != nil {
+			return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
+		}
+		if err := json.Unmarshal(answer, &a); err != nil {
+			return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
+		}
+		return f(d, a)
+	}
 }
 
 // Answer is the rules backend: the answer to the structured call named
@@ -176,15 +191,7 @@ func rulesPlan(d planData) any {
 	return out
 }
 
-func checkPlan(data, answer json.RawMessage) []debate.Violation {
-	var d planData
-	var a planAnswer
-	if err := json.Unmarshal(data, &d); err != nil {
-		return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
-	}
-	if err := json.Unmarshal(answer, &a); err != nil {
-		return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-	}
+func checkPlan(d planData, a planAnswer) []debate.Violation {
 	var vs []debate.Violation
 	seen := map[string]bool{}
 	for i, pr := range a.Proposals {
@@ -246,15 +253,7 @@ func rulesReview(d reviewData) any {
 	return out
 }
 
-func checkReview(data, answer json.RawMessage) []debate.Violation {
-	var d reviewData
-	var a reviewAnswer
-	if err := json.Unmarshal(data, &d); err != nil {
-		return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
-	}
-	if err := json.Unmarshal(answer, &a); err != nil {
-		return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-	}
+func checkReview(d reviewData, a reviewAnswer) []debate.Violation {
 	var vs []debate.Violation
 	seen := map[string]bool{}
 	for i, r := range a.Reviews {
@@ -298,15 +297,7 @@ func rulesClaims(d claimData) any {
 	return out
 }
 
-func checkClaims(data, answer json.RawMessage) []debate.Violation {
-	var d claimData
-	var a claimAnswer
-	if err := json.Unmarshal(data, &d); err != nil {
-		return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
-	}
-	if err := json.Unmarshal(answer, &a); err != nil {
-		return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-	}
+func checkClaims(d claimData, a claimAnswer) []debate.Violation {
 	var vs []debate.Violation
 	seen := map[string]bool{}
 	for i, c := range a.Claims {
