@@ -45,9 +45,11 @@ type Call struct {
 	// Role, CacheKey, PromptID, System, Task, Data, SchemaName and Schema
 	// are the llm.JSONCall's.
 	Role, CacheKey, PromptID, System, Task string
-	Data                                   any
-	SchemaName                             string
-	Schema                                 json.RawMessage
+	// Data is the call's DATA: any value, or encoded as a
+	// json.RawMessage.
+	Data       any
+	SchemaName string
+	Schema     json.RawMessage
 	// Check is the gate: the model's repairs are asked for its violations,
 	// and it runs again on the final answer whatever the model reported.
 	Check func(answer json.RawMessage) []debate.Violation
@@ -82,9 +84,12 @@ func (m Models) Ask(ctx context.Context, in *orchestrator.NodeInput, c Call) (An
 		}
 	}
 	if caller == nil {
-		data, err := json.Marshal(c.Data)
-		if err != nil {
-			return Answer{}, fmt.Errorf("protocol: encode %s data: %w", c.SchemaName, err)
+		data, ok := c.Data.(json.RawMessage)
+		if !ok {
+			var err error
+			if data, err = json.Marshal(c.Data); err != nil {
+				return Answer{}, fmt.Errorf("protocol: encode %s data: %w", c.SchemaName, err)
+			}
 		}
 		raw, err := c.Rules(data)
 		if err != nil {

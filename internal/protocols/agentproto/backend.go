@@ -341,8 +341,8 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, node, schem
 		System: c.system, Task: c.task, Data: json.RawMessage(raw),
 		SchemaName: schema, Schema: c.schema, GateOnly: true,
 		Check: func(a json.RawMessage) []debate.Violation { return c.check(raw, a) },
-		Rules: func(json.RawMessage) (json.RawMessage, error) {
-			a, err := Answer(schema, raw)
+		Rules: func(data json.RawMessage) (json.RawMessage, error) {
+			a, err := Answer(schema, data)
 			if err != nil {
 				return nil, orchestrator.Permanent(err)
 			}
