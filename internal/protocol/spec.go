@@ -98,7 +98,7 @@ func Encode(v any) (json.RawMessage, error) {
 // Compile returns the orchestrator protocol of spec. The engine validates
 // it when it is registered.
 func Compile[O, S any](spec *Spec[O, S]) *orchestrator.Protocol {
-	k := &kit[O, S]{spec: spec, opts: map[string]*O{}}
+	k := &kit[O, S]{spec: spec, opts: map[string]*parsed[O]{}}
 	nodes := make([]*orchestrator.Node, 0, len(spec.Nodes))
 	for _, n := range spec.Nodes {
 		nodes = append(nodes, k.node(n))
@@ -142,7 +142,14 @@ const maxCachedOptions = 512
 type kit[O, S any] struct {
 	spec *Spec[O, S]
 	mu   sync.Mutex
-	opts map[string]*O // raw options → parsed, shared read-only
+	opts map[string]*parsed[O] // raw options → parsed, shared read-only
+}
+
+// parsed is one options text parsed once, however many nodes ask at once.
+type parsed[O any] struct {
+	once sync.Once
+	o    *O
+	err  error
 }
 
 // Options decodes raw strictly onto the defaults and checks them; a
@@ -150,22 +157,17 @@ type kit[O, S any] struct {
 // *debate.ValidationError under "options".
 func (k *kit[O, S]) Options(raw json.RawMessage) (*O, error) {
 	k.mu.Lock()
-	o, ok := k.opts[string(raw)] // no copy of raw for the lookup
+	p, ok := k.opts[string(raw)] // no copy of raw for the lookup
+	if !ok {
+		if len(k.opts) >= maxCachedOptions {
+			clear(k.opts)
+		}
+		p = &parsed[O]{}
+		k.opts[string(raw)] = p
+	}
 	k.mu.Unlock()
-	if ok {
-		return o, nil
-	}
-	o, err := ParseOptions(raw, k.spec.Defaults, k.spec.Check)
-	if err != nil {
-		return nil, err
-	}
-	k.mu.Lock()
-	if len(k.opts) >= maxCachedOptions {
-		clear(k.opts)
-	}
-	k.opts[string(raw)] = o
-	k.mu.Unlock()
-	return o, nil
+	p.once.Do(func() { p.o, p.err = ParseOptions(raw, k.spec.Defaults, k.spec.Check) })
+	return p.o, p.err
 }
 
 // ParseOptions decodes raw (empty means {}) strictly, unknown members
