@@ -55,12 +55,20 @@ type Spec[O, S any] struct {
 // state. Name, Actor, Edges, Timeout, MaxAttempts and EndsRound are the
 // orchestrator.Node's.
 type Node[O, S any] struct {
-	Name        string
-	Actor       string
-	Run         func(ctx context.Context, t *Turn[O, S]) (*orchestrator.NodeOutput, error)
-	Branches    []*Node[O, S]
-	Merge       func(s *S, outs []*orchestrator.NodeOutput) error
-	Edges       []string
+	Name  string
+	Actor string
+	// Run is a task node's work, as orchestrator.NodeFunc: an error fails
+	// the attempt (Permanent skips the others). Options or a state that do
+	// not decode fail it permanently before Run.
+	Run func(ctx context.Context, t *Turn[O, S]) (*orchestrator.NodeOutput, error)
+	// Branches and Merge make a parallel group: Merge folds the branches'
+	// outputs, in declared order, into the group's input state, which the
+	// kit encodes as the group's output state (see Branches).
+	Branches []*Node[O, S]
+	Merge    func(s *S, outs []*orchestrator.NodeOutput) error
+	Edges    []string
+	// Next picks the next node (one of Edges, or "" to end) from the node's
+	// output state.
 	Next        func(s *S) string
 	Timeout     time.Duration
 	MaxAttempts int
