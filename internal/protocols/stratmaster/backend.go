@@ -49,16 +49,8 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, a asked, ou
 	return ans.Model, nil
 }
 
-// task is what a node works on.
-type task struct {
-	in   *orchestrator.NodeInput
-	opts *Options
-	cons *Constitution
-	s    *state
-}
-
-// work is a node's work over a task.
-type work func(ctx context.Context, t *task) (*orchestrator.NodeOutput, error)
+// work is a node's work.
+type work func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error)
 
 // guarded runs a node's work with the task's attempt policy: a failed
 // attempt is retried by the engine until options.max_attempts, and the
@@ -68,8 +60,8 @@ type work func(ctx context.Context, t *task) (*orchestrator.NodeOutput, error)
 // Shutdown (a cancelled ctx) is left to the engine.
 func (p *proto) guarded(role string, f work) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
 	return func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
-		in, o, c := t.NodeInput, t.Opts, t.Opts.cons
-		out, err := f(ctx, &task{in: in, opts: o, cons: c, s: t.State})
+		in, o := t.NodeInput, t.Opts
+		out, err := f(ctx, t)
 		if err == nil || ctx.Err() != nil {
 			return out, err
 		}
@@ -95,7 +87,7 @@ func (p *proto) guarded(role string, f work) func(context.Context, *turn) (*orch
 		}
 		s.Status, s.StopReason = StatusNeedsReview, reason
 		s.StopWhy = fmt.Sprintf("%s failed %d attempt(s): %v", role, in.Attempt, err)
-		out, serr := saveWith(s, append(events, closing(&task{in: in, opts: o, cons: c, s: s})...)...)
+		out, serr := saveWith(s, append(events, closing(&turn{NodeInput: in, Opts: o, State: s})...)...)
 		if serr != nil {
 			return nil, serr
 		}

@@ -78,8 +78,8 @@ func (v *dealView) claimsFor(ev []Evidence) []gradedClaim {
 // lookups, the server runs them as the researcher's tool calls (each
 // audited as agent.tool_call, allowed or refused), and what they found
 // joins the collected evidence with its provenance.
-func (p *proto) research(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+func (p *proto) research(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	v, err := p.view(ctx, in.DealID)
 	if err != nil {
 		return nil, err
@@ -107,7 +107,7 @@ func (p *proto) research(ctx context.Context, t *task) (*orchestrator.NodeOutput
 	var plan researchPlan
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaResearchPlan, task: fmt.Sprintf("plan the evidence research of pass %d", s.Pass),
-		data:  researchData{Question: t.opts.Question, Pass: s.Pass, DealID: in.DealID, Claims: catalog, Known: known, Directives: s.Directives},
+		data:  researchData{Question: t.Opts.Question, Pass: s.Pass, DealID: in.DealID, Claims: catalog, Known: known, Directives: s.Directives},
 		check: protocol.DecodeCheck(func(pl researchPlan) []debate.Violation { return checkPlan(pl, ids) }),
 	}, &plan)
 	if err != nil {

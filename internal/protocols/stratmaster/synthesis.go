@@ -50,8 +50,8 @@ func (v *violations) ids(field string, ids []string, known func(string) bool, re
 // synthesise is the synthesiser's node: hypotheses from the collected
 // evidence, each given its provenance, fingerprint and id by the protocol,
 // and the decision whether to debate them (debateReasons).
-func (p *proto) synthesise(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	v, err := p.view(ctx, in.DealID)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (p *proto) synthesise(ctx context.Context, t *task) (*orchestrator.NodeOutp
 	var ans synthAnswer
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaHypotheses, task: fmt.Sprintf("state the hypotheses of pass %d", s.Pass),
-		data: synthData{Question: t.opts.Question, Pass: s.Pass, Evidence: s.Evidence, Claims: claims, Directives: s.Directives},
+		data: synthData{Question: t.Opts.Question, Pass: s.Pass, Evidence: s.Evidence, Claims: claims, Directives: s.Directives},
 		check: protocol.DecodeCheck(func(a synthAnswer) []debate.Violation {
 			g := violations{rule: "HYPOTHESES"}
 			if len(a.Hypotheses) > maxHypotheses {
@@ -140,8 +140,8 @@ func (s *state) hypothesisIDs() map[string]bool {
 }
 
 // challenge is the adversary's turn of the debate.
-func (p *proto) challenge(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	v, err := p.view(ctx, in.DealID)
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func (p *proto) challenge(ctx context.Context, t *task) (*orchestrator.NodeOutpu
 	var ans challengeAnswer
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaChallenges, task: fmt.Sprintf("challenge the hypotheses of pass %d", s.Pass),
-		data: challengeData{Question: t.opts.Question, Pass: s.Pass, Reasons: s.DebateReasons, Hypotheses: s.Hypotheses,
+		data: challengeData{Question: t.Opts.Question, Pass: s.Pass, Reasons: s.DebateReasons, Hypotheses: s.Hypotheses,
 			Evidence: s.Evidence, Claims: v.claimsFor(s.Evidence)},
 		check: protocol.DecodeCheck(func(a challengeAnswer) []debate.Violation {
 			g := violations{rule: "CHALLENGES"}
@@ -183,8 +183,8 @@ func (p *proto) challenge(ctx context.Context, t *task) (*orchestrator.NodeOutpu
 
 // rebut is the strategist's turn of the debate: a conceded challenge costs
 // its hypothesis ConcedePenalty of confidence and marks it contested.
-func (p *proto) rebut(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	challenged := map[string]bool{}
 	for _, c := range s.Challenges {
 		challenged[c.HypothesisID] = true
@@ -192,7 +192,7 @@ func (p *proto) rebut(ctx context.Context, t *task) (*orchestrator.NodeOutput, e
 	var ans rebuttalAnswer
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaRebuttal, task: fmt.Sprintf("answer the adversary's challenges of pass %d", s.Pass),
-		data: rebuttalData{Question: t.opts.Question, Pass: s.Pass, Hypotheses: s.Hypotheses, Challenges: protocol.NonNil(s.Challenges), Evidence: s.Evidence},
+		data: rebuttalData{Question: t.Opts.Question, Pass: s.Pass, Hypotheses: s.Hypotheses, Challenges: protocol.NonNil(s.Challenges), Evidence: s.Evidence},
 		check: protocol.DecodeCheck(func(a rebuttalAnswer) []debate.Violation {
 			g := violations{rule: "REBUTTAL"}
 			answered := map[string]bool{}
@@ -238,8 +238,8 @@ func (p *proto) rebut(ctx context.Context, t *task) (*orchestrator.NodeOutput, e
 }
 
 // strategise is the strategist's plan over the pass's hypotheses.
-func (p *proto) strategise(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+func (p *proto) strategise(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	hs := s.hypothesisIDs()
 	var turns []DebateTurn
 	for _, d := range s.DebateLog {
@@ -250,7 +250,7 @@ func (p *proto) strategise(ctx context.Context, t *task) (*orchestrator.NodeOutp
 	var plan Plan
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaPlan, task: fmt.Sprintf("draft the plan of pass %d", s.Pass),
-		data: planData{Question: t.opts.Question, Pass: s.Pass, Hypotheses: protocol.NonNil(s.Hypotheses), DebateLog: protocol.NonNil(turns), Directives: s.Directives},
+		data: planData{Question: t.Opts.Question, Pass: s.Pass, Hypotheses: protocol.NonNil(s.Hypotheses), DebateLog: protocol.NonNil(turns), Directives: s.Directives},
 		check: protocol.DecodeCheck(func(pl Plan) []debate.Violation {
 			g := violations{rule: "PLAN"}
 			g.text("summary", pl.Summary)
