@@ -1,7 +1,6 @@
 package agentproto
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +8,10 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
-	"github.com/debated/debated/internal/roles/llm"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Schema names of the three structured calls. A model answers them when
@@ -105,7 +103,7 @@ type claimAnswer struct {
 type call struct {
 	role, task, system string
 	schema             json.RawMessage
-	rules              func(data json.RawMessage) (any, error)
+	rules              func(data json.RawMessage) (json.RawMessage, error)
 	check              func(data, answer json.RawMessage) []debate.Violation
 }
 
@@ -118,7 +116,7 @@ var calls = map[string]call{
 		schema: json.RawMessage(`{"type":"object","required":["proposals"],"properties":{"proposals":{"type":"array","items":{"type":"object",` +
 			`"required":["step_id","objective","assumptions","justification"],"properties":{"step_id":{"type":"string"},"objective":{"type":"string"},` +
 			`"assumptions":{"type":"array","items":{"type":"string"}},"justification":{"type":"string"}}}}}}`),
-		rules: rulesPlan, check: checkPlan,
+		rules: protocol.Rules(rulesPlan), check: checked(checkPlan),
 	},
 	SchemaReview: {
 		role: RoleCritic,
@@ -128,7 +126,7 @@ var calls = map[string]call{
 		schema: json.RawMessage(`{"type":"object","required":["reviews"],"properties":{"reviews":{"type":"array","items":{"type":"object",` +
 			`"required":["proposal_id","status","reason"],"properties":{"proposal_id":{"type":"string"},` +
 			`"status":{"type":"string","enum":["approved","conditionally_approved","rejected"]},"reason":{"type":"string"}}}}}}`),
-		rules: rulesReview, check: checkReview,
+		rules: protocol.Rules(rulesReview), check: checked(checkReview),
 	},
 	SchemaClaims: {
 		role: RoleExecutor,
@@ -138,8 +136,23 @@ var calls = map[string]call{
 		schema: json.RawMessage(`{"type":"object","required":["claims"],"properties":{"claims":{"type":"array","items":{"type":"object",` +
 			`"required":["execution_id","text","confidence"],"properties":{"execution_id":{"type":"string"},"text":{"type":"string"},` +
 			`"confidence":{"type":"number","minimum":0,"maximum":1}}}}}}`),
-		rules: rulesClaims, check: checkClaims,
+		rules: protocol.Rules(rulesClaims), check: checked(checkClaims),
 	},
+}
+
+// checked adapts a gate over the decoded DATA and answer to raw JSON.
+func checked[D, A any](f func(D, A) []debate.Violation) func(data, answer json.RawMessage) []debate.Violation {
+	return func(data, answer json.RawMessage) []debate.Violation {
+		var d D
+		var a A
+		if err := json.Unmarshal(data, &d); err != nil {
+			return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
+		}
+		if err := json.Unmarshal(answer, &a); err != nil {
+			return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
+		}
+		return f(d, a)
+	}
 }
 
 // Answer is the rules backend: the answer to the structured call named
@@ -155,14 +168,10 @@ func Answer(schema string, data json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: agentproto: %s data: %w", debate.ErrInvalid, schema, err)
 	}
-	return json.Marshal(a)
+	return a, nil
 }
 
-func rulesPlan(raw json.RawMessage) (any, error) {
-	var d planData
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, err
-	}
+func rulesPlan(d planData) any {
 	out := planAnswer{Proposals: []planProposal{}}
 	for _, s := range d.Steps {
 		goal := s.ExpectedEvidence
@@ -176,21 +185,13 @@ func rulesPlan(raw json.RawMessage) (any, error) {
 				fmt.Sprintf("the input of step %s is the task's own, unchanged", s.ID),
 				fmt.Sprintf("%s is a deterministic built-in tool", s.Tool),
 			},
-			Justification: fmt.Sprintf("the objective %q needs %s", clip(d.Objective, 120), goal),
+			Justification: fmt.Sprintf("the objective %q needs %s", protocol.Clip(d.Objective, 120), goal),
 		})
 	}
-	return out, nil
+	return out
 }
 
-func checkPlan(data, answer json.RawMessage) []debate.Violation {
-	var d planData
-	var a planAnswer
-	if err := json.Unmarshal(data, &d); err != nil {
-		return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
-	}
-	if err := json.Unmarshal(answer, &a); err != nil {
-		return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-	}
+func checkPlan(d planData, a planAnswer) []debate.Violation {
 	var vs []debate.Violation
 	seen := map[string]bool{}
 	for i, pr := range a.Proposals {
@@ -236,11 +237,7 @@ func stricter(a, b string) string {
 	return a
 }
 
-func rulesReview(raw json.RawMessage) (any, error) {
-	var d reviewData
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, err
-	}
+func rulesReview(d reviewData) any {
 	type rev struct {
 		ProposalID string `json:"proposal_id"`
 		Status     string `json:"status"`
@@ -253,18 +250,10 @@ func rulesReview(raw json.RawMessage) (any, error) {
 		st, why := policyReview(d.RegisteredTools, it)
 		out.Reviews = append(out.Reviews, rev{ProposalID: it.ProposalID, Status: st, Reason: why})
 	}
-	return out, nil
+	return out
 }
 
-func checkReview(data, answer json.RawMessage) []debate.Violation {
-	var d reviewData
-	var a reviewAnswer
-	if err := json.Unmarshal(data, &d); err != nil {
-		return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
-	}
-	if err := json.Unmarshal(answer, &a); err != nil {
-		return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-	}
+func checkReview(d reviewData, a reviewAnswer) []debate.Violation {
 	var vs []debate.Violation
 	seen := map[string]bool{}
 	for i, r := range a.Reviews {
@@ -288,11 +277,7 @@ func checkReview(data, answer json.RawMessage) []debate.Violation {
 	return vs
 }
 
-func rulesClaims(raw json.RawMessage) (any, error) {
-	var d claimData
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, err
-	}
+func rulesClaims(d claimData) any {
 	type cl struct {
 		ExecutionID string  `json:"execution_id"`
 		Text        string  `json:"text"`
@@ -309,18 +294,10 @@ func rulesClaims(raw json.RawMessage) (any, error) {
 		out.Claims = append(out.Claims, cl{ExecutionID: it.ExecutionID,
 			Text: fmt.Sprintf("%s: %s returned %s.", subject, it.Tool, it.ResultText), Confidence: 0.9})
 	}
-	return out, nil
+	return out
 }
 
-func checkClaims(data, answer json.RawMessage) []debate.Violation {
-	var d claimData
-	var a claimAnswer
-	if err := json.Unmarshal(data, &d); err != nil {
-		return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
-	}
-	if err := json.Unmarshal(answer, &a); err != nil {
-		return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-	}
+func checkClaims(d claimData, a claimAnswer) []debate.Violation {
 	var vs []debate.Violation
 	seen := map[string]bool{}
 	for i, c := range a.Claims {
@@ -345,23 +322,12 @@ func checkClaims(data, answer json.RawMessage) []debate.Violation {
 	return vs
 }
 
-// errRejected is returned by ask when the answer failed its gate after the
-// repairs; the node records it and stops the session for review.
-type errRejected struct {
-	role, schema string
-	violations   []debate.Violation
-}
-
-func (e *errRejected) Error() string {
-	return fmt.Sprintf("agentproto: the %s's %s answer failed its gate (%d violations)", e.role, e.schema, len(e.violations))
-}
-
 // ask makes the structured call schema of node over data, with the
 // tenant's model or the rules backend, gates the answer and decodes it into
-// out. It returns the model calls made (nil for the rules backend), an
-// *errRejected when the answer failed its gate, or the model's error.
+// out. It returns the model calls made (nil for the rules backend), a
+// *protocol.Rejected when the answer failed its gate, or the model's error.
 //
-// The gate is the protocol's, in code: it runs on the model's answer here
+// The gate is the protocol's, in code: it runs on the model's answer
 // whatever the model client reported, so a client that under-reports its
 // violations cannot let an answer through (fail closed).
 func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, node, schema string, data, out any) (*debate.ModelCall, error) {
@@ -370,42 +336,31 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, node, schem
 	if err != nil {
 		return nil, fmt.Errorf("agentproto: encode %s data: %w", schema, err)
 	}
-	var model llm.Caller
-	if p.cfg.ModelFor != nil {
-		if model, err = p.cfg.ModelFor(ctx); err != nil {
-			return nil, fmt.Errorf("agentproto: model of the tenant: %w", err)
+	ans, err := p.models.Ask(ctx, in, protocol.Call{
+		Role: c.role, CacheKey: cacheKey(in, node), PromptID: schema + ".v1",
+		System: c.system, Task: c.task, Data: json.RawMessage(raw),
+		SchemaName: schema, Schema: c.schema, GateOnly: true,
+		Check: func(a json.RawMessage) []debate.Violation { return c.check(raw, a) },
+		Rules: func(data json.RawMessage) (json.RawMessage, error) {
+			a, err := Answer(schema, data)
+			if err != nil {
+				return nil, orchestrator.Permanent(err)
+			}
+			return a, nil
+		},
+	})
+	if err != nil {
+		return ans.Model, err
+	}
+	if len(ans.Violations) == 0 {
+		if err := json.Unmarshal(ans.Raw, out); err != nil {
+			ans.Violations = []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
 		}
 	}
-	var answer json.RawMessage
-	var used *debate.ModelCall
-	var vs []debate.Violation
-	if model == nil {
-		if answer, err = Answer(schema, raw); err != nil {
-			return nil, orchestrator.Permanent(err)
-		}
-		vs = c.check(raw, answer)
-	} else {
-		res, err := model.JSON(ctx, llm.JSONCall{
-			TenantID: in.TenantID, DebateID: in.DebateID, Role: c.role,
-			CacheKey: cacheKey(in, node), PromptID: schema + ".v1",
-			System: c.system, Task: c.task, Data: json.RawMessage(raw),
-			SchemaName: schema, Schema: c.schema,
-			Check: func(a json.RawMessage) []debate.Violation { return c.check(raw, a) },
-		})
-		if err != nil {
-			return res.Model, err
-		}
-		used = res.Model
-		answer, vs = gated(c, raw, res)
+	if len(ans.Violations) > 0 {
+		return ans.Model, &protocol.Rejected{Role: c.role, Schema: schema, Violations: ans.Violations}
 	}
-	if len(vs) > 0 {
-		return used, &errRejected{role: c.role, schema: schema, violations: vs}
-	}
-	dec := json.NewDecoder(bytes.NewReader(answer))
-	if err := dec.Decode(out); err != nil {
-		return used, &errRejected{role: c.role, schema: schema, violations: []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}}
-	}
-	return used, nil
+	return ans.Model, nil
 }
 
 // cacheKey is the response cache prefix of a node's model calls: the
@@ -417,53 +372,16 @@ func cacheKey(in *orchestrator.NodeInput, node string) string {
 	return fmt.Sprintf("%s/agentproto/%s/r%d/a%d", in.DebateID, node, in.Round, in.Attempt)
 }
 
-// gated returns the answer of a model's result and the violations the
-// gate finds in it. The gate always runs on an answer, whatever violations
-// the result reports; a result without an answer is a violation even when
-// it reports none.
-func gated(c call, data json.RawMessage, res llm.JSONResult) (json.RawMessage, []debate.Violation) {
-	if res.Answer == nil {
-		if len(res.Violations) > 0 {
-			return nil, res.Violations
-		}
-		return nil, []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: "the model gave no JSON object"}}
-	}
-	return res.Answer, c.check(data, res.Answer)
-}
-
 // stopOnAnswer turns ask's failures that end the session into its stop:
 // a gate rejection is recorded (output.rejected) and the session waits for
 // review, as does a spent token budget (budget.exceeded, signed by the
 // role whose call it stopped); other errors are the engine's to retry.
 func stopOnAnswer(schema string, mc *debate.ModelCall, err error) (*orchestrator.NodeOutput, error) {
-	var rej *errRejected
-	switch {
-	case errors.As(err, &rej):
+	if rej, ok := errors.AsType[*protocol.Rejected](err); ok {
 		return &orchestrator.NodeOutput{
-			Events: []orchestrator.Emit{{Type: EventOutputRejected, Actor: rej.role, Payload: withModel(map[string]any{
-				"role": rej.role, "schema": rej.schema, "violations": rej.violations}, mc)}},
-			Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonOutputRejected},
-		}, nil
-	case errors.Is(err, llm.ErrBudgetExceeded):
-		role := calls[schema].role
-		return &orchestrator.NodeOutput{
-			Events: []orchestrator.Emit{{Type: EventBudgetExceeded, Actor: role, Payload: withModel(map[string]any{
-				"role": role, "schema": schema, "detail": err.Error()}, mc)}},
-			Stop: &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonTokenBudget},
+			Events: []orchestrator.Emit{protocol.Rejection{Role: rej.Role, Schema: rej.Schema, Violations: rej.Violations, Model: mc}.Event()},
+			Stop:   &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonOutputRejected},
 		}, nil
 	}
-	return nil, err
-}
-
-// clip shortens s to at most n bytes, on a rune boundary, marking the cut
-// with an ellipsis.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := max(n, 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return protocol.BudgetStop(calls[schema].role, err, mc, map[string]any{"schema": schema})
 }

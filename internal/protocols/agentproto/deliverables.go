@@ -52,7 +52,7 @@ type ClaimSummary struct {
 	Challenged string   `json:"challenged,omitempty"`
 }
 
-func buildDeliverables(in *orchestrator.NodeInput, o Options, s *state) *Deliverables {
+func buildDeliverables(in *orchestrator.NodeInput, o *Options, s *state) *Deliverables {
 	d := &Deliverables{SessionID: in.DebateID, DealID: in.DealID, Objective: o.Task.Objective, Lifecycle: s.Lifecycle,
 		PreCheck: s.PreCheck, Refusals: s.Refusals,
 		Proposals: []ProposalSummary{}, Executions: []ExecSummary{}, Claims: []ClaimSummary{}}

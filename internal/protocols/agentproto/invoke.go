@@ -29,7 +29,7 @@ type invoker struct {
 // registered tools for the executor, a quota per tool of the calls the
 // task can need (each step naming it, once per allowed attempt) and the
 // calls already made (usage, copied).
-func newInvoker(in *orchestrator.NodeInput, o Options, usage tools.Usage, env toolEnv, now func() time.Time) *invoker {
+func newInvoker(in *orchestrator.NodeInput, o *Options, usage tools.Usage, env toolEnv, now func() time.Time) *invoker {
 	quota := map[string]int{}
 	run := map[string]tools.Func{}
 	for name, t := range safeTools {

@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/tools"
 	"github.com/stretchr/testify/require"
@@ -21,7 +20,7 @@ var testClock = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time
 
 // approvedSession is a session in executing whose every step has an
 // approved intent, and the trace that signed and approved them.
-func approvedSession(t *testing.T, opts string) (*orchestrator.NodeInput, Options, *state, []debate.Event) {
+func approvedSession(t *testing.T, opts string) (*orchestrator.NodeInput, *Options, *state, []debate.Event) {
 	t.Helper()
 	o, err := parseOptions(json.RawMessage(opts))
 	require.NoError(t, err)
@@ -202,6 +201,11 @@ func TestCacheKey(t *testing.T) {
 	}
 }
 
+// gated is the gate's verdict on a model's result for call c over data.
+func gated(c call, data json.RawMessage, res llm.JSONResult) (json.RawMessage, []debate.Violation) {
+	return res.Answer, protocol.Gate(func(a json.RawMessage) []debate.Violation { return c.check(data, a) }, res)
+}
+
 // TestRefusalOf: a refused transition is recorded with its from, to,
 // requester and reason, whatever error the state machine returned.
 func TestRefusalOf(t *testing.T) {
@@ -214,48 +218,4 @@ func TestRefusalOf(t *testing.T) {
 	raw, err := json.Marshal(got)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"from":"planning","to":"reviewing","requested_by":"critic","reason":"the guard failed"}`, string(raw))
-}
-
-// TestClip: clip never splits a character and marks the cut.
-func TestClip(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		s    string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"exactly", 7, "exactly"},
-		{"abcdef", 3, "abc…"},
-		{"añb", 2, "a…"}, // ñ is 2 bytes: byte 2 is inside it
-		{"añb", 3, "añ…"},
-		{"日本語", 4, "日…"},
-		{"日本語", 0, "…"},
-		{"abc", -1, "…"},
-	} {
-		got := clip(tc.s, tc.n)
-		require.Equal(t, tc.want, got, "%q %d", tc.s, tc.n)
-		require.True(t, utf8.ValidString(got))
-	}
-}
-
-func FuzzClip(f *testing.F) {
-	for _, s := range []string{"", "abc", "añb", "日本語", "\xff\xfe"} {
-		f.Add(s, 2)
-	}
-	f.Fuzz(func(t *testing.T, s string, n int) {
-		got := clip(s, n)
-		if len(s) <= n {
-			if got != s {
-				t.Fatalf("clip(%q, %d) = %q, want it unchanged", s, n, got)
-			}
-			return
-		}
-		if !strings.HasSuffix(got, "…") || len(got) > max(n, 0)+len("…") {
-			t.Fatalf("clip(%q, %d) = %q", s, n, got)
-		}
-		if utf8.ValidString(s) && !utf8.ValidString(got) {
-			t.Fatalf("clip(%q, %d) = %q splits a character", s, n, got)
-		}
-	})
 }

@@ -9,26 +9,8 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 )
-
-// load reads a node's options and state.
-func load(in *orchestrator.NodeInput) (Options, *state, error) {
-	o, err := parseOptions(in.Options)
-	if err != nil {
-		return o, nil, orchestrator.Permanent(err)
-	}
-	s, err := loadState(in.State)
-	return o, s, err
-}
-
-// done saves the state into a node output with its events.
-func done(s *state, events []orchestrator.Emit, stop *orchestrator.Stop) (*orchestrator.NodeOutput, error) {
-	st, err := s.save()
-	if err != nil {
-		return nil, err
-	}
-	return &orchestrator.NodeOutput{State: st, Events: events, Stop: stop}, nil
-}
 
 // withModel adds the model calls of an answer to a payload.
 func withModel(m map[string]any, mc *debate.ModelCall) map[string]any {
@@ -39,26 +21,20 @@ func withModel(m map[string]any, mc *debate.ModelCall) map[string]any {
 }
 
 // initialize records the session and moves it to planning.
-func (p *proto) initialize(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	o, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) initialize(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, o, s := t.NodeInput, t.Opts, t.State
 	events := []orchestrator.Emit{{Type: EventSessionInitialized, Payload: map[string]any{
 		"session_id": in.DebateID, "deal_id": in.DealID, "objective": o.Task.Objective, "steps": len(o.Task.Steps),
 		"tools": o.Tools, "block_risk_classes": o.BlockRiskClasses, "max_retries": o.MaxRetries,
 	}}}
 	s.Init = true
 	e, _ := s.transit(StatePlanning, RolePlanner, s.facts())
-	return done(s, append(events, e), nil)
+	return t.Save(append(events, e), nil)
 }
 
 // plan turns each step into a proposal unit.
-func (p *proto) plan(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	o, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) plan(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, o, s := t.NodeInput, t.Opts, t.State
 	data := planData{Objective: o.Task.Objective}
 	for _, st := range o.Task.Steps {
 		data.Steps = append(data.Steps, planStep{ID: st.ID, Tool: st.Tool, Input: st.Input, RiskClass: st.RiskClass, ExpectedEvidence: st.ExpectedEvidence})
@@ -77,7 +53,7 @@ func (p *proto) plan(ctx context.Context, in *orchestrator.NodeInput) (*orchestr
 		}
 		ans := a.Proposals[k]
 		pr := &proposal{ID: "p-" + st.ID, StepID: st.ID, Tool: st.Tool, Risk: st.RiskClass,
-			Objective: ans.Objective, Assumptions: nonNil(ans.Assumptions), Justification: ans.Justification}
+			Objective: ans.Objective, Assumptions: protocol.NonNil(ans.Assumptions), Justification: ans.Justification}
 		s.Proposals = append(s.Proposals, pr)
 		events = append(events, orchestrator.Emit{Type: EventProposalCreated, Payload: withModel(map[string]any{
 			"proposal_id": pr.ID, "step_id": st.ID, "objective": pr.Objective, "assumptions": pr.Assumptions,
@@ -86,25 +62,15 @@ func (p *proto) plan(ctx context.Context, in *orchestrator.NodeInput) (*orchestr
 		}, mc)})
 	}
 	e, _ := s.transit(StateReviewing, RoleCritic, s.facts())
-	return done(s, append(events, e), nil)
-}
-
-func nonNil(xs []string) []string {
-	if xs == nil {
-		return []string{}
-	}
-	return xs
+	return t.Save(append(events, e), nil)
 }
 
 // review is the critic's review of every proposal: the policy in code,
 // made stricter (never looser) by the model's review when there is one.
 // Without an approved proposal the session cannot execute: the refused
 // transition is recorded and the session stops for review.
-func (p *proto) review(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	o, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) review(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, o, s := t.NodeInput, t.Opts, t.State
 	data := reviewData{Objective: o.Task.Objective, RegisteredTools: o.Tools}
 	for _, pr := range s.Proposals {
 		st := o.step(pr.StepID)
@@ -136,19 +102,16 @@ func (p *proto) review(ctx context.Context, in *orchestrator.NodeInput) (*orches
 	e, ok := s.transit(StateExecuting, RoleExecutor, s.facts())
 	events = append(events, e)
 	if !ok {
-		return done(s, events, &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonNoApprovedProposal})
+		return t.Save(events, &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonNoApprovedProposal})
 	}
-	return done(s, events, nil)
+	return t.Save(events, nil)
 }
 
 // intend signs one tool intent per approved proposal that may still run:
 // its first attempt, or a retry after a failed execution (a new intent; the
 // failed one stays in the trace).
-func (p *proto) intend(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	o, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) intend(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	o, s := t.Opts, t.State
 	var events []orchestrator.Emit
 	for _, pr := range s.Proposals {
 		if !s.open(pr, o.MaxRetries) {
@@ -174,16 +137,13 @@ func (p *proto) intend(_ context.Context, in *orchestrator.NodeInput) (*orchestr
 		}
 		events = append(events, orchestrator.Emit{Type: EventIntentSigned, Payload: payload})
 	}
-	return done(s, events, nil)
+	return t.Save(events, nil)
 }
 
 // vet is the critic's action guard: an intent of a blocked risk class is
 // blocked (its proposal can no longer execute), any other is approved.
-func (p *proto) vet(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	o, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) vet(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	o, s := t.Opts, t.State
 	var events []orchestrator.Emit
 	for _, it := range s.Intents {
 		if it.Status != intentSigned {
@@ -200,18 +160,15 @@ func (p *proto) vet(_ context.Context, in *orchestrator.NodeInput) (*orchestrato
 		events = append(events, orchestrator.Emit{Type: EventIntentApproved, Payload: map[string]any{
 			"intent_id": it.ID, "risk_class": it.Risk, "reason": fmt.Sprintf("risk class %s is within the session's policy", it.Risk)}})
 	}
-	return done(s, events, nil)
+	return t.Save(events, nil)
 }
 
 // execute runs every approved intent once. It reloads the trace head first
 // and executes an intent only if the ledger holds it signed with the same
 // input hash, approved by the critic, not blocked and not yet executed: a
 // node re-run after a crash finds what was committed, never what was not.
-func (p *proto) execute(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	o, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) execute(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, o, s := t.NodeInput, t.Opts, t.State
 	trace, err := p.trace(ctx, in.DebateID)
 	if err != nil {
 		return nil, err
@@ -220,14 +177,14 @@ func (p *proto) execute(ctx context.Context, in *orchestrator.NodeInput) (*orche
 	if err != nil {
 		return nil, err
 	}
-	return done(s, events, nil)
+	return t.Save(events, nil)
 }
 
 // executeIntents runs the approved intents of s that trace authorizes,
 // each through the tool invoker (the server's permission matrix and quotas,
 // an agent.tool_call audit per call), and moves the session to claiming
 // when no proposal may run again.
-func (p *proto) executeIntents(ctx context.Context, in *orchestrator.NodeInput, o Options, s *state, trace []debate.Event) ([]orchestrator.Emit, error) {
+func (p *proto) executeIntents(ctx context.Context, in *orchestrator.NodeInput, o *Options, s *state, trace []debate.Event) ([]orchestrator.Emit, error) {
 	head := indexIntents(trace)
 	inv := newInvoker(in, o, s.ToolUsage, toolEnv{registry: p.cfg.Registry, dealID: in.DealID}, p.cfg.Now)
 	var events []orchestrator.Emit
@@ -325,24 +282,17 @@ func artifact(name, kind string, ids map[string]any, content map[string]any) (or
 	}}, hash, nil
 }
 
-func afterExecute(st json.RawMessage) (string, error) {
-	s, err := loadState(st)
-	if err != nil {
-		return "", err
-	}
+func afterExecute(s *state) string {
 	if s.Lifecycle == StateClaiming {
-		return NodeClaim, nil
+		return NodeClaim
 	}
-	return NodeIntend, nil
+	return NodeIntend
 }
 
 // claim issues one evidence-backed claim per completed execution: the
 // claim names its execution and the hashes of its artifacts.
-func (p *proto) claim(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	o, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) claim(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, o, s := t.NodeInput, t.Opts, t.State
 	data := claimData{Objective: o.Task.Objective}
 	byExec := map[string]*intent{}
 	for _, it := range s.Intents {
@@ -355,7 +305,7 @@ func (p *proto) claim(ctx context.Context, in *orchestrator.NodeInput) (*orchest
 			Tool: pr.Tool, ExpectedEvidence: o.step(pr.StepID).ExpectedEvidence, Output: it.Output, ResultText: resultText(it.Output)})
 	}
 	if len(data.Executions) == 0 {
-		return done(s, nil, nil)
+		return t.Save(nil, nil)
 	}
 	var a claimAnswer
 	mc, err := p.ask(ctx, in, NodeClaim, SchemaClaims, data, &a)
@@ -378,17 +328,14 @@ func (p *proto) claim(ctx context.Context, in *orchestrator.NodeInput) (*orchest
 			}, mc)})
 		}
 	}
-	return done(s, events, nil)
+	return t.Save(events, nil)
 }
 
 // challenge is the critic's review of the claims: a claim whose execution
 // returned another result than the step expects is challenged as
 // contradicted by its evidence.
-func (p *proto) challenge(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	o, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) challenge(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	o, s := t.Opts, t.State
 	var events []orchestrator.Emit
 	for _, cl := range s.Claims {
 		pr := s.proposal(cl.ProposalID)
@@ -411,20 +358,17 @@ func (p *proto) challenge(_ context.Context, in *orchestrator.NodeInput) (*orche
 		events = append(events, orchestrator.Emit{Type: EventClaimChallenged, Payload: map[string]any{
 			"claim_id": cl.ID, "reason": cl.Challenged, "execution_ids": []string{cl.ExecutionID}}})
 	}
-	return done(s, events, nil)
+	return t.Save(events, nil)
 }
 
 // audit moves the session to auditing, starts the verification run and
 // checks the trace so far (the finalization guard): a trace that fails
 // moves the session to failed and no final statement is signed.
-func (p *proto) audit(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	_, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) audit(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	e, ok := s.transit(StateAuditing, RoleAuditor, s.facts())
 	if !ok {
-		return done(s, []orchestrator.Emit{e}, &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonNoClaims})
+		return t.Save([]orchestrator.Emit{e}, &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonNoClaims})
 	}
 	trace, err := p.trace(ctx, in.DebateID)
 	if err != nil {
@@ -438,18 +382,15 @@ func (p *proto) audit(ctx context.Context, in *orchestrator.NodeInput) (*orchest
 	}}}
 	if rep.Status == VerificationFail {
 		f, _ := s.transit(StateFailed, RoleAuditor, s.facts())
-		return done(s, append(events, f), &orchestrator.Stop{Status: debate.DebateFailed, Reason: ReasonIntegrity})
+		return t.Save(append(events, f), &orchestrator.Stop{Status: debate.DebateFailed, Reason: ReasonIntegrity})
 	}
-	return done(s, events, nil)
+	return t.Save(events, nil)
 }
 
 // finalize records the deliverables and the executor's final statement
 // with the final claim bundle: the last role event of the session.
-func (p *proto) finalize(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	o, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) finalize(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, o, s := t.NodeInput, t.Opts, t.State
 	if s.Lifecycle != StateAuditing || s.PreCheck == VerificationFail || s.PreCheck == "" {
 		return nil, orchestrator.Permanent(fmt.Errorf("agentproto: finalization guard: session is %s, pre-check %q", s.Lifecycle, s.PreCheck))
 	}
@@ -459,7 +400,7 @@ func (p *proto) finalize(_ context.Context, in *orchestrator.NodeInput) (*orches
 		bundle = append(bundle, map[string]any{"claim_id": c.ID, "text": c.Text, "confidence": c.Confidence,
 			"execution_ids": []string{c.ExecutionID}, "evidence_refs": c.Evidence, "challenged": c.Challenged != ""})
 	}
-	return done(s, []orchestrator.Emit{
+	return t.Save([]orchestrator.Emit{
 		{Type: EventDeliverables, Payload: d},
 		{Type: EventFinalStatement, Actor: RoleExecutor, Payload: map[string]any{
 			"session_id": in.DebateID, "objective": o.Task.Objective, "claims": bundle,
@@ -471,11 +412,8 @@ func (p *proto) finalize(_ context.Context, in *orchestrator.NodeInput) (*orches
 // statement included: the ledger's verifier and the protocol's invariants.
 // Its completion records the session's last transition (auditing →
 // completed, or failed): the ledger admits no role event after it.
-func (p *proto) verify(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	_, s, err := load(in)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) verify(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	trace, err := p.trace(ctx, in.DebateID)
 	if err != nil {
 		return nil, err
@@ -492,7 +430,7 @@ func (p *proto) verify(ctx context.Context, in *orchestrator.NodeInput) (*orches
 	}
 	from := s.Lifecycle
 	s.Lifecycle = to
-	return done(s, []orchestrator.Emit{{Type: EventVerificationComplete, Payload: map[string]any{
+	return t.Save([]orchestrator.Emit{{Type: EventVerificationComplete, Payload: map[string]any{
 		"debate_id": in.DebateID, "tenant_id": in.TenantID, "status": rep.Status, "report": rep,
 		"checked_through_seq": rep.CheckedThroughSeq, "head_hash": rep.HeadHash,
 		"transition": map[string]any{"from": from, "to": to},

@@ -1,7 +1,6 @@
 package agentproto
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Risk classes of a step (seed 003's tool intents carry one).
@@ -75,28 +75,16 @@ type Step struct {
 
 // parseOptions decodes, defaults and validates options. Errors are
 // *debate.ValidationError with field paths under "options.".
-func parseOptions(raw json.RawMessage) (Options, error) {
-	// MaxRetries is a pointer on the wire: an absent one takes the default,
-	// an explicit 0 means no retry.
-	var w struct {
-		Task             Task     `json:"task"`
-		Tools            []string `json:"tools"`
-		BlockRiskClasses []string `json:"block_risk_classes"`
-		MaxRetries       *int     `json:"max_retries"`
-	}
-	var v debate.Violations
-	if len(bytes.TrimSpace(raw)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&w); err != nil {
-			v.Add("options", "%v", err)
-			return Options{}, v.Err()
-		}
-	}
-	o := Options{Task: w.Task, Tools: w.Tools, BlockRiskClasses: w.BlockRiskClasses, MaxRetries: defaultRetries}
-	if w.MaxRetries != nil {
-		o.MaxRetries = *w.MaxRetries
-	}
+func parseOptions(raw json.RawMessage) (*Options, error) {
+	return protocol.ParseOptions(raw, defaults, check)
+}
+
+// defaults: an absent max_retries takes the default, an explicit 0 means
+// no retry.
+func defaults() Options { return Options{MaxRetries: defaultRetries} }
+
+// check validates and defaults decoded options.
+func check(o *Options, v *debate.Violations) {
 	t := &o.Task
 	switch {
 	case strings.TrimSpace(t.Objective) == "":
@@ -167,7 +155,6 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 	if o.MaxRetries < 0 || o.MaxRetries > maxRetriesLimit {
 		v.Add("options.max_retries", "must be between 0 and %d", maxRetriesLimit)
 	}
-	return o, v.Err()
 }
 
 // step returns the task's step id.

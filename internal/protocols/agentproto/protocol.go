@@ -16,15 +16,14 @@ package agentproto
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/roles/llm"
-	"github.com/debated/debated/internal/tools"
 )
 
 // Name is the protocol's name.
@@ -52,21 +51,21 @@ const (
 	EventExecutionStarted     = ledger.TypeToolExecutionStarted
 	EventExecutionCompleted   = ledger.TypeToolExecutionCompleted
 	EventExecutionFailed      = ledger.TypeToolExecutionFailed
-	EventArtifact             = "artifact.created"
+	EventArtifact             = protocol.EventArtifact
 	EventClaimIssued          = ledger.TypeClaimIssued
 	EventClaimChallenged      = ledger.TypeClaimChallenged
 	EventFinalStatement       = ledger.TypeFinalStatementSigned
 	EventVerificationStarted  = ledger.TypeVerificationRunStarted
 	EventVerificationComplete = ledger.TypeVerificationRunCompleted
-	EventDeliverables         = "deliverables.created"
-	EventOutputRejected       = "output.rejected"
+	EventDeliverables         = protocol.EventDeliverables
+	EventOutputRejected       = protocol.EventRejected
 	// EventBudgetExceeded stops a session whose model token budget ran out,
 	// signed by the role whose call it stopped.
-	EventBudgetExceeded = "budget.exceeded"
+	EventBudgetExceeded = protocol.EventBudgetExceeded
 	// EventToolCall is the audit record of every tool call the executor
 	// makes, run or refused (tools.Audit, with the intent and execution it
 	// served).
-	EventToolCall = tools.EventToolCall
+	EventToolCall = protocol.EventToolCall
 )
 
 // Node names, in graph order.
@@ -91,7 +90,7 @@ const (
 	ReasonNoApprovedProposal = "NO_APPROVED_PROPOSAL"
 	ReasonNoClaims           = "NO_CLAIMS"
 	ReasonOutputRejected     = "OUTPUT_REJECTED"
-	ReasonTokenBudget        = "TOKEN_BUDGET_EXCEEDED"
+	ReasonTokenBudget        = protocol.ReasonTokenBudget
 )
 
 // Registry is the tenant's claim registry that claim_lookup reads (the
@@ -129,53 +128,51 @@ type Config struct {
 }
 
 type proto struct {
-	cfg Config
+	cfg    Config
+	models protocol.Models
 }
+
+type (
+	node = protocol.Node[Options, state]
+	turn = protocol.Turn[Options, state]
+)
 
 // Protocol returns the agent protocol over cfg.
 func Protocol(cfg Config) *orchestrator.Protocol {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	p := &proto{cfg: cfg}
-	node := func(name, actor string, run orchestrator.NodeFunc, edges ...string) *orchestrator.Node {
-		return &orchestrator.Node{Name: name, Actor: actor, Run: run, Edges: edges}
+	p := &proto{cfg: cfg, models: cfg.ModelFor}
+	task := func(name, actor string, run func(context.Context, *turn) (*orchestrator.NodeOutput, error), edges ...string) *node {
+		return &node{Name: name, Actor: actor, Run: run, Edges: edges}
 	}
-	return &orchestrator.Protocol{
+	return protocol.Compile(&protocol.Spec[Options, state]{
 		Name:        Name,
 		Description: "agent protocol (seed 003): planner → critic review → signed tool intents → critic vetting → execution with artifacts → claims → challenges → final statement → auditor verification; a lifecycle state machine of signed transitions",
 		Roles:       []string{RolePlanner, RoleExecutor, RoleCritic, RoleAuditor},
 		Start:       NodeInit,
 		MaxSteps:    8 + 3*(maxRetriesLimit+1), // 3 + a 3-node pass per attempt + 5
-		Options: func(raw json.RawMessage) (json.RawMessage, error) {
-			o, err := parseOptions(raw)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(o)
-		},
-		Init: func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
-			if _, err := parseOptions(in.Options); err != nil {
-				return nil, orchestrator.Permanent(err)
-			}
-			return (&state{Lifecycle: StateInitialized}).save()
+		Defaults:    defaults,
+		Check:       check,
+		Init: func(*Options, orchestrator.InitInput) (*state, error) {
+			return &state{Lifecycle: StateInitialized}, nil
 		},
 		RoleGuard: RoleGuard(),
 		Tools:     map[string][]string{RoleExecutor: SafeTools()},
-		Nodes: []*orchestrator.Node{
-			node(NodeInit, RolePlanner, p.initialize, NodePlan),
-			node(NodePlan, RolePlanner, p.plan, NodeReview),
-			node(NodeReview, RoleCritic, p.review, NodeIntend),
-			node(NodeIntend, RoleExecutor, p.intend, NodeVet),
-			node(NodeVet, RoleCritic, p.vet, NodeExecute),
+		Nodes: []*node{
+			task(NodeInit, RolePlanner, p.initialize, NodePlan),
+			task(NodePlan, RolePlanner, p.plan, NodeReview),
+			task(NodeReview, RoleCritic, p.review, NodeIntend),
+			task(NodeIntend, RoleExecutor, p.intend, NodeVet),
+			task(NodeVet, RoleCritic, p.vet, NodeExecute),
 			{Name: NodeExecute, Actor: RoleExecutor, Run: p.execute, Edges: []string{NodeIntend, NodeClaim}, Next: afterExecute},
-			node(NodeClaim, RoleExecutor, p.claim, NodeChallenge),
-			node(NodeChallenge, RoleCritic, p.challenge, NodeAudit),
-			node(NodeAudit, RoleAuditor, p.audit, NodeFinalize),
-			node(NodeFinalize, orchestrator.ActorEngine, p.finalize, NodeVerify),
-			node(NodeVerify, RoleAuditor, p.verify),
+			task(NodeClaim, RoleExecutor, p.claim, NodeChallenge),
+			task(NodeChallenge, RoleCritic, p.challenge, NodeAudit),
+			task(NodeAudit, RoleAuditor, p.audit, NodeFinalize),
+			task(NodeFinalize, orchestrator.ActorEngine, p.finalize, NodeVerify),
+			task(NodeVerify, RoleAuditor, p.verify),
 		},
-	}
+	})
 }
 
 // RoleGuard is the protocol's role guard: the roles that may sign each of

@@ -1,9 +1,7 @@
 package agentproto
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/tools"
@@ -96,16 +94,6 @@ type state struct {
 	// statement (the finalization guard).
 	PreCheck string `json:"pre_check,omitempty"`
 }
-
-func loadState(raw json.RawMessage) (*state, error) {
-	var s state
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, orchestrator.Permanent(fmt.Errorf("agentproto: state: %w", err))
-	}
-	return &s, nil
-}
-
-func (s *state) save() (json.RawMessage, error) { return json.Marshal(s) }
 
 func (s *state) proposal(id string) *proposal {
 	for _, pr := range s.Proposals {

@@ -1,7 +1,6 @@
 package agentproto
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Built-in safe tools. They are pure Go functions over their input (and,
@@ -57,16 +57,10 @@ var safeTools = map[string]tool{
 // SafeTools returns the names of the built-in safe tools, sorted.
 func SafeTools() []string { return slices.Sorted(maps.Keys(safeTools)) }
 
-// decodeStrict decodes a JSON object into v, refusing unknown members and
-// trailing data.
+// decodeStrict decodes a tool's input strictly.
 func decodeStrict(input json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := protocol.DecodeStrict(input, v); err != nil {
 		return fmt.Errorf("input: %w", err)
-	}
-	if dec.More() {
-		return errors.New("input: trailing data after the object")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package custom
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/tools"
@@ -25,18 +27,18 @@ const (
 	EventAnswer = "role.answer"
 	// EventRejected is an answer the gates refused, with its violations;
 	// it never enters the debate.
-	EventRejected = "output.rejected"
+	EventRejected = protocol.EventRejected
 	// EventJoin is a join's combined answers.
 	EventJoin = "join.completed"
 	// EventStopCheck is a loop's evaluation of the stop rules.
 	EventStopCheck = "stop.decision"
 	// EventBudgetExceeded: the debate's model budget is spent.
-	EventBudgetExceeded = "budget.exceeded"
+	EventBudgetExceeded = protocol.EventBudgetExceeded
 	// EventDeliverables is the debate's deliverables, in the document's
 	// shape.
-	EventDeliverables = "deliverables.created"
+	EventDeliverables = protocol.EventDeliverables
 	// EventToolCall is a tool call's audit record (allowed or refused).
-	EventToolCall = tools.EventToolCall
+	EventToolCall = protocol.EventToolCall
 )
 
 // Stop reasons (besides the rules' own names in upper case).
@@ -98,8 +100,8 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 		}
 		p.schemas[r.ID] = s
 	}
-	route := func(n *Node) (edges []string, next func(json.RawMessage) (string, error)) {
-		after := cmpOr(n.Next, NodeFinalize)
+	route := func(n *Node) (edges []string, next func(*state) string) {
+		after := cmp.Or(n.Next, NodeFinalize)
 		edges = []string{after}
 		if n.Kind == KindLoop {
 			edges = append([]string{n.Repeat}, edges...)
@@ -107,32 +109,28 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 		if !slices.Contains(edges, NodeFinalize) {
 			edges = append(edges, NodeFinalize)
 		}
-		return edges, func(raw json.RawMessage) (string, error) {
-			s, err := loadState(raw)
-			if err != nil {
-				return "", err
-			}
+		return edges, func(s *state) string {
 			switch {
 			case s.Halt != "":
-				return NodeFinalize, nil
+				return NodeFinalize
 			case n.Kind == KindLoop && s.Reason == "":
-				return n.Repeat, nil
+				return n.Repeat
 			}
-			return after, nil
+			return after
 		}
 	}
-	var nodes []*orchestrator.Node
+	var nodes []*node
 	for i := range d.Graph.Nodes {
 		n := &d.Graph.Nodes[i]
 		edges, next := route(n)
-		on := &orchestrator.Node{Name: n.ID, Edges: edges, Next: next}
+		on := &node{Name: n.ID, Edges: edges, Next: next}
 		switch n.Kind {
 		case KindCall, KindJudge:
 			on.Actor, on.Run, on.Timeout = n.Role, p.call(n), agentTimeout
 		case KindParallel:
 			on.Merge = p.merge(n)
 			for j, b := range n.Branches {
-				on.Branches = append(on.Branches, &orchestrator.Node{
+				on.Branches = append(on.Branches, &node{
 					Name: fmt.Sprintf("%s.%d.%s", n.ID, j, b.Role), Actor: b.Role, Run: p.branch(n, j), Timeout: agentTimeout})
 			}
 		case KindJoin:
@@ -142,39 +140,33 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 		}
 		nodes = append(nodes, on)
 	}
-	nodes = append(nodes, &orchestrator.Node{Name: NodeFinalize, Actor: orchestrator.ActorEngine, Run: p.finalize})
-	all := append(slices.Clone(roleIDs), orchestrator.ActorEngine)
-	desc := d.Description
-	if desc == "" {
-		desc = "a protocol registered as data"
-	}
-	return &orchestrator.Protocol{
+	nodes = append(nodes, &node{Name: NodeFinalize, Actor: orchestrator.ActorEngine, Run: p.finalize})
+	return protocol.Compile(&protocol.Spec[protocol.None, state]{
 		Name:        ref,
-		Description: desc,
+		Description: cmp.Or(d.Description, "a protocol registered as data"),
 		Roles:       roleIDs,
 		Start:       d.Graph.Start,
 		Nodes:       nodes,
 		// Every node once per round, the nodes after the loop and finalize.
 		MaxSteps: (len(d.Graph.Nodes)+1)*(d.maxRounds()+1) + 1,
+		NewState: newState,
 		RoleGuard: map[string][]string{
 			EventAnswer:         roleIDs,
 			EventRejected:       roleIDs,
 			EventToolCall:       roleIDs,
-			EventBudgetExceeded: all,
+			EventBudgetExceeded: protocol.Everyone(roleIDs...),
 			EventJoin:           {orchestrator.ActorEngine},
 			EventStopCheck:      {orchestrator.ActorEngine},
 			EventDeliverables:   {orchestrator.ActorEngine},
 		},
 		Tools: p.matrix.Clone(),
-	}, nil
+	}), nil
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
+type (
+	node = protocol.Node[protocol.None, state]
+	turn = protocol.Turn[protocol.None, state]
+)
 
 // proto is a compiled document.
 type proto struct {
@@ -208,26 +200,9 @@ type state struct {
 	Rounds int `json:"rounds"`
 }
 
-func loadState(raw json.RawMessage) (*state, error) {
-	s := &state{}
-	if len(raw) > 0 && string(raw) != "{}" {
-		if err := json.Unmarshal(raw, s); err != nil {
-			return nil, fmt.Errorf("custom: state: %w", err)
-		}
-	}
-	if s.Outputs == nil {
-		s.Outputs = map[string]json.RawMessage{}
-	}
-	if s.AnsweredIn == nil {
-		s.AnsweredIn = map[string]int{}
-	}
-	if s.Dissent == nil {
-		s.Dissent = map[string][]string{}
-	}
-	return s, nil
+func newState() *state {
+	return &state{Outputs: map[string]json.RawMessage{}, AnsweredIn: map[string]int{}, Dissent: map[string][]string{}}
 }
-
-func (s *state) save() (json.RawMessage, error) { return json.Marshal(s) }
 
 func (s *state) usage(round int) tools.Usage {
 	if s.UsageRound != round {
@@ -274,12 +249,9 @@ func (s *state) budget(d *Document) int {
 }
 
 // call is a call or judge node.
-func (p *proto) call(n *Node) orchestrator.NodeFunc {
-	return func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-		s, err := loadState(in.State)
-		if err != nil {
-			return nil, err
-		}
+func (p *proto) call(n *Node) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
+	return func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+		in, s := t.NodeInput, t.State
 		res, events, stop, err := p.turn(ctx, in, s, n, n.Role, n.Task)
 		if err != nil || stop != nil {
 			return &orchestrator.NodeOutput{Events: events, Stop: stop}, err
@@ -290,8 +262,7 @@ func (p *proto) call(n *Node) orchestrator.NodeFunc {
 			s.Outputs[n.ID] = res.Answer
 			s.AnsweredIn[n.ID] = in.Round
 		}
-		st, err := s.save()
-		return &orchestrator.NodeOutput{State: st, Events: events}, err
+		return t.Save(events, nil)
 	}
 }
 
@@ -304,40 +275,29 @@ func (s *state) apply(round int, r turnResult) {
 }
 
 // branch is one agent of a parallel node.
-func (p *proto) branch(n *Node, i int) orchestrator.NodeFunc {
+func (p *proto) branch(n *Node, i int) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
 	b := n.Branches[i]
-	return func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-		s, err := loadState(in.State)
-		if err != nil {
-			return nil, err
-		}
-		res, events, stop, err := p.turn(ctx, in, s, n, b.Role, b.Task)
+	return func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+		res, events, stop, err := p.turn(ctx, t.NodeInput, t.State, n, b.Role, b.Task)
 		if err != nil || stop != nil {
 			return &orchestrator.NodeOutput{Events: events, Stop: stop}, err
 		}
-		st, err := json.Marshal(res)
+		st, err := protocol.Encode(res)
 		return &orchestrator.NodeOutput{State: st, Events: events}, err
 	}
 }
 
 // merge folds a parallel node's turns into the state, in branch order: the
 // node's answer is {role: answer} of this round's accepted answers.
-func (p *proto) merge(n *Node) func(json.RawMessage, []*orchestrator.NodeOutput) (json.RawMessage, error) {
-	return func(raw json.RawMessage, outs []*orchestrator.NodeOutput) (json.RawMessage, error) {
-		s, err := loadState(raw)
+func (p *proto) merge(n *Node) func(*state, []*orchestrator.NodeOutput) error {
+	return func(s *state, outs []*orchestrator.NodeOutput) error {
+		rs, err := protocol.Branches[turnResult](outs)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		answers := map[string]json.RawMessage{}
 		round := 0
-		for _, o := range outs {
-			if o == nil || o.State == nil {
-				continue
-			}
-			var r turnResult
-			if err := json.Unmarshal(o.State, &r); err != nil {
-				return nil, fmt.Errorf("custom: branch result: %w", err)
-			}
+		for _, r := range rs {
 			round = max(round, r.Round)
 			s.Tokens += r.Tokens
 			if r.Halt != "" && s.Halt == "" {
@@ -351,13 +311,10 @@ func (p *proto) merge(n *Node) func(json.RawMessage, []*orchestrator.NodeOutput)
 			}
 		}
 		all, err := json.Marshal(answers)
-		if err != nil {
-			return nil, err
-		}
 		s.Outputs[n.ID] = all
 		s.AnsweredIn[n.ID] = round
 		s.Rounds = max(s.Rounds, round)
-		return s.save()
+		return err
 	}
 }
 
@@ -418,7 +375,7 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 	)
 	for toolRound := 0; ; toolRound++ {
 		final := toolRound >= maxToolRounds
-		t := cmpOr(task, "Answer as the "+roleID+" role.")
+		t := cmp.Or(task, "Answer as the "+roleID+" role.")
 		if final {
 			t += " No more tool calls will be run: answer now."
 			delete(data, "tools")
@@ -440,9 +397,9 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 		}
 		if errors.Is(err, roles.ErrBudgetExceeded) {
 			res.Halt = ReasonBudgetExceeded
-			events = append(events, auditEvents(inv)...)
-			events = append(events, orchestrator.Emit{Type: EventBudgetExceeded, Actor: roleID,
-				Payload: map[string]any{"role": roleID, "node": n.ID, "tokens": s.Tokens + model.PromptTokens + model.CompletionTokens}})
+			events = append(events, protocol.AuditEvents(inv)...)
+			events = append(events, protocol.BudgetEvent(roleID, err, nil,
+				map[string]any{"node": n.ID, "tokens": s.Tokens + model.PromptTokens + model.CompletionTokens}))
 			res.Tokens, res.Calls = model.PromptTokens+model.CompletionTokens, usageDelta(before, inv.Usage())
 			return res, events, nil, nil
 		}
@@ -451,7 +408,9 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 		}
 		calls := toolCalls(r.Answer)
 		if final || len(calls) == 0 || len(r.Violations) > 0 {
-			answer, violations = withoutToolCalls(r.Answer), r.Violations
+			// Fail closed: the gate decides, whatever the backend reported.
+			answer = withoutToolCalls(r.Answer)
+			violations = protocol.Regate(func(a json.RawMessage) []debate.Violation { return p.check(role, a, facts, final) }, r)
 			break
 		}
 		var results []map[string]any
@@ -465,13 +424,10 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 		prev, _ := data["tool_results"].([]map[string]any)
 		data["tool_results"] = append(prev, results...)
 	}
-	events = append(events, auditEvents(inv)...)
+	events = append(events, protocol.AuditEvents(inv)...)
 	res.Tokens, res.Calls = model.PromptTokens+model.CompletionTokens, usageDelta(before, inv.Usage())
 	payload := map[string]any{"node": n.ID, "role": roleID, "round": in.Round, "model": model}
-	if len(violations) > 0 || answer == nil {
-		if answer == nil && len(violations) == 0 {
-			violations = []debate.Violation{{Rule: RuleSchema, Field: "answer", Detail: "no answer"}}
-		}
+	if len(violations) > 0 {
 		payload["violations"] = violations
 		events = append(events, orchestrator.Emit{Type: EventRejected, Actor: roleID, Payload: payload})
 		return res, events, nil, nil
@@ -538,14 +494,6 @@ func dealData(dealID string, b *debate.DealBundle) map[string]any {
 		calcs = append(calcs, map[string]any{"calc_id": c.ID, "type": c.Type, "input_claim_ids": c.InputClaimIDs})
 	}
 	out["claims"], out["calcs"] = claims, calcs
-	return out
-}
-
-func auditEvents(inv *tools.Invoker) []orchestrator.Emit {
-	var out []orchestrator.Emit
-	for _, a := range inv.Audits() {
-		out = append(out, orchestrator.Emit{Type: EventToolCall, Actor: a.AgentID, Payload: a})
-	}
 	return out
 }
 
@@ -726,12 +674,9 @@ func claimRefs(answer json.RawMessage, f *gate.Facts) []string {
 }
 
 // join combines the answers of its inputs.
-func (p *proto) join(n *Node) orchestrator.NodeFunc {
-	return func(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-		s, err := loadState(in.State)
-		if err != nil {
-			return nil, err
-		}
+func (p *proto) join(n *Node) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
+	return func(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+		in, s := t.NodeInput, t.State
 		combined := map[string]json.RawMessage{}
 		for _, k := range n.Inputs {
 			if v, ok := s.Outputs[k]; ok && s.AnsweredIn[k] == in.Round {
@@ -743,25 +688,20 @@ func (p *proto) join(n *Node) orchestrator.NodeFunc {
 			return nil, err
 		}
 		s.Outputs[n.ID], s.AnsweredIn[n.ID] = raw, in.Round
-		st, err := s.save()
-		return &orchestrator.NodeOutput{State: st, Events: []orchestrator.Emit{{Type: EventJoin,
-			Payload: map[string]any{"node": n.ID, "round": in.Round, "inputs": combined}}}}, err
+		return t.Save([]orchestrator.Emit{{Type: EventJoin,
+			Payload: map[string]any{"node": n.ID, "round": in.Round, "inputs": combined}}}, nil)
 	}
 }
 
 // loop evaluates the stop rules at the end of a round.
-func (p *proto) loop(n *Node) orchestrator.NodeFunc {
-	return func(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-		s, err := loadState(in.State)
-		if err != nil {
-			return nil, err
-		}
-		reason, why := p.evaluate(s, in.Round)
+func (p *proto) loop(n *Node) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
+	return func(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+		s := t.State
+		reason, why := p.evaluate(s, t.Round)
 		s.Reason = reason
-		s.Rounds = max(s.Rounds, in.Round)
-		st, err := s.save()
-		payload := map[string]any{"node": n.ID, "round": in.Round, "stop": reason != "", "reason": reason, "why": why, "tokens": s.Tokens}
-		return &orchestrator.NodeOutput{State: st, Events: []orchestrator.Emit{{Type: EventStopCheck, Payload: payload}}}, err
+		s.Rounds = max(s.Rounds, t.Round)
+		payload := map[string]any{"node": n.ID, "round": t.Round, "stop": reason != "", "reason": reason, "why": why, "tokens": s.Tokens}
+		return t.Save([]orchestrator.Emit{{Type: EventStopCheck, Payload: payload}}, nil)
 	}
 }
 
@@ -856,16 +796,13 @@ func positionString(vals map[string]string) string {
 }
 
 // finalize emits the deliverables and stops the debate.
-func (p *proto) finalize(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	s, err := loadState(in.State)
-	if err != nil {
-		return nil, err
-	}
-	reason := cmpOr(s.Halt, s.Reason)
+func (p *proto) finalize(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	s := t.State
+	reason := cmp.Or(s.Halt, s.Reason)
 	if reason == "" {
 		reason, _ = p.evaluate(s, max(s.Rounds, 1))
 	}
-	reason = cmpOr(reason, ReasonGraphEnd)
+	reason = cmp.Or(reason, ReasonGraphEnd)
 	fields := map[string]any{}
 	for _, dl := range p.doc.Deliverables.Fields {
 		node, field, _ := strings.Cut(dl.From, ".")

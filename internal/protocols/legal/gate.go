@@ -1,7 +1,6 @@
 package legal
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Gate rules. An output that breaks any of them is rejected: it is
@@ -82,20 +82,6 @@ func (v *violations) list(field string, items []string) {
 	}
 }
 
-// decodeStrict decodes one JSON object into out, refusing unknown fields
-// and trailing data.
-func decodeStrict(raw json.RawMessage, out any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data after the JSON object")
-	}
-	return nil
-}
-
 // checkOutput parses and gates an agent's answer or revision for round and
 // agent against the context's sources. The output is returned (with nil
 // lists made empty) even when it has violations, nil when it does not
@@ -103,7 +89,7 @@ func decodeStrict(raw json.RawMessage, out any) error {
 func checkOutput(raw json.RawMessage, round int, agent string, sources map[string]Passage) (*Output, []debate.Violation) {
 	var o Output
 	var v violations
-	if err := decodeStrict(raw, &o); err != nil {
+	if err := protocol.DecodeStrict(raw, &o); err != nil {
 		v.add(RuleSchema, "output", "not an output object: %v", err)
 		return nil, v
 	}
@@ -167,7 +153,7 @@ func checkOutput(raw json.RawMessage, round int, agent string, sources map[strin
 func checkCritiques(raw json.RawMessage, round int, agent string, target *Output) (*CritiqueSet, []debate.Violation) {
 	var cs CritiqueSet
 	var v violations
-	if err := decodeStrict(raw, &cs); err != nil {
+	if err := protocol.DecodeStrict(raw, &cs); err != nil {
 		v.add(RuleSchema, "critique", "not a critique object: %v", err)
 		return nil, v
 	}
@@ -227,7 +213,7 @@ func checkCritiques(raw json.RawMessage, round int, agent string, target *Output
 func checkSynthesis(raw json.RawMessage, finals map[string]*Output, sum *Summary) (*Synthesis, []debate.Violation) {
 	var s Synthesis
 	var v violations
-	if err := decodeStrict(raw, &s); err != nil {
+	if err := protocol.DecodeStrict(raw, &s); err != nil {
 		v.add(RuleSchema, "synthesis", "not a synthesis object: %v", err)
 		return nil, v
 	}

@@ -18,10 +18,10 @@ package legal
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/roles/llm"
 )
 
@@ -39,17 +39,17 @@ type Config struct {
 const (
 	// EventArtifact is an accepted output, critique set or the summary:
 	// {"name": FILE, "content": OBJECT, "model": MODEL_CALLS?}.
-	EventArtifact = "artifact.created"
+	EventArtifact = protocol.EventArtifact
 	// EventRejected is an output the gates refused, with its violations.
-	EventRejected = "output.rejected"
+	EventRejected = protocol.EventRejected
 	// EventDecision is a convergence check's Decision.
 	EventDecision = "convergence.decision"
 	// EventSynthesis is the supervisor's accepted Synthesis.
 	EventSynthesis = "supervisor.synthesis"
 	// EventDeliverables is the debate's Deliverables.
-	EventDeliverables = "deliverables.created"
+	EventDeliverables = protocol.EventDeliverables
 	// EventBudgetExceeded stops a debate whose model budget ran out.
-	EventBudgetExceeded = "budget.exceeded"
+	EventBudgetExceeded = protocol.EventBudgetExceeded
 )
 
 // Node names.
@@ -64,24 +64,29 @@ const (
 
 // ReasonTokenBudget is the stop reason of a debate whose model calls
 // reached the debate's token budget.
-const ReasonTokenBudget = "TOKEN_BUDGET_EXCEEDED"
+const ReasonTokenBudget = protocol.ReasonTokenBudget
 
 // agentTimeout bounds one attempt of a model-backed turn (a call and its
 // repairs).
 const agentTimeout = 5 * time.Minute
 
+type (
+	node = protocol.Node[Options, state]
+	turn = protocol.Turn[Options, state]
+)
+
 // Protocol returns the legal.adat.v1 protocol over cfg.
 func Protocol(cfg Config) *orchestrator.Protocol {
-	p := &proto{cfg: cfg}
-	group := func(name, kind string, edges []string, next func(json.RawMessage) (string, error)) *orchestrator.Node {
-		n := &orchestrator.Node{Name: name, Merge: p.merge, Edges: edges, Next: next}
+	p := &proto{models: cfg.ModelFor}
+	group := func(name, kind string, edges []string, next func(*state) string) *node {
+		n := &node{Name: name, Merge: merge, Edges: edges, Next: next}
 		for _, a := range []string{AgentNLA, AgentALA} {
-			n.Branches = append(n.Branches, &orchestrator.Node{Name: roleOf(a) + "_" + kind, Actor: roleOf(a),
+			n.Branches = append(n.Branches, &node{Name: roleOf(a) + "_" + kind, Actor: roleOf(a),
 				Run: p.branch(a, kind, name), Timeout: agentTimeout})
 		}
 		return n
 	}
-	return &orchestrator.Protocol{
+	return protocol.Compile(&protocol.Spec[Options, state]{
 		Name:        Name,
 		Description: "legal debate (seed 002): NLA ‖ ALA answer from context passages, cross-critique, revision; 2 rounds by default, 3 at most; convergence (§5) and escalation (§6) rules; supervisor synthesis; per-round artifacts and debate_summary.json",
 		Roles:       []string{RoleNLA, RoleALA, RoleSupervisor},
@@ -90,19 +95,11 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		// Nodes read the state and the deal, never the ledger: a step may be
 		// computed while the previous one commits.
 		Pipelined: true,
-		Options: func(raw json.RawMessage) (json.RawMessage, error) {
-			o, err := ParseOptions(raw)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(o)
-		},
-		Init: func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
-			o, err := ParseOptions(in.Options)
-			if err != nil {
-				return nil, err
-			}
-			return newState(o.MaxRounds).save()
+		Defaults:  defaults,
+		Check:     check,
+		NewState:  func() *state { return newState(DefaultRounds) },
+		Init: func(o *Options, _ orchestrator.InitInput) (*state, error) {
+			return newState(o.MaxRounds), nil
 		},
 		RoleGuard: map[string][]string{
 			EventArtifact:       {RoleNLA, RoleALA, orchestrator.ActorEngine},
@@ -113,14 +110,14 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 			EventBudgetExceeded: {RoleNLA, RoleALA, RoleSupervisor},
 		},
 		Tools: map[string][]string{},
-		Nodes: []*orchestrator.Node{
+		Nodes: []*node{
 			group(NodeAnswers, KindAnswer, []string{NodeCritique, NodeCheck}, afterAnswers),
 			group(NodeCritique, KindCritique, []string{NodeCheck}, nil),
-			{Name: NodeCheck, Actor: orchestrator.ActorEngine, Run: p.check, EndsRound: true,
+			{Name: NodeCheck, Actor: orchestrator.ActorEngine, Run: decide, EndsRound: true,
 				Edges: []string{NodeRevision, NodeSupervisor}, Next: afterCheck},
 			group(NodeRevision, KindRevision, []string{NodeCritique, NodeCheck}, afterRevision),
 			{Name: NodeSupervisor, Actor: RoleSupervisor, Run: p.supervise, Timeout: agentTimeout, Edges: []string{NodeFinalize}},
-			{Name: NodeFinalize, Actor: orchestrator.ActorEngine, Run: p.finalize},
+			{Name: NodeFinalize, Actor: orchestrator.ActorEngine, Run: finalize},
 		},
-	}
+	})
 }

@@ -1,7 +1,6 @@
 package legal
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Options of a legal debate (seed §3's inputs).
@@ -44,17 +44,14 @@ var (
 // ParseOptions decodes, defaults and validates options. Returns a
 // *debate.ValidationError (errors.Is debate.ErrInvalid) naming every bad
 // field under "options.".
-func ParseOptions(raw json.RawMessage) (Options, error) {
-	o := Options{MaxRounds: DefaultRounds}
-	var v debate.Violations
-	if len(bytes.TrimSpace(raw)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
-			v.Add("options", "%v", err)
-			return o, v.Err()
-		}
-	}
+func ParseOptions(raw json.RawMessage) (*Options, error) {
+	return protocol.ParseOptions(raw, defaults, check)
+}
+
+func defaults() Options { return Options{MaxRounds: DefaultRounds} }
+
+// check validates decoded options.
+func check(o *Options, v *debate.Violations) {
 	switch q := strings.TrimSpace(o.Query); {
 	case q == "":
 		v.Add("options.query", "required")
@@ -104,7 +101,6 @@ func ParseOptions(raw json.RawMessage) (Options, error) {
 	if o.MaxRounds < DefaultRounds || o.MaxRounds > MaxRounds {
 		v.Add("options.max_rounds", "must be %d or %d", DefaultRounds, MaxRounds)
 	}
-	return o, v.Err()
 }
 
 // sources indexes the context by source id.

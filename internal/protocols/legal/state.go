@@ -1,10 +1,5 @@
 package legal
 
-import (
-	"encoding/json"
-	"fmt"
-)
-
 // state is the protocol state between nodes. It holds only the latest
 // output and critiques of each agent, so it stays bounded (at most three
 // rounds of at most MaxClaims claims); every output of every round is in
@@ -35,31 +30,6 @@ func newState(maxRounds int) *state {
 		Critiques: map[string]*CritiqueSet{}, Rejections: []Rejection{}, Decisions: []Decision{}, Artifacts: []string{}}
 }
 
-func loadState(raw json.RawMessage) (*state, error) {
-	s := newState(DefaultRounds)
-	if err := json.Unmarshal(raw, s); err != nil {
-		return nil, fmt.Errorf("legal: state: %w", err)
-	}
-	if s.Outputs == nil {
-		s.Outputs = map[string]*Output{}
-	}
-	if s.Change == nil {
-		s.Change = map[string]float64{}
-	}
-	if s.Critiques == nil {
-		s.Critiques = map[string]*CritiqueSet{}
-	}
-	return s, nil
-}
-
-func (s *state) save() (json.RawMessage, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("legal: encode state: %w", err)
-	}
-	return b, nil
-}
-
 // inForce returns the latest critique sets, NLA's first.
 func (s *state) inForce() []*CritiqueSet {
 	var out []*CritiqueSet
@@ -81,9 +51,9 @@ func (s *state) signals(round int) Signals {
 		Outputs: s.Outputs, Rejected: s.RoundRejected}
 }
 
-// turn is one agent branch's result, merged into the state in declared
+// branchResult is one agent branch's result, merged into the state in declared
 // order.
-type turn struct {
+type branchResult struct {
 	Agent     string       `json:"agent"`
 	Kind      string       `json:"kind"`
 	Round     int          `json:"round"`
@@ -103,7 +73,7 @@ const (
 )
 
 // apply merges a turn into the state.
-func (s *state) apply(t turn) {
+func (s *state) apply(t branchResult) {
 	if t.Rejected != nil {
 		s.RoundRejected = true
 		s.Rejections = append(s.Rejections, *t.Rejected)

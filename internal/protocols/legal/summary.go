@@ -72,7 +72,7 @@ func ref(agent, id string) string { return agent + "." + id }
 
 // summarize builds the summary from the final outputs, the critiques in
 // force and the last decision.
-func summarize(o Options, caseID string, s *state, d Decision) *Summary {
+func summarize(o *Options, caseID string, s *state, d Decision) *Summary {
 	nla, ala := s.Outputs[AgentNLA], s.Outputs[AgentALA]
 	sum := &Summary{Query: o.Query, CaseID: caseID, Rounds: d.Round, Outcome: d.Outcome,
 		ConvergenceCriteria: d.Criteria, EscalationRules: d.Escalation, NeedsHumanReview: d.NeedsHumanReview,

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/roles/llm"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestRegate(t *testing.T) {
 	t.Parallel()
 	claims := map[string]bool{"c1": true}
-	check := decodeCheck(func(pl researchPlan) []debate.Violation { return checkPlan(pl, claims) })
+	check := protocol.DecodeCheck(func(pl researchPlan) []debate.Violation { return checkPlan(pl, claims) })
 	good := json.RawMessage(`{"searches":[{"query":"runway"}],"lookups":["c1"]}`)
 	bad := json.RawMessage(`{"searches":[],"lookups":["invented"]}`)
 	reported := []debate.Violation{{Rule: "RESEARCH_PLAN", Field: "searches", Detail: "the caller's finding"}}
@@ -36,7 +37,7 @@ func TestRegate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var rules []string
-			for _, v := range regate(check, tc.res) {
+			for _, v := range protocol.Regate(check, tc.res) {
 				rules = append(rules, v.Rule)
 			}
 			require.Equal(t, tc.rules, rules)

@@ -2,11 +2,11 @@ package stratmaster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Artifact names (seed 004 names no files; docs/decisions.md): one review
@@ -23,9 +23,9 @@ func ReviewArtifact(pass int) string { return fmt.Sprintf("constitution_review_p
 // review is the constitutional critic's node: it checks the pass against
 // the constitution and either accepts the work, sends it back to research
 // with its feedback (while revisions remain), or gives up for review.
-func (p *proto) review(_ context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
-	r := review(t.cons, s.Pass, s.Hypotheses, s.Plan, s.evidenceByID())
+func (p *proto) review(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
+	r := review(t.Opts.cons, s.Pass, s.Hypotheses, s.Plan, s.evidenceByID())
 	sum := reviewSummary{Pass: s.Pass, Passed: r.Passed}
 	for _, pr := range r.Principles {
 		if !pr.Passed {
@@ -45,12 +45,12 @@ func (p *proto) review(_ context.Context, t *task) (*orchestrator.NodeOutput, er
 	switch {
 	case r.Passed:
 		s.Status, s.StopReason = StatusComplete, ReasonSatisfied
-		s.StopWhy = fmt.Sprintf("pass %d satisfies constitution %s v%s", s.Pass, t.cons.ID, t.cons.Version)
-	case s.Revisions < *t.opts.MaxRevisions:
+		s.StopWhy = fmt.Sprintf("pass %d satisfies constitution %s v%s", s.Pass, t.Opts.cons.ID, t.Opts.cons.Version)
+	case s.Revisions < *t.Opts.MaxRevisions:
 		s.Revisions++
 		s.Directives.apply(r.Feedback)
 		events = append(events, orchestrator.Emit{Type: EventRevision, Payload: map[string]any{
-			"pass": s.Pass, "revision": s.Revisions, "max_revisions": *t.opts.MaxRevisions,
+			"pass": s.Pass, "revision": s.Revisions, "max_revisions": *t.Opts.MaxRevisions,
 			"failed": sum.Failed, "feedback": r.Feedback, "directives": s.Directives,
 		}})
 	default:
@@ -62,15 +62,11 @@ func (p *proto) review(_ context.Context, t *task) (*orchestrator.NodeOutput, er
 }
 
 // afterReview goes back to research unless the review ended the task.
-func (p *proto) afterReview(st json.RawMessage) (string, error) {
-	s, err := loadState(st)
-	if err != nil {
-		return "", err
-	}
+func afterReview(s *state) string {
 	if s.StopReason != "" {
-		return NodeFinalize, nil
+		return NodeFinalize
 	}
-	return NodeResearch, nil
+	return NodeResearch
 }
 
 // AgentState is seed 004's shared state as the task ends: the
@@ -106,8 +102,8 @@ type Deliverables struct {
 }
 
 // finalize ends the task with the status its last node decided.
-func (p *proto) finalize(_ context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	s := t.s
+func (p *proto) finalize(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	s := t.State
 	if s.StopReason == "" { // unreachable through the graph; never complete by default
 		s.Status, s.StopReason, s.StopWhy = StatusNeedsReview, ReasonUnsatisfied, "finalize reached without a decision"
 	}
@@ -121,22 +117,22 @@ func (p *proto) finalize(_ context.Context, t *task) (*orchestrator.NodeOutput, 
 
 // closing is what ends a task, whichever node ends it: the artifacts, the
 // deliverables and the final task.status.
-func closing(t *task) []orchestrator.Emit {
-	in, s := t.in, t.s
-	st := AgentState{TenantID: in.TenantID, TaskID: in.DebateID, Hypotheses: nonNil(s.Hypotheses), Evidence: nonNil(s.Evidence),
-		Plan: s.Plan, DebateLog: nonNil(s.DebateLog), Status: s.Status}
+func closing(t *turn) []orchestrator.Emit {
+	in, s := t.NodeInput, t.State
+	st := AgentState{TenantID: in.TenantID, TaskID: in.DebateID, Hypotheses: protocol.NonNil(s.Hypotheses), Evidence: protocol.NonNil(s.Evidence),
+		Plan: s.Plan, DebateLog: protocol.NonNil(s.DebateLog), Status: s.Status}
 	d := Deliverables{
-		TaskID: in.DebateID, DealID: in.DealID, Question: t.opts.Question, Status: s.Status,
+		TaskID: in.DebateID, DealID: in.DealID, Question: t.Opts.Question, Status: s.Status,
 		DebateStatus: string(debateStatus(s.Status)), StopReason: s.StopReason, StopWhy: s.StopWhy,
 		Passes: s.Pass, Revisions: s.Revisions,
-		Constitution: map[string]any{"id": t.cons.ID, "version": t.cons.Version},
-		Hypotheses:   nonNil(s.Hypotheses), SetAside: nonNil(s.SetAside), Plan: s.Plan, Reviews: nonNil(s.Reviews),
-		DebateLog: nonNil(s.DebateLog),
+		Constitution: map[string]any{"id": t.Opts.cons.ID, "version": t.Opts.cons.Version},
+		Hypotheses:   protocol.NonNil(s.Hypotheses), SetAside: protocol.NonNil(s.SetAside), Plan: s.Plan, Reviews: protocol.NonNil(s.Reviews),
+		DebateLog: protocol.NonNil(s.DebateLog),
 	}
 	d.Markdown = d.markdown()
 	events := []orchestrator.Emit{
 		{Type: EventArtifact, Payload: map[string]any{"name": ArtifactAgentState, "content": st}},
-		{Type: EventArtifact, Payload: map[string]any{"name": ArtifactDebateLog, "content": map[string]any{"task_id": in.DebateID, "debate_log": nonNil(s.DebateLog)}}},
+		{Type: EventArtifact, Payload: map[string]any{"name": ArtifactDebateLog, "content": map[string]any{"task_id": in.DebateID, "debate_log": protocol.NonNil(s.DebateLog)}}},
 	}
 	if s.Plan != nil {
 		events = append(events, orchestrator.Emit{Type: EventArtifact, Payload: map[string]any{"name": ArtifactPlan, "content": s.Plan}})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Bounds and defaults of the options.
@@ -34,21 +35,23 @@ type Options struct {
 	// MaxRevisions is 0–5 (default 2): how many times the critic may send
 	// the work back to research before the task ends in needs_review.
 	MaxRevisions *int `json:"max_revisions"`
+
+	cons *Constitution // parsed from Constitution
 }
 
 // parseOptions validates and defaults raw options and parses the
 // constitution. Errors are *debate.ValidationError under "options.".
-func parseOptions(raw json.RawMessage) (Options, *Constitution, error) {
-	o := Options{}
-	var v debate.Violations
-	if len(raw) > 0 {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
-			v.Add("options", "%v", err)
-			return o, nil, v.Err()
-		}
+func parseOptions(raw json.RawMessage) (*Options, *Constitution, error) {
+	o, err := protocol.ParseOptions(raw, nil, check)
+	if err != nil {
+		return nil, nil, err
 	}
+	return o, o.cons, nil
+}
+
+// check validates and defaults decoded options and parses the
+// constitution, once per options: the kit keeps the parsed options.
+func check(o *Options, v *debate.Violations) {
 	o.Question = strings.TrimSpace(o.Question)
 	switch {
 	case o.Question == "":
@@ -70,17 +73,12 @@ func parseOptions(raw json.RawMessage) (Options, *Constitution, error) {
 		v.Add("options.max_revisions", "must be between 0 and %d", maxRevisionsLimit)
 	}
 	c, err := ParseConstitution(o.Constitution, "options.constitution")
-	if err != nil {
-		var ve *debate.ValidationError
-		if !errors.As(err, &ve) {
-			return o, nil, err
-		}
+	if ve, ok := errors.AsType[*debate.ValidationError](err); ok {
 		for _, fv := range ve.Violations {
 			v.Add(fv.Field, "%s", fv.Description)
 		}
+	} else if err != nil {
+		v.Add("options.constitution", "%v", err)
 	}
-	if err := v.Err(); err != nil {
-		return o, nil, err
-	}
-	return o, c, nil
+	o.cons = c
 }

@@ -17,11 +17,11 @@ package stratmaster
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/tools"
 )
@@ -55,7 +55,7 @@ const (
 // Event types the protocol emits.
 const (
 	EventTaskStatus        = "task.status"
-	EventToolCall          = tools.EventToolCall
+	EventToolCall          = protocol.EventToolCall
 	EventResearchPlan      = "research.planned"
 	EventEvidenceCollected = "evidence.collected"
 	EventHypotheses        = "hypotheses.proposed"
@@ -63,10 +63,10 @@ const (
 	EventPlan              = "plan.drafted"
 	EventReview            = "constitution.reviewed"
 	EventRevision          = "task.revision_requested"
-	EventOutputRejected    = "output.rejected"
-	EventArtifact          = "artifact.created"
-	EventDeliverables      = "deliverables.created"
-	EventBudgetExceeded    = "budget.exceeded"
+	EventOutputRejected    = protocol.EventRejected
+	EventArtifact          = protocol.EventArtifact
+	EventDeliverables      = protocol.EventDeliverables
+	EventBudgetExceeded    = protocol.EventBudgetExceeded
 )
 
 // Stop reasons.
@@ -75,7 +75,7 @@ const (
 	ReasonUnsatisfied       = "CONSTITUTION_UNSATISFIED"
 	ReasonNoEvidence        = "NO_EVIDENCE"
 	ReasonAttemptsExhausted = "ATTEMPTS_EXHAUSTED"
-	ReasonTokenBudget       = "TOKEN_BUDGET_EXCEEDED"
+	ReasonTokenBudget       = protocol.ReasonTokenBudget
 )
 
 // Registry is what the protocol reads of the tenant's deal.
@@ -112,18 +112,21 @@ func limits() tools.Limits {
 	return l
 }
 
+type turn = protocol.Turn[Options, state]
+
 // Protocol returns the StratMaster protocol over cfg.
 func Protocol(cfg Config) *orchestrator.Protocol {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	p := &proto{cfg: cfg}
-	everyone := append(append([]string{}, Roles...), orchestrator.ActorEngine)
-	toolTable := map[string][]string{}
-	for role, ts := range Matrix {
-		toolTable[role] = append([]string(nil), ts...)
+	p := &proto{cfg: cfg, models: cfg.ModelFor}
+	everyone := protocol.Everyone(Roles...)
+	node := func(name, actor string, f work, edges []string, next func(*state) string) *protocol.Node[Options, state] {
+		return &protocol.Node[Options, state]{Name: name, Actor: actor, Run: p.guarded(actor, f), Edges: edges, Next: next}
 	}
-	return &orchestrator.Protocol{
+	review := node(NodeReview, RoleCritic, p.review, []string{NodeResearch, NodeFinalize}, afterReview)
+	review.EndsRound = true
+	return protocol.Compile(&protocol.Spec[Options, state]{
 		Name:        Name,
 		Description: "StratMaster (seed 004): researcher (search_evidence, lookup_claim) → synthesiser → [adversary ↔ strategist debate when confidence < 0.6 or evidence conflicts] → strategist plan → constitutional critic, which sends work back to research (bounded by max_revisions); stops CONSTITUTION_SATISFIED, CONSTITUTION_UNSATISFIED (needs_review), ATTEMPTS_EXHAUSTED (needs_review) or NO_EVIDENCE (failed)",
 		Roles:       append([]string(nil), Roles...),
@@ -132,18 +135,9 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		// Nodes read the state and the deal, never the ledger: a step may be
 		// computed while the previous one commits.
 		Pipelined: true,
-		Options: func(raw json.RawMessage) (json.RawMessage, error) {
-			o, _, err := parseOptions(raw)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(o)
-		},
-		Init: func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
-			if _, _, err := parseOptions(in.Options); err != nil {
-				return nil, orchestrator.Permanent(err)
-			}
-			return (&state{Status: StatusPending}).save()
+		Check:     check,
+		Init: func(*Options, orchestrator.InitInput) (*state, error) {
+			return &state{Status: StatusPending}, nil
 		},
 		RoleGuard: map[string][]string{
 			EventTaskStatus:        everyone,
@@ -162,19 +156,20 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 			EventArtifact:     everyone,
 			EventDeliverables: everyone,
 		},
-		Tools: toolTable,
-		Nodes: []*orchestrator.Node{
-			{Name: NodeResearch, Actor: RoleResearcher, Run: p.guarded(RoleResearcher, p.research), Edges: []string{NodeSynthesise, NodeFinalize}, Next: p.afterResearch},
-			{Name: NodeSynthesise, Actor: RoleSynthesiser, Run: p.guarded(RoleSynthesiser, p.synthesise), Edges: []string{NodeChallenge, NodeStrategise}, Next: p.afterSynthesis},
-			{Name: NodeChallenge, Actor: RoleAdversary, Run: p.guarded(RoleAdversary, p.challenge), Edges: []string{NodeRebuttal}},
-			{Name: NodeRebuttal, Actor: RoleStrategist, Run: p.guarded(RoleStrategist, p.rebut), Edges: []string{NodeStrategise}},
-			{Name: NodeStrategise, Actor: RoleStrategist, Run: p.guarded(RoleStrategist, p.strategise), Edges: []string{NodeReview}},
-			{Name: NodeReview, Actor: RoleCritic, Run: p.guarded(RoleCritic, p.review), EndsRound: true, Edges: []string{NodeResearch, NodeFinalize}, Next: p.afterReview},
-			{Name: NodeFinalize, Actor: orchestrator.ActorEngine, Run: p.guarded(orchestrator.ActorEngine, p.finalize)},
+		Tools: Matrix.Clone(),
+		Nodes: []*protocol.Node[Options, state]{
+			node(NodeResearch, RoleResearcher, p.research, []string{NodeSynthesise, NodeFinalize}, afterResearch),
+			node(NodeSynthesise, RoleSynthesiser, p.synthesise, []string{NodeChallenge, NodeStrategise}, afterSynthesis),
+			node(NodeChallenge, RoleAdversary, p.challenge, []string{NodeRebuttal}, nil),
+			node(NodeRebuttal, RoleStrategist, p.rebut, []string{NodeStrategise}, nil),
+			node(NodeStrategise, RoleStrategist, p.strategise, []string{NodeReview}, nil),
+			review,
+			node(NodeFinalize, orchestrator.ActorEngine, p.finalize, nil, nil),
 		},
-	}
+	})
 }
 
 type proto struct {
-	cfg Config
+	cfg    Config
+	models protocol.Models
 }

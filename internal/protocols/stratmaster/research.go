@@ -10,6 +10,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/tools"
 )
@@ -77,8 +78,8 @@ func (v *dealView) claimsFor(ev []Evidence) []gradedClaim {
 // lookups, the server runs them as the researcher's tool calls (each
 // audited as agent.tool_call, allowed or refused), and what they found
 // joins the collected evidence with its provenance.
-func (p *proto) research(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+func (p *proto) research(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	v, err := p.view(ctx, in.DealID)
 	if err != nil {
 		return nil, err
@@ -106,8 +107,8 @@ func (p *proto) research(ctx context.Context, t *task) (*orchestrator.NodeOutput
 	var plan researchPlan
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaResearchPlan, task: fmt.Sprintf("plan the evidence research of pass %d", s.Pass),
-		data:  researchData{Question: t.opts.Question, Pass: s.Pass, DealID: in.DealID, Claims: catalog, Known: known, Directives: s.Directives},
-		check: decodeCheck(func(pl researchPlan) []debate.Violation { return checkPlan(pl, ids) }),
+		data:  researchData{Question: t.Opts.Question, Pass: s.Pass, DealID: in.DealID, Claims: catalog, Known: known, Directives: s.Directives},
+		check: protocol.DecodeCheck(func(pl researchPlan) []debate.Violation { return checkPlan(pl, ids) }),
 	}, &plan)
 	if err != nil {
 		return nil, err
@@ -129,7 +130,7 @@ func (p *proto) research(ctx context.Context, t *task) (*orchestrator.NodeOutput
 		}
 		for _, r := range out.Results {
 			found = append(found, Evidence{EvidenceID: r.EvidenceID, SourceGrade: debate.SourceGrade(r.SourceGrade),
-				Excerpt: r.TextExcerpt, ClaimIDs: nonNil(v.supports[r.EvidenceID]),
+				Excerpt: r.TextExcerpt, ClaimIDs: protocol.NonNil(v.supports[r.EvidenceID]),
 				Provenance: Provenance{Tool: tools.SearchEvidence, Query: sp.Query, Pass: s.Pass, ResultHash: hash}})
 		}
 	}
@@ -145,7 +146,7 @@ func (p *proto) research(ctx context.Context, t *task) (*orchestrator.NodeOutput
 				continue
 			}
 			ev := Evidence{EvidenceID: e.EvidenceID, SourceGrade: debate.SourceGrade(e.SourceGrade),
-				ClaimIDs: nonNil(v.supports[e.EvidenceID]), Provenance: Provenance{Tool: tools.LookupClaim, ClaimID: id, Pass: s.Pass, ResultHash: hash}}
+				ClaimIDs: protocol.NonNil(v.supports[e.EvidenceID]), Provenance: Provenance{Tool: tools.LookupClaim, ClaimID: id, Pass: s.Pass, ResultHash: hash}}
 			if e.SourceSpan != nil {
 				ev.Excerpt = e.SourceSpan.TextExcerpt
 			}
@@ -153,22 +154,16 @@ func (p *proto) research(ctx context.Context, t *task) (*orchestrator.NodeOutput
 		}
 	}
 	added := s.addEvidence(found)
-	for _, a := range inv.Audits() {
-		events = append(events, orchestrator.Emit{Type: EventToolCall, Payload: a})
-	}
+	events = append(events, protocol.AuditEvents(inv)...)
 	events = append(events,
 		orchestrator.Emit{Type: EventResearchPlan, Payload: map[string]any{"pass": s.Pass, "plan": plan, "directives": s.Directives, "model": model}},
-		orchestrator.Emit{Type: EventEvidenceCollected, Payload: map[string]any{"pass": s.Pass, "new_evidence_ids": nonNil(added), "total": len(s.Evidence)}},
+		orchestrator.Emit{Type: EventEvidenceCollected, Payload: map[string]any{"pass": s.Pass, "new_evidence_ids": protocol.NonNil(added), "total": len(s.Evidence)}},
 	)
 	if len(s.Evidence) == 0 {
 		s.Status, s.StopReason = StatusFailed, ReasonNoEvidence
 		s.StopWhy = "the research found no evidence in the deal for the question"
 	}
-	st, err := s.save()
-	if err != nil {
-		return nil, err
-	}
-	return &orchestrator.NodeOutput{State: st, Events: events}, nil
+	return saveWith(s, events...)
 }
 
 // call runs one researcher tool call and decodes a SUCCESS output into T.
@@ -225,21 +220,10 @@ func checkPlan(pl researchPlan, claims map[string]bool) []debate.Violation {
 	return vs
 }
 
-func nonNil[T any](xs []T) []T {
-	if xs == nil {
-		return []T{}
-	}
-	return xs
-}
-
 // afterResearch ends the task when there is no evidence at all.
-func (p *proto) afterResearch(st json.RawMessage) (string, error) {
-	s, err := loadState(st)
-	if err != nil {
-		return "", err
-	}
+func afterResearch(s *state) string {
 	if s.StopReason != "" {
-		return NodeFinalize, nil
+		return NodeFinalize
 	}
-	return NodeSynthesise, nil
+	return NodeSynthesise
 }

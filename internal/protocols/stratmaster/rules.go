@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Rules is the deterministic backend: it answers a structured call of the
@@ -19,39 +20,19 @@ import (
 // server. Returns an error for an unknown schema or DATA that does not
 // decode.
 func Rules(schema string, data json.RawMessage) (json.RawMessage, error) {
-	var out any
-	var err error
-	switch schema {
-	case SchemaResearchPlan:
-		out, err = answer(data, ruleResearch)
-	case SchemaHypotheses:
-		out, err = answer(data, ruleSynthesise)
-	case SchemaChallenges:
-		out, err = answer(data, ruleChallenge)
-	case SchemaRebuttal:
-		out, err = answer(data, ruleRebut)
-	case SchemaPlan:
-		out, err = answer(data, rulePlan)
-	default:
+	f, ok := rules[schema]
+	if !ok {
 		return nil, fmt.Errorf("stratmaster: rules: unknown schema %q", schema)
 	}
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, fmt.Errorf("stratmaster: rules: encode answer: %w", err)
-	}
-	return b, nil
+	return f(data)
 }
 
-func answer[D, A any](data json.RawMessage, f func(D) A) (A, error) {
-	var d D
-	if err := json.Unmarshal(data, &d); err != nil {
-		var zero A
-		return zero, fmt.Errorf("stratmaster: rules: DATA: %w", err)
-	}
-	return f(d), nil
+var rules = map[string]func(json.RawMessage) (json.RawMessage, error){
+	SchemaResearchPlan: protocol.Rules(ruleResearch),
+	SchemaHypotheses:   protocol.Rules(ruleSynthesise),
+	SchemaChallenges:   protocol.Rules(ruleChallenge),
+	SchemaRebuttal:     protocol.Rules(ruleRebut),
+	SchemaPlan:         protocol.Rules(rulePlan),
 }
 
 // Bounds of a research plan.

@@ -143,14 +143,6 @@ func loadState(raw json.RawMessage) (*state, error) {
 	return &s, nil
 }
 
-func (s *state) save() (json.RawMessage, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("stratmaster: save state: %w", err)
-	}
-	return b, nil
-}
-
 // evidenceByID indexes the collected evidence.
 func (s *state) evidenceByID() map[string]Evidence {
 	m := make(map[string]Evidence, len(s.Evidence))

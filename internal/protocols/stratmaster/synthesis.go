@@ -2,7 +2,6 @@ package stratmaster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Bounds of the agents' answers.
@@ -50,8 +50,8 @@ func (v *violations) ids(field string, ids []string, known func(string) bool, re
 // synthesise is the synthesiser's node: hypotheses from the collected
 // evidence, each given its provenance, fingerprint and id by the protocol,
 // and the decision whether to debate them (debateReasons).
-func (p *proto) synthesise(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	v, err := p.view(ctx, in.DealID)
 	if err != nil {
 		return nil, err
@@ -66,8 +66,8 @@ func (p *proto) synthesise(ctx context.Context, t *task) (*orchestrator.NodeOutp
 	var ans synthAnswer
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaHypotheses, task: fmt.Sprintf("state the hypotheses of pass %d", s.Pass),
-		data: synthData{Question: t.opts.Question, Pass: s.Pass, Evidence: s.Evidence, Claims: claims, Directives: s.Directives},
-		check: decodeCheck(func(a synthAnswer) []debate.Violation {
+		data: synthData{Question: t.Opts.Question, Pass: s.Pass, Evidence: s.Evidence, Claims: claims, Directives: s.Directives},
+		check: protocol.DecodeCheck(func(a synthAnswer) []debate.Violation {
 			g := violations{rule: "HYPOTHESES"}
 			if len(a.Hypotheses) > maxHypotheses {
 				g.add("hypotheses", "at most %d hypotheses", maxHypotheses)
@@ -115,28 +115,20 @@ func (p *proto) synthesise(ctx context.Context, t *task) (*orchestrator.NodeOutp
 	}
 	s.SetAside = ans.SetAside
 	s.DebateReasons = debateReasons(s.Hypotheses, ev, verdicts)
-	st, err := s.save()
-	if err != nil {
-		return nil, err
-	}
-	return &orchestrator.NodeOutput{State: st, Events: []orchestrator.Emit{{Type: EventHypotheses, Payload: map[string]any{
-		"pass": s.Pass, "hypotheses": nonNil(s.Hypotheses), "set_aside": nonNil(s.SetAside),
-		"debate_required": len(s.DebateReasons) > 0, "debate_reasons": nonNil(s.DebateReasons),
+	return saveWith(s, orchestrator.Emit{Type: EventHypotheses, Payload: map[string]any{
+		"pass": s.Pass, "hypotheses": protocol.NonNil(s.Hypotheses), "set_aside": protocol.NonNil(s.SetAside),
+		"debate_required": len(s.DebateReasons) > 0, "debate_reasons": protocol.NonNil(s.DebateReasons),
 		"thresholds": map[string]any{"confidence": DebateConfidenceThreshold, "grade_spread": ConflictGradeSpread},
 		"model":      model,
-	}}}}, nil
+	}})
 }
 
 // afterSynthesis debates the hypotheses when there is a reason to.
-func (p *proto) afterSynthesis(st json.RawMessage) (string, error) {
-	s, err := loadState(st)
-	if err != nil {
-		return "", err
-	}
+func afterSynthesis(s *state) string {
 	if len(s.DebateReasons) > 0 {
-		return NodeChallenge, nil
+		return NodeChallenge
 	}
-	return NodeStrategise, nil
+	return NodeStrategise
 }
 
 func (s *state) hypothesisIDs() map[string]bool {
@@ -148,8 +140,8 @@ func (s *state) hypothesisIDs() map[string]bool {
 }
 
 // challenge is the adversary's turn of the debate.
-func (p *proto) challenge(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	v, err := p.view(ctx, in.DealID)
 	if err != nil {
 		return nil, err
@@ -158,9 +150,9 @@ func (p *proto) challenge(ctx context.Context, t *task) (*orchestrator.NodeOutpu
 	var ans challengeAnswer
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaChallenges, task: fmt.Sprintf("challenge the hypotheses of pass %d", s.Pass),
-		data: challengeData{Question: t.opts.Question, Pass: s.Pass, Reasons: s.DebateReasons, Hypotheses: s.Hypotheses,
+		data: challengeData{Question: t.Opts.Question, Pass: s.Pass, Reasons: s.DebateReasons, Hypotheses: s.Hypotheses,
 			Evidence: s.Evidence, Claims: v.claimsFor(s.Evidence)},
-		check: decodeCheck(func(a challengeAnswer) []debate.Violation {
+		check: protocol.DecodeCheck(func(a challengeAnswer) []debate.Violation {
 			g := violations{rule: "CHALLENGES"}
 			once := map[string]bool{}
 			for i, c := range a.Challenges {
@@ -186,13 +178,13 @@ func (p *proto) challenge(ctx context.Context, t *task) (*orchestrator.NodeOutpu
 	}
 	s.DebateLog = append(s.DebateLog, turns...)
 	return saveWith(s, orchestrator.Emit{Type: EventDebateTurn, Payload: map[string]any{
-		"pass": s.Pass, "speaker": RoleAdversary, "challenges": nonNil(ans.Challenges), "turns": turns, "model": model}})
+		"pass": s.Pass, "speaker": RoleAdversary, "challenges": protocol.NonNil(ans.Challenges), "turns": turns, "model": model}})
 }
 
 // rebut is the strategist's turn of the debate: a conceded challenge costs
 // its hypothesis ConcedePenalty of confidence and marks it contested.
-func (p *proto) rebut(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	challenged := map[string]bool{}
 	for _, c := range s.Challenges {
 		challenged[c.HypothesisID] = true
@@ -200,8 +192,8 @@ func (p *proto) rebut(ctx context.Context, t *task) (*orchestrator.NodeOutput, e
 	var ans rebuttalAnswer
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaRebuttal, task: fmt.Sprintf("answer the adversary's challenges of pass %d", s.Pass),
-		data: rebuttalData{Question: t.opts.Question, Pass: s.Pass, Hypotheses: s.Hypotheses, Challenges: nonNil(s.Challenges), Evidence: s.Evidence},
-		check: decodeCheck(func(a rebuttalAnswer) []debate.Violation {
+		data: rebuttalData{Question: t.Opts.Question, Pass: s.Pass, Hypotheses: s.Hypotheses, Challenges: protocol.NonNil(s.Challenges), Evidence: s.Evidence},
+		check: protocol.DecodeCheck(func(a rebuttalAnswer) []debate.Violation {
 			g := violations{rule: "REBUTTAL"}
 			answered := map[string]bool{}
 			for i, r := range a.Responses {
@@ -242,12 +234,12 @@ func (p *proto) rebut(ctx context.Context, t *task) (*orchestrator.NodeOutput, e
 	}
 	s.DebateLog = append(s.DebateLog, turns...)
 	return saveWith(s, orchestrator.Emit{Type: EventDebateTurn, Payload: map[string]any{
-		"pass": s.Pass, "speaker": RoleStrategist, "responses": nonNil(ans.Responses), "turns": turns, "model": model}})
+		"pass": s.Pass, "speaker": RoleStrategist, "responses": protocol.NonNil(ans.Responses), "turns": turns, "model": model}})
 }
 
 // strategise is the strategist's plan over the pass's hypotheses.
-func (p *proto) strategise(ctx context.Context, t *task) (*orchestrator.NodeOutput, error) {
-	in, s := t.in, t.s
+func (p *proto) strategise(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	hs := s.hypothesisIDs()
 	var turns []DebateTurn
 	for _, d := range s.DebateLog {
@@ -258,8 +250,8 @@ func (p *proto) strategise(ctx context.Context, t *task) (*orchestrator.NodeOutp
 	var plan Plan
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaPlan, task: fmt.Sprintf("draft the plan of pass %d", s.Pass),
-		data: planData{Question: t.opts.Question, Pass: s.Pass, Hypotheses: nonNil(s.Hypotheses), DebateLog: nonNil(turns), Directives: s.Directives},
-		check: decodeCheck(func(pl Plan) []debate.Violation {
+		data: planData{Question: t.Opts.Question, Pass: s.Pass, Hypotheses: protocol.NonNil(s.Hypotheses), DebateLog: protocol.NonNil(turns), Directives: s.Directives},
+		check: protocol.DecodeCheck(func(pl Plan) []debate.Violation {
 			g := violations{rule: "PLAN"}
 			g.text("summary", pl.Summary)
 			for name, items := range map[string][]PlanItem{"recommendations": pl.Recommendations, "risks": pl.Risks} {
@@ -282,14 +274,14 @@ func (p *proto) strategise(ctx context.Context, t *task) (*orchestrator.NodeOutp
 	if err != nil {
 		return nil, err
 	}
-	plan.Recommendations, plan.Risks = nonNil(plan.Recommendations), nonNil(plan.Risks)
+	plan.Recommendations, plan.Risks = protocol.NonNil(plan.Recommendations), protocol.NonNil(plan.Risks)
 	s.Plan = &plan
 	return saveWith(s, orchestrator.Emit{Type: EventPlan, Payload: map[string]any{"pass": s.Pass, "plan": plan, "model": model}})
 }
 
 // saveWith saves the state and emits the events.
 func saveWith(s *state, events ...orchestrator.Emit) (*orchestrator.NodeOutput, error) {
-	st, err := s.save()
+	st, err := protocol.Encode(s)
 	if err != nil {
 		return nil, err
 	}

@@ -10,12 +10,11 @@ package synthetic
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Name is the protocol's name.
@@ -39,17 +38,12 @@ type state struct {
 	Gated     bool `json:"gated"`
 }
 
-func parseOptions(raw json.RawMessage) (Options, error) {
-	o := Options{MaxRounds: 5, MessageBytes: 300}
-	var v debate.Violations
-	if len(raw) > 0 {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
-			v.Add("options", "%v", err)
-			return o, v.Err()
-		}
-	}
+type (
+	node = protocol.Node[Options, state]
+	turn = protocol.Turn[Options, state]
+)
+
+func check(o *Options, v *debate.Violations) {
 	if o.MaxRounds < 1 || o.MaxRounds > 50 {
 		v.Add("options.max_rounds", "must be between 1 and 50")
 	}
@@ -59,137 +53,86 @@ func parseOptions(raw json.RawMessage) (Options, error) {
 	if o.GateRound < 0 || o.GateRound > o.MaxRounds {
 		v.Add("options.gate_round", "must be between 0 and max_rounds")
 	}
-	return o, v.Err()
 }
 
-func load(in *orchestrator.NodeInput) (Options, state, error) {
-	o, err := parseOptions(in.Options)
-	if err != nil {
-		return o, state{}, err
-	}
-	var s state
-	if err := json.Unmarshal(in.State, &s); err != nil {
-		return o, s, fmt.Errorf("synthetic: state: %w", err)
-	}
-	return o, s, nil
-}
-
-func save(s state) json.RawMessage {
-	b, _ := json.Marshal(s) // a struct of ints and a bool always encodes
-	return b
-}
-
-// say is a node that appends one message of the configured size.
-func say(kind string) orchestrator.NodeFunc {
-	return func(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-		o, s, err := load(in)
-		if err != nil {
-			return nil, err
-		}
-		s.Messages++
-		text := fmt.Sprintf("%s of round %d, message %d. ", kind, in.Round, s.Messages)
-		for len(text) < o.MessageBytes {
+// say is a node's work: one message of the configured size.
+func say(kind string) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
+	return func(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+		t.State.Messages++
+		text := fmt.Sprintf("%s of round %d, message %d. ", kind, t.Round, t.State.Messages)
+		for len(text) < t.Opts.MessageBytes {
 			text += text
 		}
-		return &orchestrator.NodeOutput{
-			State:  save(s),
-			Events: []orchestrator.Emit{{Type: "agent.message", Payload: map[string]any{"kind": kind, "text": text[:o.MessageBytes]}}},
-		}, nil
+		return t.Save([]orchestrator.Emit{{Type: "agent.message", Payload: map[string]any{"kind": kind, "text": text[:t.Opts.MessageBytes]}}}, nil)
 	}
 }
 
 // Protocol returns the synthetic protocol.
 func Protocol() *orchestrator.Protocol {
-	node := func(name, actor, kind string, edges ...string) *orchestrator.Node {
-		return &orchestrator.Node{Name: name, Actor: actor, Run: say(kind), Edges: edges}
+	task := func(name, actor, kind string, edges ...string) *node {
+		return &node{Name: name, Actor: actor, Run: say(kind), Edges: edges}
 	}
-	critique := &orchestrator.Node{
-		Name: "critique",
-		Branches: []*orchestrator.Node{
-			{Name: "critique_left", Actor: "critic_left", Run: say("critique")},
-			{Name: "critique_right", Actor: "critic_right", Run: say("critique")},
-		},
-		Merge: func(st json.RawMessage, outs []*orchestrator.NodeOutput) (json.RawMessage, error) {
-			var s state
-			if err := json.Unmarshal(st, &s); err != nil {
-				return nil, err
-			}
-			s.Messages += len(outs)
-			return save(s), nil
-		},
-		Edges: []string{"rebuttal"},
-	}
-	check := &orchestrator.Node{
-		Name:      "check",
-		Actor:     "arbiter",
-		EndsRound: true,
-		Edges:     []string{"open", "finish"},
-		Run: func(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-			o, s, err := load(in)
-			if err != nil {
-				return nil, err
-			}
-			s.Round = in.Round
-			out := &orchestrator.NodeOutput{State: save(s), Events: []orchestrator.Emit{{Type: "agent.message", Payload: map[string]any{"kind": "check", "round": in.Round}}}}
-			if o.GateRound == in.Round && !s.Gated {
-				s.Gated = true
-				out.State = save(s)
-				out.Gate = &orchestrator.GateRequest{Reason: fmt.Sprintf("review round %d before going on", in.Round)}
-			}
-			return out, nil
-		},
-		Next: func(st json.RawMessage) (string, error) {
-			var s state
-			if err := json.Unmarshal(st, &s); err != nil {
-				return "", err
-			}
-			if s.Round >= s.MaxRounds {
-				return "finish", nil
-			}
-			return "open", nil
-		},
-	}
-	p := &orchestrator.Protocol{
+	roles := []string{"advocate", "challenger", "critic_left", "critic_right", "arbiter"}
+	return protocol.Compile(&protocol.Spec[Options, state]{
 		Name:        Name,
 		Description: "engine exercise and benchmark graph: rounds of open → challenge → critique(left ‖ right) → rebuttal → evidence → close → check, one message per node",
-		Roles:       []string{"advocate", "challenger", "critic_left", "critic_right", "arbiter"},
+		Roles:       roles,
 		Start:       "open",
 		MaxSteps:    50*8 + 10,
 		// No node reads the ledger: the runner may compute a step while the
 		// previous one commits.
 		Pipelined: true,
-		Options: func(raw json.RawMessage) (json.RawMessage, error) {
-			o, err := parseOptions(raw)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(o)
+		Defaults:  func() Options { return Options{MaxRounds: 5, MessageBytes: 300} },
+		Check:     check,
+		Init: func(o *Options, _ orchestrator.InitInput) (*state, error) {
+			return &state{MaxRounds: o.MaxRounds}, nil
 		},
-		Init: func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
-			o, err := parseOptions(in.Options)
-			if err != nil {
-				return nil, err
-			}
-			return save(state{MaxRounds: o.MaxRounds}), nil
-		},
-		RoleGuard: map[string][]string{"agent.message": {"advocate", "challenger", "critic_left", "critic_right", "arbiter"}},
-		Nodes: []*orchestrator.Node{
-			{Name: "open", Actor: "advocate", Edges: []string{"challenge"}, Run: func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-				if in.Gate != nil && in.Gate.Status == debate.GateRejected {
+		RoleGuard: map[string][]string{"agent.message": roles},
+		Nodes: []*node{
+			{Name: "open", Actor: "advocate", Edges: []string{"challenge"}, Run: func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+				if t.Gate != nil && t.Gate.Status == debate.GateRejected {
 					return &orchestrator.NodeOutput{Stop: &orchestrator.Stop{Reason: "GATE_REJECTED"}}, nil
 				}
-				return say("opening")(ctx, in)
+				return say("opening")(ctx, t)
 			}},
-			node("challenge", "challenger", "challenge", "critique"),
-			critique,
-			node("rebuttal", "advocate", "rebuttal", "evidence"),
-			node("evidence", "challenger", "evidence", "close"),
-			node("close", "arbiter", "ruling", "check"),
-			check,
-			{Name: "finish", Actor: "arbiter", Run: func(_ context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
+			task("challenge", "challenger", "challenge", "critique"),
+			{
+				Name:     "critique",
+				Branches: []*node{task("critique_left", "critic_left", "critique"), task("critique_right", "critic_right", "critique")},
+				Merge: func(s *state, outs []*orchestrator.NodeOutput) error {
+					s.Messages += len(outs)
+					return nil
+				},
+				Edges: []string{"rebuttal"},
+			},
+			task("rebuttal", "advocate", "rebuttal", "evidence"),
+			task("evidence", "challenger", "evidence", "close"),
+			task("close", "arbiter", "ruling", "check"),
+			{
+				Name: "check", Actor: "arbiter", EndsRound: true, Edges: []string{"open", "finish"},
+				Run: func(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+					t.State.Round = t.Round
+					var gate *orchestrator.GateRequest
+					if t.Opts.GateRound == t.Round && !t.State.Gated {
+						t.State.Gated = true
+						gate = &orchestrator.GateRequest{Reason: fmt.Sprintf("review round %d before going on", t.Round)}
+					}
+					out, err := t.Save([]orchestrator.Emit{{Type: "agent.message", Payload: map[string]any{"kind": "check", "round": t.Round}}}, nil)
+					if out != nil {
+						out.Gate = gate
+					}
+					return out, err
+				},
+				Next: func(s *state) string {
+					if s.Round >= s.MaxRounds {
+						return "finish"
+					}
+					return "open"
+				},
+			},
+			{Name: "finish", Actor: "arbiter", Run: func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
 				return &orchestrator.NodeOutput{Stop: &orchestrator.Stop{Reason: "MAX_ROUNDS"}}, nil
 			}},
 		},
-	}
-	return p
+	})
 }

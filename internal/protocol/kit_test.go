@@ -1,0 +1,122 @@
+package protocol_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
+	"github.com/debated/debated/internal/roles"
+	"github.com/debated/debated/internal/roles/llm"
+)
+
+func errorsAs[T error](err error) (T, bool) { return errors.AsType[T](err) }
+
+// TestBudgetStop: a spent budget stops the debate for review with one
+// budget.exceeded event, signed by the role and naming it under "role";
+// any other error is left to the engine.
+func TestBudgetStop(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("llm: %w: over by 10", roles.ErrBudgetExceeded)
+	out, got := protocol.BudgetStop("critic", err, &debate.ModelCall{Calls: 1}, map[string]any{"schema": "s"})
+	require.NoError(t, got)
+	require.Equal(t, debate.DebateNeedsReview, out.Stop.Status)
+	require.Equal(t, protocol.ReasonTokenBudget, out.Stop.Reason)
+	require.Len(t, out.Events, 1)
+	ev := out.Events[0]
+	require.Equal(t, protocol.EventBudgetExceeded, ev.Type)
+	require.Equal(t, "critic", ev.Actor)
+	p := ev.Payload.(map[string]any)
+	require.Equal(t, "critic", p["role"])
+	require.Equal(t, "s", p["schema"])
+	require.Contains(t, p["detail"], "budget")
+	require.NotNil(t, p["model"])
+
+	other := errors.New("model down")
+	out, got = protocol.BudgetStop("critic", other, nil, nil)
+	require.Nil(t, out)
+	require.Same(t, other, got)
+}
+
+// TestRuleNames: the rules of violations, consecutive repeats once, never
+// nil.
+func TestRuleNames(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []string{}, protocol.RuleNames(nil))
+	require.Equal(t, []string{"A", "B", "A"}, protocol.RuleNames([]debate.Violation{{Rule: "A"}, {Rule: "A"}, {Rule: "B"}, {Rule: "A"}}))
+}
+
+// TestGateAndRegate: both verdicts run the gate on the answer whatever the
+// model's client reported and refuse a result without an answer; Regate
+// also refuses an answer the client refused, Gate lets the gate judge it.
+func TestGateAndRegate(t *testing.T) {
+	t.Parallel()
+	check := protocol.DecodeCheck(func(a struct {
+		N int `json:"n"`
+	}) []debate.Violation {
+		if a.N < 1 {
+			return []debate.Violation{{Rule: "POSITIVE", Field: "n"}}
+		}
+		return nil
+	})
+	reported := []debate.Violation{{Rule: "CLIENT"}}
+	for _, tc := range []struct {
+		name             string
+		res              llm.JSONResult
+		regate, gateOnly string
+	}{
+		{"good, passed", llm.JSONResult{Answer: json.RawMessage(`{"n":1}`)}, "", ""},
+		{"bad, passed", llm.JSONResult{Answer: json.RawMessage(`{"n":0}`)}, "POSITIVE", "POSITIVE"},
+		{"not the schema, passed", llm.JSONResult{Answer: json.RawMessage(`{"m":1}`)}, "SCHEMA", "SCHEMA"},
+		{"trailing data, passed", llm.JSONResult{Answer: json.RawMessage(`{"n":1} {}`)}, "SCHEMA", "SCHEMA"},
+		{"good, refused", llm.JSONResult{Answer: json.RawMessage(`{"n":1}`), Violations: reported}, "CLIENT", ""},
+		{"none, refused", llm.JSONResult{Violations: reported}, "CLIENT", "CLIENT"},
+		{"none, nothing said", llm.JSONResult{}, "SCHEMA", "SCHEMA"},
+	} {
+		first := func(vs []debate.Violation) string {
+			if len(vs) == 0 {
+				return ""
+			}
+			return vs[0].Rule
+		}
+		require.Equal(t, tc.regate, first(protocol.Regate(check, tc.res)), "Regate: %s", tc.name)
+		require.Equal(t, tc.gateOnly, first(protocol.Gate(check, tc.res)), "Gate: %s", tc.name)
+	}
+}
+
+// TestAskWithoutAModel: without a model the rules answer the call's DATA
+// (encoded, or as given when already JSON) and the gate judges the answer.
+func TestAskWithoutAModel(t *testing.T) {
+	t.Parallel()
+	double := protocol.Rules(func(d struct {
+		N int `json:"n"`
+	}) map[string]int {
+		return map[string]int{"n": 2 * d.N}
+	})
+	check := func(raw json.RawMessage) []debate.Violation {
+		if string(raw) != `{"n":4}` {
+			return []debate.Violation{{Rule: "FOUR", Field: "n"}}
+		}
+		return nil
+	}
+	in := &orchestrator.NodeInput{DebateID: "d", Round: 1, Attempt: 1}
+	var models protocol.Models
+	for _, data := range []any{map[string]int{"n": 2}, json.RawMessage(`{"n":2}`)} {
+		ans, err := models.Ask(context.Background(), in, protocol.Call{Role: "r", Data: data, Check: check, Rules: double})
+		require.NoError(t, err)
+		require.JSONEq(t, `{"n":4}`, string(ans.Raw))
+		require.Empty(t, ans.Violations)
+		require.Nil(t, ans.Model)
+	}
+	ans, err := models.Ask(context.Background(), in, protocol.Call{Role: "r", Data: map[string]int{"n": 3}, Check: check, Rules: double})
+	require.NoError(t, err)
+	require.Equal(t, "FOUR", ans.Violations[0].Rule, "the rules are gated like a model")
+	_, err = models.Ask(context.Background(), in, protocol.Call{Role: "r", Data: json.RawMessage(`[1]`), Check: check, Rules: double})
+	require.Error(t, err, "DATA the rules cannot read")
+}
