@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
@@ -40,41 +41,42 @@ func watchLine(debateID string, e debate.Event) string {
 	} else {
 		head += "    "
 	}
-	return head + body
+	// A model's text, or a name, must not drive the terminal: control
+	// characters are dropped, but for the line breaks of the view's own
+	// continuation lines.
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, head+body)
 }
 
 // eventBody is watchLine without its seq and round columns.
 func eventBody(debateID string, e debate.Event, p payload) string {
-	who := e.Actor
-	if render, ok := engineEvents[e.Type]; ok {
-		return render(debateID, e, p)
-	}
-	for _, table := range []map[string]renderer{idisEvents, legalEvents, stratmasterEvents, agentEvents, customEvents} {
+	for _, table := range eventTables {
 		if render, ok := table[e.Type]; ok {
 			return render(debateID, e, p)
 		}
 	}
-	switch e.Type {
-	case "agent.tool_call":
-		return toolCall(e, p)
-	case "artifact.created":
-		return artifact(e, p)
-	case "output.rejected":
-		return rejected(e, p)
-	case "stop.decision":
-		return stopDecision(p)
-	case "budget.exceeded":
-		return budgetExceeded(e, p)
-	case "deliverables.created":
-		return "deliverables ready (debatectl debate deliverables " + debateID + ")"
-	case "agent.message": // synthetic.v1
-		return fmt.Sprintf("%s %s: %s", who, p.str("kind"), excerpt(p.str("text")))
-	}
-	line := fmt.Sprintf("%s %s", firstOf(who), e.Type)
+	line := fmt.Sprintf("%s %s", firstOf(e.Actor), e.Type)
 	if text := p.str("content", "text", "summary", "reason", "detail"); text != "" {
 		line += ": " + excerpt(text)
 	}
 	return line
+}
+
+// eventTables are the renderers of every event type the view knows.
+var eventTables = []map[string]renderer{engineEvents, sharedEvents, idisEvents, legalEvents, stratmasterEvents, agentEvents, customEvents}
+
+// knownEvent reports whether the view has a renderer of its own for typ.
+func knownEvent(typ string) bool {
+	for _, table := range eventTables {
+		if _, ok := table[typ]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // renderer renders the body of one type of event.
@@ -117,6 +119,22 @@ var engineEvents = map[string]renderer{
 			line += fmt.Sprintf("; human gate %s cancelled", g)
 		}
 		return line
+	},
+}
+
+// sharedEvents are the events several protocols emit, with the payloads
+// of each.
+var sharedEvents = map[string]renderer{
+	"agent.tool_call":  func(_ string, e debate.Event, p payload) string { return toolCall(e, p) },
+	"artifact.created": func(_ string, e debate.Event, p payload) string { return artifact(e, p) },
+	"output.rejected":  func(_ string, e debate.Event, p payload) string { return rejected(e, p) },
+	"stop.decision":    func(_ string, _ debate.Event, p payload) string { return stopDecision(p) },
+	"budget.exceeded":  func(_ string, e debate.Event, p payload) string { return budgetExceeded(e, p) },
+	"deliverables.created": func(debateID string, _ debate.Event, _ payload) string {
+		return "deliverables ready (debatectl debate deliverables " + debateID + ")"
+	},
+	"agent.message": func(_ string, e debate.Event, p payload) string { // synthetic.v1
+		return fmt.Sprintf("%s %s: %s", e.Actor, p.str("kind"), excerpt(p.str("text")))
 	},
 }
 
