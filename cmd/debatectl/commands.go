@@ -337,20 +337,12 @@ func (c *cli) claimsList(ctx context.Context, args []string) error {
 		return err
 	}
 	req := &debatedv1.ListClaimsRequest{DealId: id, PageSize: 1000}
-	if *class != "" {
-		n, ok := debatedv1.ClaimClass_value["CLAIM_CLASS_"+strings.ToUpper(*class)]
-		if !ok {
-			return fmt.Errorf("claims list: unknown class %q", *class)
-		}
-		req.ClaimClass = debatedv1.ClaimClass(n)
+	cl, cerr := enumFlag(debatedv1.ClaimClass_name, "CLAIM_CLASS_", "class", *class)
+	m, merr := enumFlag(debatedv1.Materiality_name, "MATERIALITY_", "materiality", *mat)
+	if err := errors.Join(cerr, merr); err != nil {
+		return err
 	}
-	if *mat != "" {
-		n, ok := debatedv1.Materiality_value["MATERIALITY_"+strings.ToUpper(*mat)]
-		if !ok {
-			return fmt.Errorf("claims list: unknown materiality %q", *mat)
-		}
-		req.Materiality = debatedv1.Materiality(n)
-	}
+	req.ClaimClass, req.Materiality = debatedv1.ClaimClass(cl), debatedv1.Materiality(m)
 	ctx, cancel, err := c.tenantCtx(ctx)
 	if err != nil {
 		return err

@@ -134,7 +134,7 @@ func (c *cli) debateList(ctx context.Context, args []string) error {
 	if _, err := parseAll(fs, args); err != nil {
 		return err
 	}
-	s, err := enumFlag(debatedv1.DebateStatus_value, "DEBATE_STATUS_", "status", *st)
+	s, err := enumFlag(debatedv1.DebateStatus_name, "DEBATE_STATUS_", "status", *st)
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ type verifyReport struct {
 func (c *cli) verifyCmd(ctx context.Context, out io.Writer, args []string) error {
 	asJSON := c.json
 	fs := c.subflags("verify")
-	trustedPath := fs.String("trusted-keys", "", "the file `debatectl --json keys` printed")
+	trustedPath := fs.String("trusted-keys", "", "the `FILE` that debatectl --json keys printed")
 	var o verifyOptions
 	fs.StringVar(&o.checkpoint, "checkpoint", "", "a later (witnessed) checkpoint file, or a witness folder")
 	fs.StringVar(&o.checkpointKey, "checkpoint-key", "", "the checkpoint verifier key to trust")

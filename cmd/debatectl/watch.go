@@ -155,7 +155,7 @@ func toolCall(e debate.Event, p payload) string {
 		status += " (" + rule + ")"
 	}
 	line := fmt.Sprintf("%s called %s → %s", firstOf(p.str("agent_id"), e.Actor), p.str("tool_name"), status)
-	if args := scalars(p.obj("tool_args"), 60); args != "" {
+	if args := scalars(p.obj("tool_args"), 90); args != "" {
 		line += "  " + args
 	}
 	return line
@@ -304,7 +304,7 @@ func scalars(p payload, limit int) string {
 		var v string
 		switch x := p[k].(type) {
 		case string:
-			v = cut(x, 24)
+			v = cut(x, 36)
 			if strings.ContainsAny(v, " =") {
 				v = fmt.Sprintf("%q", v)
 			}
@@ -315,7 +315,7 @@ func scalars(p payload, limit int) string {
 		case []any:
 			if len(x) == 1 {
 				if s, ok := x[0].(string); ok {
-					v = "[" + cut(s, 24) + "]"
+					v = "[" + cut(s, 36) + "]"
 					break
 				}
 			}
