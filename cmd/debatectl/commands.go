@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -241,6 +242,12 @@ func (c *cli) importDeal(ctx context.Context, args []string) error {
 
 // importDir imports one deal directory and reports whether it was new.
 func (c *cli) importDir(ctx context.Context, dir string, strict bool) (bool, error) {
+	// A mistyped path is named as such, not as a deal missing every file.
+	if fi, err := os.Stat(dir); err != nil {
+		return false, fmt.Errorf("%s: no such directory", dir)
+	} else if !fi.IsDir() {
+		return false, fmt.Errorf("%s: not a directory (import-deal takes the folder of deal.json, claims.json, …)", dir)
+	}
 	b, warnings, err := dealfile.LoadOptions(dir, dealfile.Options{Strict: strict})
 	if err != nil {
 		return false, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -505,7 +506,7 @@ func (c *cli) protocolTools(p *debatedv1.Protocol) {
 	}
 	for _, r := range roles {
 		if t, ok := tools[r]; ok {
-			fmt.Fprintf(c.out, "    %s: %s\n", r, strings.Join(t.GetTools(), ", "))
+			fmt.Fprintf(c.out, "    %s: %s\n", r, cmp.Or(strings.Join(t.GetTools(), ", "), "none"))
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -70,7 +72,13 @@ func (c *cli) protocolGet(ctx context.Context, args []string) error {
 		return c.printJSON(resp)
 	}
 	p := resp.GetProtocol()
+	// The document as the server keeps it (JSON), indented to be read.
+	doc := []byte(p.GetDocument())
+	var indented bytes.Buffer
+	if json.Indent(&indented, doc, "", "  ") == nil {
+		doc = indented.Bytes()
+	}
 	fmt.Fprintf(c.out, "%s (sha256 %s, registered %s)\n%s\n", p.GetRef(), p.GetSha256(),
-		p.GetCreateTime().AsTime().Format("2006-01-02T15:04:05Z"), p.GetDocument())
+		p.GetCreateTime().AsTime().Format("2006-01-02T15:04:05Z"), doc)
 	return nil
 }
