@@ -83,7 +83,10 @@ func (c *cli) table(header string, rows [][]string) error {
 func (c *cli) tenantCreate(ctx context.Context, args []string) error {
 	fs := c.subflags("tenant create")
 	name := fs.String("name", "", "tenant name")
-	if err := fs.Parse(args); err != nil {
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	if err := required("tenant create", "name", *name); err != nil {
 		return err
 	}
 	ctx, cancel, err := c.adminCtx(ctx)
@@ -135,7 +138,10 @@ func (c *cli) keyCreate(ctx context.Context, args []string) error {
 	tenant := fs.String("tenant", "", "tenant id")
 	name := fs.String("name", "", "key name")
 	scope := fs.String("scope", "", "extra scope: admin")
-	if err := fs.Parse(args); err != nil {
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	if err := required("key create", "tenant", *tenant); err != nil {
 		return err
 	}
 	req := &debatedv1.CreateAPIKeyRequest{TenantId: *tenant, Name: *name}

@@ -39,6 +39,9 @@ func (c *cli) debateCreate(ctx context.Context, args []string) error {
 	} else if len(pos) > 0 {
 		return fmt.Errorf("debate create: unexpected %q", pos)
 	}
+	if err := required("debate create", "deal", *deal, "protocol", *protocol); err != nil {
+		return err
+	}
 	options := map[string]any{}
 	if *optionsFile != "" {
 		data, err := c.readInput(*optionsFile)
@@ -404,6 +407,9 @@ func (c *cli) validateOutput(ctx context.Context, args []string) error {
 	deal := fs.String("deal", "", "deal id the output speaks of")
 	path, err := oneArg(fs, args, "FILE.json")
 	if err != nil {
+		return err
+	}
+	if err := required("validate-output", "deal", *deal); err != nil {
 		return err
 	}
 	data, err := os.ReadFile(path)

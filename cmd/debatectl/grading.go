@@ -154,10 +154,11 @@ func (c *cli) defectFlag(ctx context.Context, args []string) error {
 	}
 	req := &debatedv1.FlagDefectRequest{DealId: id, ClaimId: *claim, Description: *desc, EvidenceRefs: refs, Actor: *actor}
 	// Every bad flag is reported, not only the first.
+	rerr := required("defect flag", "claim", *claim, "type", *typ, "description", *desc)
 	t, terr := enumFlag(debatedv1.DefectType_name, "DEFECT_TYPE_", "type", *typ)
 	s, serr := enumFlag(debatedv1.DefectSeverity_name, "DEFECT_SEVERITY_", "severity", *sev)
 	cp, cerr := enumFlag(debatedv1.CureProtocol_name, "CURE_PROTOCOL_", "cure", *cure)
-	if err := errors.Join(terr, serr, cerr); err != nil {
+	if err := errors.Join(rerr, terr, serr, cerr); err != nil {
 		return err
 	}
 	req.DefectType, req.Severity, req.CureProtocol = debatedv1.DefectType(t), debatedv1.DefectSeverity(s), debatedv1.CureProtocol(cp)
@@ -191,6 +192,9 @@ func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error 
 	}
 	if len(pos) != 2 {
 		return fmt.Errorf("%s: want DEAL_ID DEFECT_ID", name)
+	}
+	if err := required(name, "actor", *actor, "reason", *reason); err != nil {
+		return err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,4 +52,30 @@ func TestHelpShowsFlagTypes(t *testing.T) {
 	require.Regexp(t, `--after int\s+only events after this seq`, help("deal", "events"))
 	require.Regexp(t, `--trusted-keys FILE\s+the FILE that debatectl --json keys printed`, help("verify"))
 	require.Regexp(t, `--timeout duration`, help("deal", "list"))
+}
+
+// TestRequiredFlagsAreNamed: a command missing its required flags says
+// which, as the command line spells them (not the server's field names),
+// before anything is sent; a flags-only command refuses an argument it
+// would drop; import-deal names a path that is no directory.
+func TestRequiredFlagsAreNamed(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DEBATECTL_API_KEY": "k", "DEBATECTL_ADMIN_TOKEN": "t"}
+	for args, want := range map[string]string{
+		"tenant create":                           "tenant create needs --name",
+		"tenant create acme":                      `tenant create takes no arguments, only flags: unexpected ["acme"]`,
+		"key create --name ci":                    "key create needs --tenant",
+		"debate create":                           "debate create needs --deal and --protocol",
+		"debate create --deal d":                  "debate create needs --protocol",
+		"validate-output out.json":                "validate-output needs --deal",
+		"defect flag deal-a":                      "defect flag needs --claim, --type and --description",
+		"defect cure deal-a dfx_1 --actor a":      "defect cure needs --reason",
+		"import-deal does-not-exist":              "does-not-exist: no such directory",
+		"import-deal newuser_test.go":             "newuser_test.go: not a directory (import-deal takes the folder of deal.json, claims.json, …)",
+		"defect flag deal-a --claim c --type bad": "defect flag needs --description\n--type \"bad\" is not one of ",
+	} {
+		_, err := ctl(t, "unused:1", env, strings.Fields(args)...)
+		require.Error(t, err, args)
+		require.True(t, strings.HasPrefix(describe(err), want), "%s: %s", args, describe(err))
+	}
 }

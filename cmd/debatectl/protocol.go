@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -72,13 +70,7 @@ func (c *cli) protocolGet(ctx context.Context, args []string) error {
 		return c.printJSON(resp)
 	}
 	p := resp.GetProtocol()
-	// The document as the server keeps it (JSON), indented to be read.
-	doc := []byte(p.GetDocument())
-	var indented bytes.Buffer
-	if json.Indent(&indented, doc, "", "  ") == nil {
-		doc = indented.Bytes()
-	}
 	fmt.Fprintf(c.out, "%s (sha256 %s, registered %s)\n%s\n", p.GetRef(), p.GetSha256(),
-		p.GetCreateTime().AsTime().Format("2006-01-02T15:04:05Z"), doc)
+		p.GetCreateTime().AsTime().Format("2006-01-02T15:04:05Z"), p.GetDocument())
 	return nil
 }
