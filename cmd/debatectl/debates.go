@@ -201,6 +201,9 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 			return nil
 		}
 		if err != nil {
+			if base.Err() != nil && seen { // interrupted (Ctrl-C), not cut
+				return fmt.Errorf("watch stopped after seq %d (resume with --after %d)", *after, *after)
+			}
 			if seen && resumable(err) {
 				return fmt.Errorf("%w (resume with --after %d)", err, *after)
 			}
@@ -271,6 +274,9 @@ func (c *cli) debateResolve(ctx context.Context, args []string) error {
 	}
 	if len(pos) != 2 || *approve == *reject {
 		return errors.New("debate resolve: want DEBATE_ID GATE_ID and exactly one of --approve or --reject")
+	}
+	if err := required("debate resolve", "reason", *reason); err != nil {
+		return err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
 	if err != nil {

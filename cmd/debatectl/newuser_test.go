@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // TestEnumFlagsNameTheirChoices: a bad enumeration flag names the flag and
@@ -70,6 +73,7 @@ func TestRequiredFlagsAreNamed(t *testing.T) {
 		"validate-output out.json":                "validate-output needs --deal",
 		"defect flag deal-a":                      "defect flag needs --claim, --type and --description",
 		"defect cure deal-a dfx_1 --actor a":      "defect cure needs --reason",
+		"debate resolve d g --approve":            "debate resolve needs --reason",
 		"import-deal does-not-exist":              "does-not-exist: no such directory",
 		"import-deal newuser_test.go":             "newuser_test.go: not a directory (import-deal takes the folder of deal.json, claims.json, …)",
 		"defect flag deal-a --claim c --type bad": "defect flag needs --description\n--type \"bad\" is not one of ",
@@ -78,4 +82,14 @@ func TestRequiredFlagsAreNamed(t *testing.T) {
 		require.Error(t, err, args)
 		require.True(t, strings.HasPrefix(describe(err), want), "%s: %s", args, describe(err))
 	}
+}
+
+// TestDescribeWrappedStatus: a gRPC status wrapped by our own words reads
+// as the server's message and our words, without gRPC's "rpc error: code
+// = …" text.
+func TestDescribeWrappedStatus(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("%w (resume with --after 3)", status.Error(codes.Unavailable, "server going away"))
+	require.Equal(t, "server going away (resume with --after 3)", describe(err))
+	require.Equal(t, "server going away", describe(status.Error(codes.Unavailable, "server going away")))
 }

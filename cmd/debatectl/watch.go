@@ -134,7 +134,7 @@ var sharedEvents = map[string]renderer{
 		return "deliverables ready (debatectl debate deliverables " + debateID + ")"
 	},
 	"agent.message": func(_ string, e debate.Event, p payload) string { // synthetic.v1
-		return fmt.Sprintf("%s %s: %s", e.Actor, p.str("kind"), excerpt(p.str("text")))
+		return fmt.Sprintf("%s %s", e.Actor, p.str("kind")) + strings.TrimSuffix(": "+excerpt(p.str("text")), ": ")
 	},
 }
 
