@@ -77,6 +77,7 @@ func TestRequiredFlagsAreNamed(t *testing.T) {
 		"import-deal does-not-exist":              "does-not-exist: no such directory",
 		"import-deal newuser_test.go":             "newuser_test.go: not a directory (import-deal takes the folder of deal.json, claims.json, …)",
 		"defect flag deal-a --claim c --type bad": "defect flag needs --description\n--type \"bad\" is not one of ",
+		"verify newuser_test.go":                  "newuser_test.go is not JSON: it is not a bundle that debatectl debate export or deal export wrote",
 	} {
 		_, err := ctl(t, "unused:1", env, strings.Fields(args)...)
 		require.Error(t, err, args)
