@@ -194,11 +194,11 @@ func stopDecision(p payload) string {
 	if reason == "" && p.bool("stop") {
 		reason = p.str("reason")
 	}
-	why := p.str("why")
+	why := strings.TrimSuffix(": "+excerpt(p.str("why")), ": ")
 	if reason != "" {
-		return fmt.Sprintf("stop decision: stop (%s): %s", reason, excerpt(why))
+		return fmt.Sprintf("stop decision: stop (%s)%s", reason, why)
 	}
-	return "stop decision: go on" + strings.TrimSuffix(": "+excerpt(why), ": ")
+	return "stop decision: go on" + why
 }
 
 // budgetExceeded is a spent model token budget, which stops the debate:
