@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -82,7 +83,10 @@ func (c *cli) table(header string, rows [][]string) error {
 func (c *cli) tenantCreate(ctx context.Context, args []string) error {
 	fs := c.subflags("tenant create")
 	name := fs.String("name", "", "tenant name")
-	if err := fs.Parse(args); err != nil {
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	if err := required("tenant create", "name", *name); err != nil {
 		return err
 	}
 	ctx, cancel, err := c.adminCtx(ctx)
@@ -134,7 +138,10 @@ func (c *cli) keyCreate(ctx context.Context, args []string) error {
 	tenant := fs.String("tenant", "", "tenant id")
 	name := fs.String("name", "", "key name")
 	scope := fs.String("scope", "", "extra scope: admin")
-	if err := fs.Parse(args); err != nil {
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	if err := required("key create", "tenant", *tenant); err != nil {
 		return err
 	}
 	req := &debatedv1.CreateAPIKeyRequest{TenantId: *tenant, Name: *name}
@@ -241,6 +248,12 @@ func (c *cli) importDeal(ctx context.Context, args []string) error {
 
 // importDir imports one deal directory and reports whether it was new.
 func (c *cli) importDir(ctx context.Context, dir string, strict bool) (bool, error) {
+	// A mistyped path is named as such, not as a deal missing every file.
+	if fi, err := os.Stat(dir); err != nil {
+		return false, fmt.Errorf("%s: no such directory", dir)
+	} else if !fi.IsDir() {
+		return false, fmt.Errorf("%s: not a directory (import-deal takes the folder of deal.json, claims.json, …)", dir)
+	}
 	b, warnings, err := dealfile.LoadOptions(dir, dealfile.Options{Strict: strict})
 	if err != nil {
 		return false, err
@@ -337,20 +350,12 @@ func (c *cli) claimsList(ctx context.Context, args []string) error {
 		return err
 	}
 	req := &debatedv1.ListClaimsRequest{DealId: id, PageSize: 1000}
-	if *class != "" {
-		n, ok := debatedv1.ClaimClass_value["CLAIM_CLASS_"+strings.ToUpper(*class)]
-		if !ok {
-			return fmt.Errorf("claims list: unknown class %q", *class)
-		}
-		req.ClaimClass = debatedv1.ClaimClass(n)
+	cl, cerr := enumFlag(debatedv1.ClaimClass_name, "CLAIM_CLASS_", "class", *class)
+	m, merr := enumFlag(debatedv1.Materiality_name, "MATERIALITY_", "materiality", *mat)
+	if err := errors.Join(cerr, merr); err != nil {
+		return err
 	}
-	if *mat != "" {
-		n, ok := debatedv1.Materiality_value["MATERIALITY_"+strings.ToUpper(*mat)]
-		if !ok {
-			return fmt.Errorf("claims list: unknown materiality %q", *mat)
-		}
-		req.Materiality = debatedv1.Materiality(n)
-	}
+	req.ClaimClass, req.Materiality = debatedv1.ClaimClass(cl), debatedv1.Materiality(m)
 	ctx, cancel, err := c.tenantCtx(ctx)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,9 @@ func (c *cli) debateCreate(ctx context.Context, args []string) error {
 		return err
 	} else if len(pos) > 0 {
 		return fmt.Errorf("debate create: unexpected %q", pos)
+	}
+	if err := required("debate create", "deal", *deal, "protocol", *protocol); err != nil {
+		return err
 	}
 	options := map[string]any{}
 	if *optionsFile != "" {
@@ -134,7 +138,7 @@ func (c *cli) debateList(ctx context.Context, args []string) error {
 	if _, err := parseAll(fs, args); err != nil {
 		return err
 	}
-	s, err := enumFlag(debatedv1.DebateStatus_value, "DEBATE_STATUS_", "status", *st)
+	s, err := enumFlag(debatedv1.DebateStatus_name, "DEBATE_STATUS_", "status", *st)
 	if err != nil {
 		return err
 	}
@@ -197,6 +201,9 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 			return nil
 		}
 		if err != nil {
+			if base.Err() != nil && seen { // interrupted (Ctrl-C), not cut
+				return fmt.Errorf("watch stopped after seq %d (resume with --after %d)", *after, *after)
+			}
 			if seen && resumable(err) {
 				return fmt.Errorf("%w (resume with --after %d)", err, *after)
 			}
@@ -267,6 +274,9 @@ func (c *cli) debateResolve(ctx context.Context, args []string) error {
 	}
 	if len(pos) != 2 || *approve == *reject {
 		return errors.New("debate resolve: want DEBATE_ID GATE_ID and exactly one of --approve or --reject")
+	}
+	if err := required("debate resolve", "reason", *reason); err != nil {
+		return err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
 	if err != nil {
@@ -405,6 +415,9 @@ func (c *cli) validateOutput(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := required("validate-output", "deal", *deal); err != nil {
+		return err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -505,7 +518,7 @@ func (c *cli) protocolTools(p *debatedv1.Protocol) {
 	}
 	for _, r := range roles {
 		if t, ok := tools[r]; ok {
-			fmt.Fprintf(c.out, "    %s: %s\n", r, strings.Join(t.GetTools(), ", "))
+			fmt.Fprintf(c.out, "    %s: %s\n", r, cmp.Or(strings.Join(t.GetTools(), ", "), "none"))
 		}
 	}
 }

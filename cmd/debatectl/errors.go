@@ -50,17 +50,18 @@ func describe(err error) string {
 		}
 		return b.String()
 	}
-	st, ok := status.FromError(err)
-	if !ok {
-		// A status wrapped by our own words ("… (resume with --after 3)").
-		var gs interface{ GRPCStatus() *status.Status }
-		if !errors.As(err, &gs) {
-			return err.Error()
-		}
-		inner := gs.GRPCStatus()
-		return strings.Replace(err.Error(), inner.Err().Error(), statusText(inner), 1)
+	if st, ok := err.(interface{ GRPCStatus() *status.Status }); ok {
+		return statusText(st.GRPCStatus())
 	}
-	return statusText(st)
+	// A status wrapped by our own words ("… (resume with --after 3)"):
+	// status.FromError would keep the wrapping's whole text, gRPC's
+	// "rpc error: code = …" included, as the message.
+	var gs interface{ GRPCStatus() *status.Status }
+	if !errors.As(err, &gs) {
+		return err.Error()
+	}
+	inner := gs.GRPCStatus()
+	return strings.Replace(err.Error(), inner.Err().Error(), statusText(inner), 1)
 }
 
 func statusText(st *status.Status) string {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -110,15 +112,30 @@ func (c *cli) afterDefect(claim *debatedv1.ClaimGrading, summary *debatedv1.Deal
 	return nil
 }
 
-func enumFlag(values map[string]int32, prefix, name, v string) (int32, error) {
+// enumFlag is the value of the enumeration (names by number, as protoc
+// generates them) that flag's value v names, with or without prefix and in
+// any case; 0 when v is empty. Returns an error naming the flag and the
+// values it takes otherwise.
+func enumFlag(names map[int32]string, prefix, flag, v string) (int32, error) {
 	if v == "" {
 		return 0, nil
 	}
-	n, ok := values[prefix+strings.ToUpper(v)]
-	if !ok {
-		return 0, fmt.Errorf("unknown %s %q", name, v)
+	want := prefix + strings.TrimPrefix(strings.ToUpper(v), prefix)
+	nums := make([]int32, 0, len(names))
+	for n, name := range names {
+		if name == want && n != 0 {
+			return n, nil
+		}
+		nums = append(nums, n)
 	}
-	return n, nil
+	slices.Sort(nums)
+	choices := make([]string, 0, len(nums))
+	for _, n := range nums {
+		if n != 0 {
+			choices = append(choices, strings.TrimPrefix(names[n], prefix))
+		}
+	}
+	return 0, fmt.Errorf("--%s %q is not one of %s", flag, v, strings.Join(choices, ", "))
 }
 
 func (c *cli) defectFlag(ctx context.Context, args []string) error {
@@ -136,16 +153,12 @@ func (c *cli) defectFlag(ctx context.Context, args []string) error {
 		return err
 	}
 	req := &debatedv1.FlagDefectRequest{DealId: id, ClaimId: *claim, Description: *desc, EvidenceRefs: refs, Actor: *actor}
-	t, err := enumFlag(debatedv1.DefectType_value, "DEFECT_TYPE_", "defect type", *typ)
-	if err != nil {
-		return err
-	}
-	s, err := enumFlag(debatedv1.DefectSeverity_value, "DEFECT_SEVERITY_", "severity", *sev)
-	if err != nil {
-		return err
-	}
-	cp, err := enumFlag(debatedv1.CureProtocol_value, "CURE_PROTOCOL_", "cure protocol", *cure)
-	if err != nil {
+	// Every bad flag is reported, not only the first.
+	rerr := required("defect flag", "claim", *claim, "type", *typ, "description", *desc)
+	t, terr := enumFlag(debatedv1.DefectType_name, "DEFECT_TYPE_", "type", *typ)
+	s, serr := enumFlag(debatedv1.DefectSeverity_name, "DEFECT_SEVERITY_", "severity", *sev)
+	cp, cerr := enumFlag(debatedv1.CureProtocol_name, "CURE_PROTOCOL_", "cure", *cure)
+	if err := errors.Join(rerr, terr, serr, cerr); err != nil {
 		return err
 	}
 	req.DefectType, req.Severity, req.CureProtocol = debatedv1.DefectType(t), debatedv1.DefectSeverity(s), debatedv1.CureProtocol(cp)
@@ -179,6 +192,9 @@ func (c *cli) defectClose(ctx context.Context, args []string, waive bool) error 
 	}
 	if len(pos) != 2 {
 		return fmt.Errorf("%s: want DEAL_ID DEFECT_ID", name)
+	}
+	if err := required(name, "actor", *actor, "reason", *reason); err != nil {
+		return err
 	}
 	ctx, cancel, err := c.tenantCtx(ctx)
 	if err != nil {

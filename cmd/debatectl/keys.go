@@ -96,7 +96,7 @@ type verifyReport struct {
 func (c *cli) verifyCmd(ctx context.Context, out io.Writer, args []string) error {
 	asJSON := c.json
 	fs := c.subflags("verify")
-	trustedPath := fs.String("trusted-keys", "", "the file `debatectl --json keys` printed")
+	trustedPath := fs.String("trusted-keys", "", "the `FILE` that debatectl --json keys printed")
 	var o verifyOptions
 	fs.StringVar(&o.checkpoint, "checkpoint", "", "a later (witnessed) checkpoint file, or a witness folder")
 	fs.StringVar(&o.checkpointKey, "checkpoint-key", "", "the checkpoint verifier key to trust")
@@ -122,7 +122,12 @@ func (c *cli) verifyCmd(ctx context.Context, out io.Writer, args []string) error
 	}
 	format, err := ledger.BundleFormat(data)
 	if err != nil {
-		return err
+		// The ledger's words name its package; say what the file is not.
+		what := `has no "format" member`
+		if !json.Valid(data) {
+			what = "is not JSON"
+		}
+		return fmt.Errorf("%s %s: it is not a bundle that debatectl debate export or deal export wrote", path, what)
 	}
 	var rep ledger.Report
 	var what, protocol string

@@ -301,6 +301,18 @@ func (r *recorded) Type() string {
 	if _, ok := r.value.(*multi); ok {
 		return "stringArray"
 	}
+	// The type help shows beside the flag: what the standard library's
+	// flag holds (--after int, not --after string).
+	if g, ok := r.value.(flag.Getter); ok {
+		switch g.Get().(type) {
+		case int, int64, uint, uint64:
+			return "int"
+		case float64:
+			return "float"
+		case time.Duration:
+			return "duration"
+		}
+	}
 	return "string"
 }
 
