@@ -14,20 +14,11 @@ import (
 	"github.com/debated/debated/internal/debate"
 )
 
-// ToolResult is what a tool call returned to the agent.
-type ToolResult struct {
-	// Status is SUCCESS, DENIED (not permitted or over quota), INVALID
-	// (bad arguments) or ERROR.
-	Status string
-	Output json.RawMessage
-	Error  string
-}
-
 // Tools runs tool calls for one role in one round. The server checks the
 // role's permission and quota for every call and records it in the ledger,
 // allowed or refused; the agent only asks.
 type Tools interface {
-	Call(ctx context.Context, call debate.ToolCall) (ToolResult, error)
+	Call(ctx context.Context, call debate.ToolCall) (debate.ToolResult, error)
 }
 
 // Input is what a role sees for its turn.

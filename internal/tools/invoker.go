@@ -17,7 +17,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/roles"
 )
 
 // EventToolCall is the event type of a tool call's audit record (seed 000
@@ -454,16 +453,14 @@ func sorted[T any](es []entry[T]) []T {
 	return out
 }
 
-// Bound is an Invoker bound to one role: the roles.Tools a role's turn
+// Bound is an Invoker bound to one role: what a role's turn calls its tools through
 // receives.
 type Bound struct {
 	inv  *Invoker
 	role string
 }
 
-var _ roles.Tools = (*Bound)(nil)
-
-// Bind returns the tools of role, for roles.Input.Tools. Its calls are
+// Bind returns the tools of role, for a role's turn. Its calls are
 // checked and audited like Invoker.Call's, and their audit records are in
 // Audits.
 func (inv *Invoker) Bind(role string) *Bound { return &Bound{inv: inv, role: role} }
@@ -476,9 +473,9 @@ func (b *Bound) Role() string { return b.role }
 // only for an ERROR result (an infrastructure failure: the Searcher failed,
 // ctx ended); it wraps ErrToolFailed and the cause, and the call is audited
 // all the same.
-func (b *Bound) Call(ctx context.Context, c debate.ToolCall) (roles.ToolResult, error) {
+func (b *Bound) Call(ctx context.Context, c debate.ToolCall) (debate.ToolResult, error) {
 	res, _, err := b.inv.call(ctx, b.role, c)
-	out := roles.ToolResult{Status: res.Status, Output: res.Output, Error: res.Error}
+	out := debate.ToolResult{Status: res.Status, Output: res.Output, Error: res.Error}
 	if res.Rule != "" {
 		out.Error = res.Rule + ": " + res.Error
 	}

@@ -44,7 +44,7 @@ type Config struct {
 	Registry Registry
 	Ledger   Ledger
 	// Roles by role name; the rules backend by default is the caller's
-	// choice (package roles/rules).
+	// choice (package protocols/idis/rules).
 	Roles map[string]roles.Role
 	// RolesFor, if set, picks the roles for the tenant of ctx (a tenant's
 	// own model); it is consulted before Roles.
@@ -151,7 +151,7 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 			EventDeliverables:      {actorEngine},
 			EventBudgetExceeded:    debate.IDISRoles,
 		},
-		Tools: tools.IDISMatrix,
+		Tools: Matrix,
 		Nodes: []*orchestrator.Node{
 			agent(NodeOpening, debate.RoleAdvocate, NodeChallenge),
 			agent(NodeChallenge, debate.RoleSanadBreaker, NodeObservers),
@@ -300,7 +300,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	p.observe("load", time.Since(t0))
 	seq := 0
 	inv := tools.NewInvoker(tools.Config{
-		Matrix:   tools.IDISMatrix,
+		Matrix:   Matrix,
 		Limits:   tools.DefaultLimits(),
 		Deal:     &tools.Deal{Bundle: v.bundle, Grading: v.grading, Enrichment: v.enrich},
 		Searcher: p.cfg.Searcher,
@@ -447,7 +447,7 @@ type timedTools struct {
 	spent  time.Duration
 }
 
-func (t *timedTools) Call(ctx context.Context, call debate.ToolCall) (roles.ToolResult, error) {
+func (t *timedTools) Call(ctx context.Context, call debate.ToolCall) (debate.ToolResult, error) {
 	start := time.Now()
 	ctx, span := t.tracer.Start(ctx, "tool "+call.Tool, trace.WithAttributes(
 		attribute.String("tool.name", call.Tool), attribute.String("agent.role", t.role)))

@@ -1,4 +1,4 @@
-package llm
+package model
 
 import (
 	"bytes"
@@ -7,49 +7,101 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
+	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/roles"
+	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/tools"
 )
 
-// role is one model-backed agent.
-type role struct {
-	b         *Backend
-	name      string
-	system    string
-	format    *openai.ChatCompletionResponseFormat
-	tools     []openai.Tool
-	toolNames []string
+// spec is what a role's turns share whatever the backend: the rendered
+// system prompt, the response format and the tools offered.
+type spec struct {
+	name                string
+	system              string
+	promptID, promptSHA string
+	format              *openai.ChatCompletionResponseFormat
+	tools               []openai.Tool
 }
 
-var _ roles.Role = (*role)(nil)
+// specs are the five roles' specs, built once: they depend on the embedded
+// templates and idis.Matrix only.
+var specs = sync.OnceValues(func() (map[string]*spec, error) {
+	m := make(map[string]*spec, len(debate.IDISRoles))
+	for _, name := range debate.IDISRoles {
+		schema, err := outputSchema(name)
+		if err != nil {
+			return nil, fmt.Errorf("model: schema of %s: %w", name, err)
+		}
+		defs, offered, err := toolDefs(idis.Matrix.Tools(name))
+		if err != nil {
+			return nil, fmt.Errorf("model: tools of %s: %w", name, err)
+		}
+		system, err := renderPrompt(name, offered)
+		if err != nil {
+			return nil, err
+		}
+		id, sum := PromptID(name)
+		m[name] = &spec{name: name, system: system, tools: defs, promptID: id, promptSHA: sum,
+			format: &openai.ChatCompletionResponseFormat{
+				Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+				JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
+					Name: schemaName, Description: "the agent output with its Muhasabah record (seed 000 §3.2-§3.3)",
+					Schema: schema, Strict: false,
+				},
+			}}
+	}
+	return m, nil
+})
 
-func newRole(b *Backend, name string) (*role, error) {
-	schema, err := outputSchema(name)
-	if err != nil {
-		return nil, fmt.Errorf("llm: schema of %s: %w", name, err)
-	}
-	defs, offered, err := toolDefs(b.cfg.Matrix.Tools(name))
-	if err != nil {
-		return nil, fmt.Errorf("llm: tools of %s: %w", name, err)
-	}
-	system, err := renderPrompt(name, offered)
+// New returns the five IDIS roles played by the model cfg names, keyed by
+// role id. See llm.NewBackend for the errors.
+func New(cfg llm.Config) (map[string]roles.Role, error) {
+	b, err := llm.NewBackend(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &role{b: b, name: name, system: system, tools: defs, toolNames: offered,
-		format: &openai.ChatCompletionResponseFormat{
-			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
-				Name: schemaName, Description: "the agent output with its Muhasabah record (seed 000 §3.2-§3.3)",
-				Schema: schema, Strict: false,
-			},
-		}}, nil
+	return Roles(b)
 }
+
+// Roles returns the five IDIS roles played by b's model, keyed by role id
+// (a new map each time). The error is an embedded template's or schema's,
+// a build fault.
+func Roles(b *llm.Backend) (map[string]roles.Role, error) {
+	ss, err := specs()
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]roles.Role, len(ss))
+	for name, sp := range ss {
+		m[name] = &role{b: b, spec: sp}
+	}
+	return m, nil
+}
+
+type cacheKey struct{}
+
+// WithCacheKey returns a context whose turns use the response cache under
+// prefix, which should name the debate, the node and its attempt
+// ("<debate_id>/<node>/<attempt>"): a re-run of the same attempt reuses the
+// responses, a new attempt asks the model again. Without a prefix a turn
+// of a debate uses its place in the debate.
+func WithCacheKey(ctx context.Context, prefix string) context.Context {
+	return context.WithValue(ctx, cacheKey{}, prefix)
+}
+
+// role is one model-backed agent.
+type role struct {
+	b *llm.Backend
+	*spec
+}
+
+var _ roles.Role = (*role)(nil)
 
 // Name returns the role id.
 func (r *role) Name() string { return r.name }
@@ -63,9 +115,10 @@ func (r *role) Name() string { return r.name }
 // the engine retries like a model failure).
 func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, error) {
 	if in == nil {
-		return nil, fmt.Errorf("%w: llm: nil input", debate.ErrInvalid)
+		return nil, fmt.Errorf("%w: model: nil input", debate.ErrInvalid)
 	}
-	user, err := dataMessage(in, r.name, r.b.cfg.DataChars, r.b.cfg.TranscriptChars)
+	cfg := r.b.Config()
+	user, err := dataMessage(in, r.name, cfg.DataChars, cfg.TranscriptChars)
 	if err != nil {
 		return nil, err
 	}
@@ -75,8 +128,8 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 		// handover finds the same key and reuses the persisted responses.
 		prefix = fmt.Sprintf("%s/r%d/%s/%d", in.DebateID, in.Round, r.name, spoken(in, r.name))
 	}
-	st := &callState{tenantID: in.TenantID, debateID: in.DebateID, cachePrefix: prefix}
-	t := &turn{r: r, in: in, st: st, msgs: []openai.ChatCompletionMessage{
+	st := &llm.Session{TenantID: in.TenantID, DebateID: in.DebateID, Role: r.name, CacheKey: prefix}
+	t := &turn{r: r, cfg: cfg, in: in, st: st, msgs: []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: r.system},
 		{Role: openai.ChatMessageRoleUser, Content: user},
 	}}
@@ -89,17 +142,17 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 		out, vs := r.check(content, in, facts)
 		if len(vs) == 0 {
 			out.ToolCalls = t.calls
-			out.Model = r.modelCall(st)
+			out.Model = r.b.ModelCall(st, r.promptID, r.promptSHA)
 			return out, nil
 		}
-		r.b.log.InfoContext(ctx, "llm output failed the gates", slog.String("debate_id", in.DebateID),
+		r.b.Logger().InfoContext(ctx, "llm output failed the gates", slog.String("debate_id", in.DebateID),
 			slog.String("role", r.name), slog.Int("round", in.Round), slog.Int("repair", repair), slog.Int("violations", len(vs)))
-		if repair >= r.b.cfg.MaxRepairs {
+		if repair >= cfg.MaxRepairs {
 			if out == nil {
 				out = unparsed(r.name, in.Round, content)
 			}
 			out.ToolCalls = t.calls
-			out.Model = r.modelCall(st)
+			out.Model = r.b.ModelCall(st, r.promptID, r.promptSHA)
 			return out, nil
 		}
 		t.msgs = append(t.msgs,
@@ -143,19 +196,20 @@ func (r *role) check(content string, in *roles.Input, facts *gate.Facts) (*debat
 // rejection keeps the model's answer.
 func unparsed(role string, round int, content string) *debate.AgentOutput {
 	return &debate.AgentOutput{AgentID: role, Role: role, RoundNumber: round,
-		Content: clip(content, gate.MaxContentLen-4), ClaimRefs: []string{}, Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}}}
+		Content: llm.Clip(content, gate.MaxContentLen-4), ClaimRefs: []string{}, Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}}}
 }
 
 func repairMessage(vs []debate.Violation) string {
 	return "Your answer was rejected by the gates for these violations (JSON lines; their details may quote your answer). " +
-		"Answer again with one corrected JSON object of the " + schemaName + " schema:\n" + violationList(vs)
+		"Answer again with one corrected JSON object of the " + schemaName + " schema:\n" + llm.ViolationList(vs)
 }
 
 // turn is the conversation of one Turn.
 type turn struct {
 	r          *role
+	cfg        llm.Config
 	in         *roles.Input
-	st         *callState
+	st         *llm.Session
 	msgs       []openai.ChatCompletionMessage
 	toolRounds int
 	calls      []debate.ToolCall // the tool calls made, for the output
@@ -165,17 +219,17 @@ type turn struct {
 // are offered while the turn has tool rounds left; the last call offers
 // none, and tool calls the model makes anyway are ignored.
 func (t *turn) answer(ctx context.Context) (string, error) {
-	r := t.r
+	r, cfg := t.r, t.cfg
 	for {
-		offer := t.in.Tools != nil && len(r.tools) > 0 && t.toolRounds < r.b.cfg.MaxToolRounds
+		offer := t.in.Tools != nil && len(r.tools) > 0 && t.toolRounds < cfg.MaxToolRounds
 		req := openai.ChatCompletionRequest{
-			Model: r.b.cfg.Model, Messages: t.msgs, MaxCompletionTokens: r.b.cfg.MaxTokens,
-			Temperature: r.b.cfg.Temperature, ResponseFormat: r.format,
+			Model: cfg.Model, Messages: t.msgs, MaxCompletionTokens: cfg.MaxTokens,
+			Temperature: cfg.Temperature, ResponseFormat: r.format,
 		}
 		if offer {
 			req.Tools = r.tools
 		}
-		resp, err := r.complete(ctx, t.st, req)
+		resp, err := r.b.Chat(ctx, t.st, req)
 		if err != nil {
 			return "", err
 		}
@@ -194,7 +248,7 @@ func (t *turn) answer(ctx context.Context) (string, error) {
 			t.msgs = append(t.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool,
 				ToolCallID: tc.ID, Content: toolMessage(res)})
 		}
-		if t.toolRounds >= r.b.cfg.MaxToolRounds {
+		if t.toolRounds >= cfg.MaxToolRounds {
 			t.msgs = append(t.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser,
 				Content: "The tool budget of this turn is spent: answer now with the JSON object, without tools."})
 		}
@@ -204,7 +258,7 @@ func (t *turn) answer(ctx context.Context) (string, error) {
 // runTool runs one tool call through in.Tools, which checks permission
 // and quota. A refusal is a result for the model; an error is the
 // server's failure and ends the turn.
-func (t *turn) runTool(ctx context.Context, tc openai.ToolCall) (roles.ToolResult, error) {
+func (t *turn) runTool(ctx context.Context, tc openai.ToolCall) (debate.ToolResult, error) {
 	args := json.RawMessage(tc.Function.Arguments)
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
@@ -213,9 +267,9 @@ func (t *turn) runTool(ctx context.Context, tc openai.ToolCall) (roles.ToolResul
 	res, err := t.in.Tools.Call(ctx, call)
 	if err != nil {
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("llm: %s tool call cancelled: %w", t.r.name, context.Cause(ctx))
+			return res, fmt.Errorf("model: %s tool call cancelled: %w", t.r.name, context.Cause(ctx))
 		}
-		return res, fmt.Errorf("llm: %s tool %s: %w", t.r.name, call.Tool, err)
+		return res, fmt.Errorf("model: %s tool %s: %w", t.r.name, call.Tool, err)
 	}
 	if rec, ok := recordable(call); ok && res.Status == tools.StatusSuccess && len(t.calls) < gate.MaxToolCalls {
 		t.calls = append(t.calls, rec)
@@ -256,11 +310,4 @@ func spoken(in *roles.Input, role string) int {
 		}
 	}
 	return n
-}
-
-// modelCall describes the turn's model calls for the ledger.
-func (r *role) modelCall(st *callState) *debate.ModelCall {
-	id, sum := PromptID(r.name)
-	return &debate.ModelCall{Model: r.b.cfg.Model, PromptID: id, PromptSHA256: sum, Calls: st.calls, CachedCalls: st.cached,
-		PromptTokens: st.promptTokens, CompletionTokens: st.completionTokens}
 }
