@@ -137,10 +137,10 @@ func TestAddDefect(t *testing.T) {
 		t.Parallel()
 		f := setup(t).facts
 		o := baseOutput()
-		require.True(t, Validate(o, f).Valid)
+		require.True(t, Validate(o, f, debate.IDISRoles).Valid)
 		require.Empty(t, ReliedOnCritical([]debate.AgentOutput{*o}, f))
 		f.AddDefect(flag("d1", 1, debate.DefectCircularity, debate.SeverityFatal))
-		res := Validate(o, f)
+		res := Validate(o, f, debate.IDISRoles)
 		require.True(t, hasRule(res.Violations, RuleUncertaintiesMissing), "C1 is now weak: %v", res.Violations)
 		require.Equal(t, []string{claimID(1)}, ReliedOnCritical([]debate.AgentOutput{*o}, f))
 	})

@@ -31,7 +31,7 @@ func (ds *debateService) ValidateOutput(ctx context.Context, req *debatedv1.Vali
 		return nil, toStatus(ctx, s.log, err)
 	}
 	out := &debatedv1.ValidateOutputResponse{}
-	o, err := gate.ParseOutput([]byte(req.GetOutputJson()))
+	o, err := gate.ParseOutput([]byte(req.GetOutputJson()), debate.IDISRoles)
 	if err != nil {
 		var ve *debate.ValidationError
 		if !errors.As(err, &ve) {
@@ -43,7 +43,7 @@ func (ds *debateService) ValidateOutput(ctx context.Context, req *debatedv1.Vali
 		return out, nil
 	}
 	facts := gate.NewFacts(b, sanad.GradeWithOptions(b, sanad.Options{Records: records}))
-	res := gate.Validate(o, facts)
+	res := gate.Validate(o, facts, debate.IDISRoles)
 	out.Valid = res.Valid
 	for _, v := range res.Violations {
 		out.Violations = append(out.Violations, &debatedv1.GateViolation{Rule: v.Rule, Field: v.Field, Detail: v.Detail})

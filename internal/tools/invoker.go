@@ -54,8 +54,8 @@ type Config struct {
 	// Now is the clock of audit timestamps and created_at fields; nil means
 	// time.Now. Times are recorded in UTC.
 	Now func() time.Time
-	// Tools, when set, are the tools the Invoker runs instead of the IDIS
-	// tools (another protocol's): every call is checked, counted and
+	// Tools, when set, are the tools the Invoker runs instead of the shared
+	// deal tools of this package (Names): every call is checked, counted and
 	// audited the same way, and a name not in Tools is an unknown tool.
 	Tools map[string]Func
 	// Why, if set, ends the message of a permission refusal: what decides

@@ -163,7 +163,7 @@ func (p *proto) validateAll(ctx context.Context, in *orchestrator.NodeInput) (*o
 	}
 	var failed []failure
 	for i := range outs {
-		if r := gate.Validate(&outs[i], v.facts); !r.Valid {
+		if r := gate.Validate(&outs[i], v.facts, debate.IDISRoles); !r.Valid {
 			failed = append(failed, failure{AgentID: outs[i].AgentID, Round: outs[i].RoundNumber, Violations: r.Violations})
 		}
 	}

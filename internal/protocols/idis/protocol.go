@@ -337,7 +337,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	// The agent cannot speak for another role or round.
 	out.AgentID, out.Role, out.RoundNumber = role, role, in.Round
 	t2 := time.Now()
-	verdict := gate.Validate(out, v.facts)
+	verdict := gate.Validate(out, v.facts, debate.IDISRoles)
 	p.observe("gate", time.Since(t2))
 	if !verdict.Valid {
 		res.Rejected = true

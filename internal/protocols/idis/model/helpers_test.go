@@ -324,7 +324,7 @@ func (e *env) valid() map[string]any {
 func requireValid(t *testing.T, e *env, out *debate.AgentOutput) {
 	t.Helper()
 	require.NotNil(t, out)
-	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade))
+	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade), debate.IDISRoles)
 	require.True(t, res.Valid, "violations: %+v", res.Violations)
 }
 

@@ -139,7 +139,7 @@ func TestForeignClaimsReturnedAfterRepairs(t *testing.T) {
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err, "an invalid output is a result for the gate, not an error")
 	require.NotNil(t, out)
-	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade))
+	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade), debate.IDISRoles)
 	require.False(t, res.Valid)
 	require.Contains(t, rules(res.Violations), gate.RuleUnknownRef)
 	require.Len(t, e.srv.requests(), 3, "one answer and two repairs")
@@ -152,7 +152,7 @@ func TestUnparseableAfterRepairsIsRejectedOutput(t *testing.T) {
 	out, err := e.role(t, debate.RoleRiskOfficer).Turn(t.Context(), in)
 	require.NoError(t, err)
 	require.Equal(t, "never", out.Content)
-	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade))
+	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade), debate.IDISRoles)
 	require.Contains(t, rules(res.Violations), gate.RuleMissingMuhasabah)
 }
 
@@ -263,7 +263,7 @@ func TestModelThatNeverStopsCallingTools(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, e.srv.requests(), 2, "one tool round, then one call without tools")
 	require.Len(t, ft.calls, 1, "tool calls of the tool-less answer are ignored")
-	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade))
+	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade), debate.IDISRoles)
 	require.False(t, res.Valid)
 }
 

@@ -164,7 +164,7 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 // check parses and validates an answer. The output is nil when the answer
 // does not parse.
 func (r *role) check(content string, in *roles.Input, facts *gate.Facts) (*debate.AgentOutput, []debate.Violation) {
-	out, err := gate.ParseOutput([]byte(content))
+	out, err := gate.ParseOutput([]byte(content), debate.IDISRoles)
 	if err != nil {
 		var ve *debate.ValidationError
 		if errors.As(err, &ve) {
@@ -188,7 +188,7 @@ func (r *role) check(content string, in *roles.Input, facts *gate.Facts) (*debat
 	if out.RoundNumber != in.Round {
 		vs = append(vs, debate.Violation{Rule: gate.RuleSchema, Field: "round_number", Detail: fmt.Sprintf("must be %d", in.Round)})
 	}
-	return out, append(vs, gate.Validate(out, facts).Violations...)
+	return out, append(vs, gate.Validate(out, facts, debate.IDISRoles).Violations...)
 }
 
 // unparsed is the output of a turn whose answer never parsed: the gate

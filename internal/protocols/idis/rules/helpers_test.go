@@ -626,7 +626,7 @@ func requireValid(t *testing.T, b *debate.DealBundle, g *debate.DealGrading, out
 	t.Helper()
 	for _, o := range outs {
 		require.Empty(t, violations(b, g, o), "%s round %d:\n%s", o.Role, o.RoundNumber, o.Content)
-		res := gate.Validate(&o, gate.NewFacts(b, g))
+		res := gate.Validate(&o, gate.NewFacts(b, g), debate.IDISRoles)
 		require.True(t, res.Valid, "%s round %d: %v", o.Role, o.RoundNumber, res.Violations)
 	}
 }
