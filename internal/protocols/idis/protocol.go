@@ -124,7 +124,8 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		MaxSteps:    5*8 + 10,
 		// The transcript is the only thing a node reads from the ledger,
 		// and it adds NodeInput.Pending.
-		Pipelined: true,
+		Pipelined:    true,
+		Deliverables: render,
 		Options: func(raw json.RawMessage) (json.RawMessage, error) {
 			o, err := parseOptions(raw)
 			if err != nil {
