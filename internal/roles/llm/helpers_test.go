@@ -53,14 +53,6 @@ type wireReq struct {
 	auth string
 }
 
-func (r wireReq) toolNames() []string {
-	var ns []string
-	for _, t := range r.Tools {
-		ns = append(ns, t.Function.Name)
-	}
-	return ns
-}
-
 func (r wireReq) last() wireMsg { return r.Messages[len(r.Messages)-1] }
 
 // step answers one request.
