@@ -163,8 +163,9 @@ type entry[T any] struct {
 }
 
 // NewInvoker returns an Invoker for cfg. It copies the matrix, limits and
-// usage and indexes the deal once; the deal must not change while the
-// Invoker is used.
+// usage. The deal is indexed once per Deal value and the index shared by
+// every Invoker given the same *Deal (a protocol keeps one per deal and
+// hands it to each step); the deal must not change once given.
 func NewInvoker(cfg Config) *Invoker {
 	limits := cfg.Limits
 	if limits.MaxCallsPerRound == nil && limits.DefaultMaxCalls == 0 &&
@@ -183,7 +184,7 @@ func NewInvoker(cfg Config) *Invoker {
 	return &Invoker{
 		matrix:   cfg.Matrix.Clone(),
 		limits:   limits.clone(),
-		deal:     newDealIndex(cfg.Deal, dealID),
+		deal:     cfg.Deal.index(dealID),
 		searcher: cfg.Searcher,
 		debateID: cfg.DebateID,
 		round:    cfg.Round,

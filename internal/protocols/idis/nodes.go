@@ -50,7 +50,7 @@ func (p *proto) retrieve(ctx context.Context, in *orchestrator.NodeInput) (*orch
 	inv := tools.NewInvoker(tools.Config{
 		Matrix:   tools.Matrix{actorEngine: {tools.SearchEvidence}},
 		Limits:   tools.Limits{MaxCallsPerRound: map[string]int{tools.SearchEvidence: 1000}},
-		Deal:     &tools.Deal{Bundle: v.bundle, Grading: v.grading, Enrichment: v.enrich},
+		Deal:     v.deal,
 		Searcher: p.cfg.Searcher,
 		DealID:   in.DealID, DebateID: in.DebateID, Round: in.Round,
 		Now: p.cfg.Now,

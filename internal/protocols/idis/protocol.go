@@ -186,7 +186,9 @@ type dealView struct {
 	bundle  *debate.DealBundle
 	grading *debate.DealGrading
 	facts   *gate.Facts
-	enrich  []tools.Enrichment
+	// deal is what the tools read; it indexes the deal once for every
+	// step that shares it.
+	deal *tools.Deal
 }
 
 // view returns the deal graded with its stored defect records, and the
@@ -213,20 +215,17 @@ func (p *proto) view(ctx context.Context, dealID string, s *state) (*dealView, e
 		if err != nil {
 			return nil, fmt.Errorf("idis: load deal: %w", err)
 		}
-		base = &dealView{bundle: b, grading: sanad.GradeWithOptions(b, sanad.Options{Records: records})}
+		g := sanad.GradeWithOptions(b, sanad.Options{Records: records})
+		base = &dealView{bundle: b, grading: g, facts: gate.NewFacts(b, g), deal: &tools.Deal{Bundle: b, Grading: g}}
 		if p.cfg.Enrichment != nil {
-			if base.enrich, err = p.cfg.Enrichment(ctx, dealID); err != nil {
+			if base.deal.Enrichment, err = p.cfg.Enrichment(ctx, dealID); err != nil {
 				return nil, fmt.Errorf("idis: load enrichment: %w", err)
 			}
 		}
 		p.cache.putDeal(key, base)
 	}
-	// The facts carry this debate's flags: build them per turn.
-	f := gate.NewFacts(base.bundle, base.grading)
-	for _, d := range s.Flagged {
-		f.AddDefect(d)
-	}
-	return &dealView{bundle: base.bundle, grading: base.grading, facts: f, enrich: base.enrich}, nil
+	// The deal is indexed once (base); the facts add this debate's flags.
+	return &dealView{bundle: base.bundle, grading: base.grading, facts: base.facts.WithDefects(s.Flagged), deal: base.deal}, nil
 }
 
 // transcript returns the accepted outputs of the debate as the step sees
@@ -303,7 +302,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	inv := tools.NewInvoker(tools.Config{
 		Matrix:   Matrix,
 		Limits:   tools.DefaultLimits(),
-		Deal:     &tools.Deal{Bundle: v.bundle, Grading: v.grading, Enrichment: v.enrich},
+		Deal:     v.deal,
 		Searcher: p.cfg.Searcher,
 		DealID:   in.DealID,
 		DebateID: in.DebateID,
