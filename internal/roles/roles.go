@@ -40,6 +40,11 @@ type Input struct {
 	// gate rejected it (a backend may repair; rules backends never need
 	// to).
 	Violations []debate.Violation
+	// Check, optional, is the protocol's gate for this turn: the
+	// violations that would reject an output (nil for a valid one). A
+	// model backend repairs against it, so the deal is indexed once for
+	// the turn and its gate; nil means the backend's own.
+	Check func(*debate.AgentOutput) []debate.Violation
 }
 
 // ErrBudgetExceeded is wrapped by a Turn that stopped before a model call

@@ -320,6 +320,9 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 		DebateID: in.DebateID, TenantID: in.TenantID, Round: in.Round, MaxRounds: s.MaxRounds,
 		Deal: v.bundle, Grading: v.grading, Transcript: tr, Retrieved: s.Retrieved,
 		Tools: bound,
+		Check: func(o *debate.AgentOutput) []debate.Violation {
+			return gate.Validate(o, v.facts, debate.IDISRoles).Violations
+		},
 	})
 	if err != nil {
 		return nil, turnResult{}, nil, err

@@ -487,3 +487,29 @@ func BenchmarkTurnOverhead(b *testing.B) {
 		}
 	}
 }
+
+// TestRepairsAgainstTheProtocolsGate: a turn whose input carries the
+// protocol's gate (roles.Input.Check) repairs against it: an answer the
+// default gate accepts is sent back while the protocol's rejects it.
+func TestRepairsAgainstTheProtocolsGate(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.srv.script = []step{answerJSON(e.valid()), answerJSON(e.valid())}
+	in, _ := e.input(debate.RoleAdvocate)
+	calls := 0
+	in.Check = func(o *debate.AgentOutput) []debate.Violation {
+		calls++
+		if calls == 1 {
+			return []debate.Violation{{Rule: "PROTOCOL_RULE", Field: "content", Detail: "not yet"}}
+		}
+		return nil
+	}
+	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
+	require.NoError(t, err)
+	requireValid(t, e, out)
+	reqs := e.srv.requests()
+	require.Len(t, reqs, 2)
+	require.Contains(t, reqs[1].last().Content, "PROTOCOL_RULE")
+	require.Equal(t, 2, calls)
+}
+

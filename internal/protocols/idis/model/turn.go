@@ -133,13 +133,19 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 		{Role: openai.ChatMessageRoleSystem, Content: r.system},
 		{Role: openai.ChatMessageRoleUser, Content: user},
 	}}
-	facts := gate.NewFacts(in.Deal, in.Grading)
+	gateOf := in.Check
+	if gateOf == nil {
+		facts := gate.NewFacts(in.Deal, in.Grading)
+		gateOf = func(o *debate.AgentOutput) []debate.Violation {
+			return gate.Validate(o, facts, debate.IDISRoles).Violations
+		}
+	}
 	for repair := 0; ; repair++ {
 		content, err := t.answer(ctx)
 		if err != nil {
 			return nil, err
 		}
-		out, vs := r.check(content, in, facts)
+		out, vs := r.check(content, in, gateOf)
 		if len(vs) == 0 {
 			out.ToolCalls = t.calls
 			out.Model = r.b.ModelCall(st, r.promptID, r.promptSHA)
@@ -163,7 +169,7 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 
 // check parses and validates an answer. The output is nil when the answer
 // does not parse.
-func (r *role) check(content string, in *roles.Input, facts *gate.Facts) (*debate.AgentOutput, []debate.Violation) {
+func (r *role) check(content string, in *roles.Input, gateOf func(*debate.AgentOutput) []debate.Violation) (*debate.AgentOutput, []debate.Violation) {
 	out, err := gate.ParseOutput([]byte(content), debate.IDISRoles)
 	if err != nil {
 		var ve *debate.ValidationError
@@ -188,7 +194,7 @@ func (r *role) check(content string, in *roles.Input, facts *gate.Facts) (*debat
 	if out.RoundNumber != in.Round {
 		vs = append(vs, debate.Violation{Rule: gate.RuleSchema, Field: "round_number", Detail: fmt.Sprintf("must be %d", in.Round)})
 	}
-	return out, append(vs, gate.Validate(out, facts, debate.IDISRoles).Violations...)
+	return out, append(vs, gateOf(out)...)
 }
 
 // unparsed is the output of a turn whose answer never parsed: the gate
