@@ -512,4 +512,3 @@ func TestRepairsAgainstTheProtocolsGate(t *testing.T) {
 	require.Contains(t, reqs[1].last().Content, "PROTOCOL_RULE")
 	require.Equal(t, 2, calls)
 }
-
