@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -20,12 +19,12 @@ import (
 )
 
 // spec is what a role's turns share whatever the backend: the rendered
-// system prompt, the response format and the tools offered.
+// system prompt, the output schema and the tools offered.
 type spec struct {
 	name                string
 	system              string
 	promptID, promptSHA string
-	format              *openai.ChatCompletionResponseFormat
+	schema              json.RawMessage
 	tools               []openai.Tool
 }
 
@@ -47,14 +46,7 @@ var specs = sync.OnceValues(func() (map[string]*spec, error) {
 			return nil, err
 		}
 		id, sum := PromptID(name)
-		m[name] = &spec{name: name, system: system, tools: defs, promptID: id, promptSHA: sum,
-			format: &openai.ChatCompletionResponseFormat{
-				Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
-				JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
-					Name: schemaName, Description: "the agent output with its Muhasabah record (seed 000 §3.2-§3.3)",
-					Schema: schema, Strict: false,
-				},
-			}}
+		m[name] = &spec{name: name, system: system, schema: schema, tools: defs, promptID: id, promptSHA: sum}
 	}
 	return m, nil
 })
@@ -128,11 +120,6 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 		// handover finds the same key and reuses the persisted responses.
 		prefix = fmt.Sprintf("%s/r%d/%s/%d", in.DebateID, in.Round, r.name, spoken(in, r.name))
 	}
-	st := &llm.Session{TenantID: in.TenantID, DebateID: in.DebateID, Role: r.name, CacheKey: prefix}
-	t := &turn{r: r, cfg: cfg, in: in, st: st, msgs: []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: r.system},
-		{Role: openai.ChatMessageRoleUser, Content: user},
-	}}
 	gateOf := in.Check
 	if gateOf == nil {
 		facts := gate.NewFacts(in.Deal, in.Grading)
@@ -140,37 +127,50 @@ func (r *role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, 
 			return gate.Validate(o, facts, debate.IDISRoles).Violations
 		}
 	}
-	for repair := 0; ; repair++ {
-		content, err := t.answer(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out, vs := r.check(content, in, gateOf)
-		if len(vs) == 0 {
-			out.ToolCalls = t.calls
-			out.Model = r.b.ModelCall(st, r.promptID, r.promptSHA)
-			return out, nil
-		}
-		r.b.Logger().InfoContext(ctx, "llm output failed the gates", slog.String("debate_id", in.DebateID),
-			slog.String("role", r.name), slog.Int("round", in.Round), slog.Int("repair", repair), slog.Int("violations", len(vs)))
-		if repair >= cfg.MaxRepairs {
-			if out == nil {
-				out = unparsed(r.name, in.Round, content)
-			}
-			out.ToolCalls = t.calls
-			out.Model = r.b.ModelCall(st, r.promptID, r.promptSHA)
-			return out, nil
-		}
-		t.msgs = append(t.msgs,
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: content},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: repairMessage(vs)})
+	var out *debate.AgentOutput // the last answer, parsed
+	var calls []debate.ToolCall // the tool calls the server ran, for the output
+	c := llm.JSONCall{TenantID: in.TenantID, DebateID: in.DebateID, Role: r.name, CacheKey: prefix,
+		PromptID: r.promptID, PromptSHA256: r.promptSHA, System: r.system, User: user,
+		SchemaName: schemaName, Schema: r.schema,
+		Check: func(answer json.RawMessage) []debate.Violation {
+			var vs []debate.Violation
+			out, vs = r.check(answer, in, gateOf)
+			return vs
+		},
 	}
+	if in.Tools != nil && len(r.tools) > 0 {
+		c.Tools = r.tools
+		c.CallTool = func(ctx context.Context, name string, args json.RawMessage) (string, error) {
+			call := debate.ToolCall{Tool: name, Args: args}
+			res, err := in.Tools.Call(ctx, call)
+			if err != nil {
+				if ctx.Err() != nil {
+					return "", fmt.Errorf("model: %s tool call cancelled: %w", r.name, context.Cause(ctx))
+				}
+				return "", fmt.Errorf("model: %s tool %s: %w", r.name, name, err)
+			}
+			if rec, ok := recordable(call); ok && res.Status == tools.StatusSuccess && len(calls) < gate.MaxToolCalls {
+				calls = append(calls, rec)
+			}
+			return toolMessage(res), nil
+		}
+	}
+	res, err := r.b.JSON(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if res.Answer == nil || out == nil {
+		out = unparsed(r.name, in.Round, res.Content)
+	}
+	out.ToolCalls = calls
+	out.Model = res.Model
+	return out, nil
 }
 
 // check parses and validates an answer. The output is nil when the answer
 // does not parse.
-func (r *role) check(content string, in *roles.Input, gateOf func(*debate.AgentOutput) []debate.Violation) (*debate.AgentOutput, []debate.Violation) {
-	out, err := gate.ParseOutput([]byte(content), debate.IDISRoles)
+func (r *role) check(answer json.RawMessage, in *roles.Input, gateOf func(*debate.AgentOutput) []debate.Violation) (*debate.AgentOutput, []debate.Violation) {
+	out, err := gate.ParseOutput(answer, debate.IDISRoles)
 	if err != nil {
 		var ve *debate.ValidationError
 		if errors.As(err, &ve) {
@@ -203,84 +203,6 @@ func (r *role) check(content string, in *roles.Input, gateOf func(*debate.AgentO
 func unparsed(role string, round int, content string) *debate.AgentOutput {
 	return &debate.AgentOutput{AgentID: role, Role: role, RoundNumber: round,
 		Content: llm.Clip(content, gate.MaxContentLen-4), ClaimRefs: []string{}, Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}}}
-}
-
-func repairMessage(vs []debate.Violation) string {
-	return "Your answer was rejected by the gates for these violations (JSON lines; their details may quote your answer). " +
-		"Answer again with one corrected JSON object of the " + schemaName + " schema:\n" + llm.ViolationList(vs)
-}
-
-// turn is the conversation of one Turn.
-type turn struct {
-	r          *role
-	cfg        llm.Config
-	in         *roles.Input
-	st         *llm.Session
-	msgs       []openai.ChatCompletionMessage
-	toolRounds int
-	calls      []debate.ToolCall // the tool calls made, for the output
-}
-
-// answer runs the tool loop until the model answers with content. Tools
-// are offered while the turn has tool rounds left; the last call offers
-// none, and tool calls the model makes anyway are ignored.
-func (t *turn) answer(ctx context.Context) (string, error) {
-	r, cfg := t.r, t.cfg
-	for {
-		offer := t.in.Tools != nil && len(r.tools) > 0 && t.toolRounds < cfg.MaxToolRounds
-		req := openai.ChatCompletionRequest{
-			Model: cfg.Model, Messages: t.msgs, MaxCompletionTokens: cfg.MaxTokens,
-			Temperature: cfg.Temperature, ResponseFormat: r.format,
-		}
-		if offer {
-			req.Tools = r.tools
-		}
-		resp, err := r.b.Chat(ctx, t.st, req)
-		if err != nil {
-			return "", err
-		}
-		msg := resp.Choices[0].Message
-		if !offer || len(msg.ToolCalls) == 0 {
-			return msg.Content, nil
-		}
-		t.toolRounds++
-		t.msgs = append(t.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant,
-			Content: msg.Content, ToolCalls: msg.ToolCalls})
-		for _, tc := range msg.ToolCalls {
-			res, err := t.runTool(ctx, tc)
-			if err != nil {
-				return "", err
-			}
-			t.msgs = append(t.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool,
-				ToolCallID: tc.ID, Content: toolMessage(res)})
-		}
-		if t.toolRounds >= cfg.MaxToolRounds {
-			t.msgs = append(t.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser,
-				Content: "The tool budget of this turn is spent: answer now with the JSON object, without tools."})
-		}
-	}
-}
-
-// runTool runs one tool call through in.Tools, which checks permission
-// and quota. A refusal is a result for the model; an error is the
-// server's failure and ends the turn.
-func (t *turn) runTool(ctx context.Context, tc openai.ToolCall) (debate.ToolResult, error) {
-	args := json.RawMessage(tc.Function.Arguments)
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage("{}")
-	}
-	call := debate.ToolCall{Tool: tc.Function.Name, Args: args}
-	res, err := t.in.Tools.Call(ctx, call)
-	if err != nil {
-		if ctx.Err() != nil {
-			return res, fmt.Errorf("model: %s tool call cancelled: %w", t.r.name, context.Cause(ctx))
-		}
-		return res, fmt.Errorf("model: %s tool %s: %w", t.r.name, call.Tool, err)
-	}
-	if rec, ok := recordable(call); ok && res.Status == tools.StatusSuccess && len(t.calls) < gate.MaxToolCalls {
-		t.calls = append(t.calls, rec)
-	}
-	return res, nil
 }
 
 // recordable returns a successful call as the output records it (refused
