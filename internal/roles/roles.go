@@ -1,9 +1,12 @@
-// Package roles defines the agent turn: one role's output for one round of
-// a debate, from the graded registry and the transcript so far. Two
-// backends implement it: rules (deterministic, from the registry) and llm
-// (an OpenAI-compatible model). Neither is trusted: every output goes
-// through the gates, and every tool call through the server's permission
-// and quota checks.
+// Package roles is the agent-call runtime any protocol uses: the agent
+// turn (one role's output for one round of a debate, from the graded
+// registry and the transcript so far) and, in package llm, the model
+// backend every protocol's model calls go through. A protocol brings its
+// own roles (the IDIS debate's rules and model roles are in
+// protocols/idis/rules and protocols/idis/model). No backend is trusted:
+// every output goes through the protocol's gates, and every tool call
+// through the server's permission and quota checks. The package imports
+// neither tools nor gate: the protocol composes them.
 package roles
 
 import (
