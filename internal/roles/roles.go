@@ -2,8 +2,7 @@
 // turn (one role's output for one round of a debate, from the graded
 // registry and the transcript so far) and, in package llm, the model
 // backend every protocol's model calls go through. A protocol brings its
-// own roles (the IDIS debate's rules and model roles are in
-// protocols/idis/rules and protocols/idis/model). No backend is trusted:
+// own roles, under internal/protocols/<name>/. No backend is trusted:
 // every output goes through the protocol's gates, and every tool call
 // through the server's permission and quota checks. The package imports
 // neither tools nor gate: the protocol composes them.

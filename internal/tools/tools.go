@@ -59,7 +59,7 @@ const (
 
 // Matrix gives each role (debate.RoleAdvocate, ...) the tools it may call.
 // A role or tool that is not listed is refused. Each protocol declares its
-// own (protocols/idis declares the IDIS debate's).
+// own.
 type Matrix map[string][]string
 
 // Allows reports whether the matrix lets role call tool.

@@ -9,9 +9,11 @@
 //     labelled as untrusted data and escaped so that no text of the
 //     material can close the block (WriteDataBlock), and a JSON schema for
 //     the answer; a gate checks the answer, and while it fails the
-//     violations are sent back for at most MaxRepairs repairs. A protocol
-//     that needs its own conversation (a tool loop) calls Backend.Chat with
-//     a Session and gets the same guarantees per call.
+//     violations are sent back for at most MaxRepairs repairs. The tools a
+//     call offers run through the caller (which checks permission and
+//     quota), for at most MaxToolRounds rounds. A protocol that needs its
+//     own conversation calls Backend.Chat with a Session and gets the same
+//     guarantees per call.
 //   - Every model call has a timeout (CallTimeout) and is retried with
 //     exponential backoff and jitter on 429 (honouring Retry-After), 5xx,
 //     timeouts and transport errors, Retry.Attempts times in all; then it
@@ -24,9 +26,6 @@
 //     call (OnUsage), an optional per-debate token budget is checked before
 //     each call (ErrBudgetExceeded), and an optional ResponseCache lets a
 //     re-run node reuse the responses it already paid for.
-//
-// The IDIS debate's model-backed roles (their prompts, schema and tool
-// loop) are in protocols/idis/model.
 package llm
 
 import (
