@@ -44,11 +44,11 @@ func (d metaDoer) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// Session is one agent turn's sequence of model calls: it names the turn
+// session is one agent turn's sequence of model calls: it names the turn
 // for the budget, spans, logs and cache keys, and counts the calls and
-// tokens for the ledger (Backend.ModelCall). A Session is not safe for
+// tokens for the ledger (modelCall). A session is not safe for
 // concurrent use; one turn makes its calls one after the other.
-type Session struct {
+type session struct {
 	TenantID, DebateID string
 	// Role names the agent.
 	Role string
@@ -63,19 +63,19 @@ type Session struct {
 	completionTokens int
 }
 
-// ModelCall describes the session's model calls for the ledger.
-func (b *Backend) ModelCall(st *Session, promptID, promptSHA256 string) *debate.ModelCall {
+// modelCall describes the session's model calls for the ledger.
+func (b *Backend) modelCall(st *session, promptID, promptSHA256 string) *debate.ModelCall {
 	return &debate.ModelCall{Model: b.cfg.Model, PromptID: promptID, PromptSHA256: promptSHA256,
 		Calls: st.calls, CachedCalls: st.cached, PromptTokens: st.promptTokens, CompletionTokens: st.completionTokens}
 }
 
-// Chat makes one model call of a session: from the response cache when it
+// chat makes one model call of a session: from the response cache when it
 // holds the response, else within the debate's budget, with a timeout per
 // attempt and retries. It returns an error wrapping ErrBudgetExceeded
 // (no request sent), ErrModel (the model cannot be reached or answers no
 // choice) or the context's cause when ctx ends. A response always has at
 // least one choice.
-func (b *Backend) Chat(ctx context.Context, st *Session, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	idx := st.calls
 	st.calls++
 	key := ""
@@ -167,7 +167,7 @@ func estimate(req openai.ChatCompletionRequest, maxTokens int) int {
 
 // send posts the request, retrying 429, 5xx, timeouts and transport
 // errors with backoff.
-func (b *Backend) send(ctx context.Context, st *Session, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (b *Backend) send(ctx context.Context, st *session, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	attempts := b.cfg.Retry.Attempts
 	for attempt := 1; ; attempt++ {
 		meta := &respMeta{}

@@ -92,8 +92,9 @@ func (b *Backend) Model() string { return b.cfg.Model }
 // JSON makes a structured call (see JSONCall). The error is nil whenever
 // the model answered, valid or not: an answer still invalid after the
 // repairs comes back with its violations for the protocol's gate to
-// reject. It wraps ErrBudgetExceeded, ErrModel or the context's error as
-// Chat does.
+// reject. Otherwise it wraps ErrBudgetExceeded (no request was sent),
+// ErrModel (the model cannot be reached or answers no choice), the
+// context's cause when ctx ends, or CallTool's error.
 func (b *Backend) JSON(ctx context.Context, c JSONCall) (JSONResult, error) {
 	if c.Role == "" || c.System == "" || c.SchemaName == "" || len(c.Schema) == 0 || (len(c.Tools) > 0 && c.CallTool == nil) {
 		return JSONResult{}, fmt.Errorf("%w: llm: JSONCall needs Role, System, SchemaName and Schema (and CallTool with Tools)", debate.ErrInvalid)
@@ -117,7 +118,7 @@ func (b *Backend) JSON(ctx context.Context, c JSONCall) (JSONResult, error) {
 			Name: c.SchemaName, Schema: c.Schema, Strict: false,
 		},
 	}
-	st := &Session{TenantID: c.TenantID, DebateID: c.DebateID, Role: c.Role, CacheKey: c.CacheKey}
+	st := &session{TenantID: c.TenantID, DebateID: c.DebateID, Role: c.Role, CacheKey: c.CacheKey}
 	cv := &conversation{b: b, c: &c, st: st, format: format, msgs: []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: c.System},
 		{Role: openai.ChatMessageRoleUser, Content: user},
@@ -130,16 +131,16 @@ func (b *Backend) JSON(ctx context.Context, c JSONCall) (JSONResult, error) {
 	for repair := 0; ; repair++ {
 		content, err := cv.answer(ctx)
 		if err != nil {
-			return JSONResult{Model: b.ModelCall(st, c.PromptID, sha)}, err
+			return JSONResult{Model: b.modelCall(st, c.PromptID, sha)}, err
 		}
 		answer, vs := checkJSON(content, c.Check)
 		if len(vs) == 0 {
-			return JSONResult{Answer: answer, Model: b.ModelCall(st, c.PromptID, sha), Content: content}, nil
+			return JSONResult{Answer: answer, Model: b.modelCall(st, c.PromptID, sha), Content: content}, nil
 		}
 		b.log.InfoContext(ctx, "llm answer failed its gate", slog.String("debate_id", c.DebateID),
 			slog.String("role", c.Role), slog.Int("repair", repair), slog.Int("violations", len(vs)))
 		if repair >= b.cfg.MaxRepairs {
-			return JSONResult{Answer: answer, Violations: vs, Model: b.ModelCall(st, c.PromptID, sha), Content: content}, nil
+			return JSONResult{Answer: answer, Violations: vs, Model: b.modelCall(st, c.PromptID, sha), Content: content}, nil
 		}
 		cv.msgs = append(cv.msgs,
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: content},
@@ -152,7 +153,7 @@ func (b *Backend) JSON(ctx context.Context, c JSONCall) (JSONResult, error) {
 type conversation struct {
 	b          *Backend
 	c          *JSONCall
-	st         *Session
+	st         *session
 	format     *openai.ChatCompletionResponseFormat
 	msgs       []openai.ChatCompletionMessage
 	toolRounds int
@@ -171,7 +172,7 @@ func (cv *conversation) answer(ctx context.Context) (string, error) {
 		if offer {
 			req.Tools = cv.c.Tools
 		}
-		resp, err := b.Chat(ctx, cv.st, req)
+		resp, err := b.chat(ctx, cv.st, req)
 		if err != nil {
 			return "", err
 		}

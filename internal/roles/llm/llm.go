@@ -11,9 +11,7 @@
 //     the answer; a gate checks the answer, and while it fails the
 //     violations are sent back for at most MaxRepairs repairs. The tools a
 //     call offers run through the caller (which checks permission and
-//     quota), for at most MaxToolRounds rounds. A protocol that needs its
-//     own conversation calls Backend.Chat with a Session and gets the same
-//     guarantees per call.
+//     quota), for at most MaxToolRounds rounds.
 //   - Every model call has a timeout (CallTimeout) and is retried with
 //     exponential backoff and jitter on 429 (honouring Retry-After), 5xx,
 //     timeouts and transport errors, Retry.Attempts times in all; then it
@@ -46,22 +44,22 @@ import (
 	"github.com/debated/debated/internal/roles"
 )
 
-// ErrBudgetExceeded is returned (wrapped) by Chat and JSON when the next
+// ErrBudgetExceeded is returned (wrapped) by JSON when the next
 // model call would take the debate over Config.Budget: its estimate
 // (prompt characters / 4 + MaxTokens) plus the tokens the debate already
 // used exceeds the budget. No request is sent.
 var ErrBudgetExceeded = fmt.Errorf("llm: %w", roles.ErrBudgetExceeded)
 
-// ErrModel is returned (wrapped, with the cause) by Chat and JSON when a
+// ErrModel is returned (wrapped, with the cause) by JSON when a
 // model call failed: a non-retryable status, a response without choices, or
 // Retry.Attempts failed attempts. The engine retries the node or marks it
 // needs_review.
 var ErrModel = errors.New("llm: model call failed")
 
 // ResponseCache persists raw model responses so that a re-run node reuses
-// them instead of paying twice. Keys are the Session's CacheKey followed
+// them instead of paying twice. Keys are the JSONCall's CacheKey followed
 // by "/<role>/<call index>", the call index counting the model calls of
-// one Session from 0. Get reports a miss with false and a nil error.
+// one session from 0. Get reports a miss with false and a nil error.
 // Errors are logged and the call goes on as a miss: a cache never fails a
 // turn.
 type ResponseCache interface {
@@ -245,9 +243,6 @@ func NewBackend(cfg Config) (*Backend, error) {
 
 // Config returns the backend's configuration with its defaults applied.
 func (b *Backend) Config() Config { return b.cfg }
-
-// Logger returns the backend's logger.
-func (b *Backend) Logger() *slog.Logger { return b.log }
 
 // Used returns the tokens the debate used (plus the estimates of calls in
 // flight).
