@@ -38,10 +38,6 @@ type Input struct {
 	// for this debate so far (search hits as JSON objects).
 	Retrieved []json.RawMessage
 	Tools     Tools
-	// Violations of this role's previous attempt at this turn, when the
-	// gate rejected it (a backend may repair; rules backends never need
-	// to).
-	Violations []debate.Violation
 	// Check, optional, is the protocol's gate for this turn: the
 	// violations that would reject an output (nil for a valid one). A
 	// model backend repairs against it, so the deal is indexed once for

@@ -200,10 +200,6 @@ func dataMessage(in *roles.Input, role string, dataChars, transcriptChars int) (
 	if err := llm.WriteDataBlock(&sb, buildData(in, dataChars, transcriptChars)); err != nil {
 		return "", err
 	}
-	if len(in.Violations) > 0 {
-		sb.WriteString("\nYour previous attempt at this turn was rejected by the gates for these violations; avoid them:\n")
-		sb.WriteString(llm.ViolationList(in.Violations))
-	}
 	return sb.String(), nil
 }
 
