@@ -25,7 +25,7 @@ import (
 	"github.com/debated/debated/internal/protocols/stratmaster"
 	"github.com/debated/debated/internal/protocols/synthetic"
 	"github.com/debated/debated/internal/roles/llm"
-	"github.com/debated/debated/internal/roles/rules"
+	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/sqlite"

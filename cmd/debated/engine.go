@@ -24,12 +24,13 @@ import (
 	"github.com/debated/debated/internal/protocols/agentproto"
 	"github.com/debated/debated/internal/protocols/custom"
 	"github.com/debated/debated/internal/protocols/idis"
+	"github.com/debated/debated/internal/protocols/idis/model"
+	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/protocols/legal"
 	"github.com/debated/debated/internal/protocols/stratmaster"
 	"github.com/debated/debated/internal/protocols/synthetic"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/roles/llm"
-	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/secretbox"
 	"github.com/debated/debated/internal/server"
@@ -118,7 +119,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		if err != nil || b == nil {
 			return ruleSet, err
 		}
-		return b.Roles(), nil
+		return model.Roles(b)
 	}
 	// modelFor is the model of the tenant of ctx for the other protocols'
 	// structured calls; nil means their rules backends.

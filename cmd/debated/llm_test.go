@@ -16,8 +16,8 @@ import (
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/roles"
-	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/store/storetest"
 	"github.com/debated/debated/internal/testutil/openaitest"
@@ -33,8 +33,8 @@ import (
 // okTools answers every tool call of the scripted model's reasoning.
 type okTools struct{}
 
-func (okTools) Call(context.Context, debate.ToolCall) (roles.ToolResult, error) {
-	return roles.ToolResult{Status: "SUCCESS", Output: json.RawMessage(`{}`)}, nil
+func (okTools) Call(context.Context, debate.ToolCall) (debate.ToolResult, error) {
+	return debate.ToolResult{Status: "SUCCESS", Output: json.RawMessage(`{}`)}, nil
 }
 
 // modelServer is an OpenAI-compatible chat completions server in the test

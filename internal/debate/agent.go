@@ -97,6 +97,15 @@ type ToolCall struct {
 	Args json.RawMessage `json:"args"`
 }
 
+// ToolResult is what a tool call returned to the agent.
+type ToolResult struct {
+	// Status is SUCCESS, DENIED (not permitted or over quota), INVALID
+	// (bad arguments) or ERROR.
+	Status string
+	Output json.RawMessage
+	Error  string
+}
+
 // Position is an agent's stance: a recommendation and its confidence.
 type Position struct {
 	Recommendation string  `json:"recommendation"`

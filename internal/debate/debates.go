@@ -86,6 +86,12 @@ type Event struct {
 	Signature string          `json:"signature"`
 }
 
+// Artifact is one named JSON document of a debate's deliverables.
+type Artifact struct {
+	Name    string
+	Content json.RawMessage
+}
+
 // Checkpoint is what a debate needs to resume: the compact protocol state
 // after a committed node and the node to run next. The transcript lives in
 // the ledger, not here.

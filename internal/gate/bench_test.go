@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/debated/debated/internal/debate"
 )
 
 // BenchmarkValidate gates a typical output of the corpus (several claims,
@@ -15,7 +17,7 @@ func BenchmarkValidate(b *testing.B) {
 	corpus := validCorpus(64)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		if res := Validate(corpus[i%len(corpus)], fx.facts); !res.Valid {
+		if res := Validate(corpus[i%len(corpus)], fx.facts, debate.IDISRoles); !res.Valid {
 			b.Fatal(res.Violations)
 		}
 	}
@@ -28,11 +30,11 @@ func BenchmarkValidateLargeContent(b *testing.B) {
 	o := baseOutput()
 	sentence := "The downside case hinges on ARR of $4.5M for FY2025 (C1) and Acme's 120 customers. "
 	o.Content = strings.Repeat(sentence, MaxContentLen/len(sentence))
-	require.True(b, Validate(o, fx.facts).Valid)
+	require.True(b, Validate(o, fx.facts, debate.IDISRoles).Valid)
 	b.SetBytes(int64(len(o.Content)))
 	b.ReportAllocs()
 	for b.Loop() {
-		Validate(o, fx.facts)
+		Validate(o, fx.facts, debate.IDISRoles)
 	}
 }
 
@@ -49,11 +51,11 @@ func BenchmarkParseAndValidate(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		out, err := ParseOutput(docs[i%len(docs)])
+		out, err := ParseOutput(docs[i%len(docs)], debate.IDISRoles)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if res := Validate(out, fx.facts); !res.Valid {
+		if res := Validate(out, fx.facts, debate.IDISRoles); !res.Valid {
 			b.Fatal(res.Violations)
 		}
 	}

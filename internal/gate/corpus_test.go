@@ -25,19 +25,19 @@ func TestValidCorpusPasses(t *testing.T) {
 
 	passed := 0
 	for i, o := range corpus {
-		res := Validate(o, fx.facts)
+		res := Validate(o, fx.facts, debate.IDISRoles)
 		if !res.Valid {
 			t.Logf("output %d rejected: %+v\ncontent: %s", i, res.Violations, o.Content)
 			continue
 		}
 		data, err := json.Marshal(o)
 		require.NoError(t, err)
-		parsed, err := ParseOutput(data)
+		parsed, err := ParseOutput(data, debate.IDISRoles)
 		if err != nil {
 			t.Logf("output %d does not parse: %v", i, err)
 			continue
 		}
-		if res := Validate(parsed, fx.facts); !res.Valid {
+		if res := Validate(parsed, fx.facts, debate.IDISRoles); !res.Valid {
 			t.Logf("output %d rejected after parsing: %+v", i, res.Violations)
 			continue
 		}
@@ -421,7 +421,7 @@ func TestInvalidCorpusRejected(t *testing.T) {
 				continue
 			}
 			made++
-			res := Validate(o, fx.facts)
+			res := Validate(o, fx.facts, debate.IDISRoles)
 			require.False(t, res.Valid, "%s case %d accepted", rule, made)
 			require.True(t, hasRule(res.Violations, rule), "%s case %d: got %v", rule, made, res.Violations)
 		}

@@ -1,6 +1,8 @@
 package gate
 
 import (
+	stdmaps "maps"
+
 	"github.com/debated/debated/internal/debate"
 )
 
@@ -57,9 +59,9 @@ type CalcFact struct {
 // of its evidence items, spans, documents and defects (which challenges may
 // cite as evidence and which texts may mention without asserting a fact).
 //
-// Build it once per debate with NewFacts. Its methods are safe for
-// concurrent readers; AddDefect must not run concurrently with any other
-// method.
+// Build it once per deal with NewFacts and derive a debate's with
+// WithDefects. Its methods are safe for concurrent readers; AddDefect must
+// not run concurrently with any other method.
 type Facts struct {
 	dealID    string
 	claims    map[string]*ClaimFact
@@ -197,17 +199,42 @@ func (f *Facts) AddDefect(d debate.Defect) {
 		}
 		f.defects[d.ID] = true
 	}
-	c := f.claims[d.ClaimID]
-	if c == nil || !d.Open() {
+	old := f.claims[d.ClaimID]
+	if old == nil || !d.Open() {
 		return
 	}
+	// A changed claim is a new value: Facts derived with WithDefects share
+	// the others with the Facts they came from.
+	c := *old
 	switch severity(d) {
 	case debate.SeverityFatal:
 		c.FatalOpen = true
 		c.Grade = debate.GradeD
 	case debate.SeverityMajor:
 		c.Grade = debate.GradeOfRank(max(debate.GradeRank(c.Grade), debate.GradeRank(c.BaseGrade)) + 1)
+	default:
+		return
 	}
+	f.claims[d.ClaimID] = &c
+}
+
+// WithDefects returns Facts that also take into account the defects
+// flagged during a debate (AddDefect on each, in order), and leaves f
+// unchanged: the deal's indexes are shared, only the claims table and the
+// defect ids are copied. With no defects it returns f itself. It is safe
+// for concurrent use with f's readers, so one Facts built per deal serves
+// every step of every debate on it.
+func (f *Facts) WithDefects(ds []debate.Defect) *Facts {
+	if len(ds) == 0 || f == nil {
+		return f
+	}
+	c := *f
+	c.claims = stdmaps.Clone(f.claims)
+	c.defects = stdmaps.Clone(f.defects)
+	for _, d := range ds {
+		c.AddDefect(d)
+	}
+	return &c
 }
 
 // DealID is the id of the deal the Facts describe ("" for empty Facts).

@@ -119,6 +119,20 @@ func TestAddDefect(t *testing.T) {
 			require.Equal(t, tc.fatal, c.FatalOpen)
 			require.Equal(t, tc.calcGrade, f.CalcGrade(calcID(3)))
 		})
+		// WithDefects derives the same Facts and leaves its base as it was.
+		t.Run(tc.name+"/WithDefects", func(t *testing.T) {
+			t.Parallel()
+			base := setup(t).facts
+			before, _ := base.Claim(claimID(tc.claim))
+			f := base.WithDefects(tc.defects)
+			c, _ := f.Claim(claimID(tc.claim))
+			require.Equal(t, tc.grade, c.Grade)
+			require.Equal(t, tc.fatal, c.FatalOpen)
+			require.Equal(t, tc.calcGrade, f.CalcGrade(calcID(3)))
+			after, _ := base.Claim(claimID(tc.claim))
+			require.Equal(t, before, after, "the base Facts changed")
+			require.Equal(t, debate.GradeA, base.CalcGrade(calcID(3)))
+		})
 	}
 
 	t.Run("an upgraded claim loses its upgrade first", func(t *testing.T) {
@@ -137,10 +151,10 @@ func TestAddDefect(t *testing.T) {
 		t.Parallel()
 		f := setup(t).facts
 		o := baseOutput()
-		require.True(t, Validate(o, f).Valid)
+		require.True(t, Validate(o, f, debate.IDISRoles).Valid)
 		require.Empty(t, ReliedOnCritical([]debate.AgentOutput{*o}, f))
 		f.AddDefect(flag("d1", 1, debate.DefectCircularity, debate.SeverityFatal))
-		res := Validate(o, f)
+		res := Validate(o, f, debate.IDISRoles)
 		require.True(t, hasRule(res.Violations, RuleUncertaintiesMissing), "C1 is now weak: %v", res.Violations)
 		require.Equal(t, []string{claimID(1)}, ReliedOnCritical([]debate.AgentOutput{*o}, f))
 	})

@@ -30,7 +30,7 @@ func FuzzParseOutput(f *testing.F) {
 	}
 	fx := newFixture()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := ParseOutput(data)
+		out, err := ParseOutput(data, debate.IDISRoles)
 		if err != nil {
 			require.Nil(t, out)
 			var ve *debate.ValidationError
@@ -40,11 +40,11 @@ func FuzzParseOutput(f *testing.F) {
 		}
 		again, err := json.Marshal(out)
 		require.NoError(t, err)
-		out2, err := ParseOutput(again)
+		out2, err := ParseOutput(again, debate.IDISRoles)
 		require.NoError(t, err, "re-parse of %s", again)
 		require.Equal(t, out, out2)
 		// The gate judges whatever parses, deterministically.
-		require.Equal(t, Validate(out, fx.facts), Validate(out2, fx.facts))
+		require.Equal(t, Validate(out, fx.facts, debate.IDISRoles), Validate(out2, fx.facts, debate.IDISRoles))
 	})
 }
 

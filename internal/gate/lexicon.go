@@ -157,7 +157,9 @@ var codes = func() map[string]bool {
 	for _, r := range Rules {
 		m[r] = true
 	}
-	for _, r := range debate.IDISRoles {
+	// Role ids are codes too: the snake_case ones (sanad_breaker) read
+	// as single words.
+	for _, r := range strings.Fields(`advocate sanad_breaker contradiction_finder risk_officer arbiter`) {
 		m[r] = true
 	}
 	return m

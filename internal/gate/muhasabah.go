@@ -53,14 +53,15 @@ type Result struct {
 // are sorted by rule, field and detail, without duplicates, at most
 // MaxViolationsPerRule per rule. A nil output
 // is invalid (SCHEMA and MISSING_MUHASABAH); a nil Facts knows no claim, so
-// every reference is unknown.
-func Validate(out *debate.AgentOutput, f *Facts) Result {
+// every reference is unknown. roles are the roles of the output's protocol,
+// as for ParseOutput.
+func Validate(out *debate.AgentOutput, f *Facts, roles []string) Result {
 	var vs []debate.Violation
 	if out == nil {
 		vs = append(vs, debate.Violation{Rule: RuleSchema, Field: rootPath, Detail: "is missing"})
 	} else {
 		var v debate.Violations
-		checkShape(&v, out, false)
+		checkShape(&v, out, false, roles)
 		var ve *debate.ValidationError
 		if errors.As(v.Err(), &ve) {
 			for _, fv := range ve.Violations {

@@ -259,7 +259,7 @@ func TestMuhasabahValidationRules(t *testing.T) {
 		{"base shape", RuleSchema, false, "", func(*debate.AgentOutput) {}},
 	}
 	fx := setup(t)
-	require.True(t, Validate(baseOutput(), fx.facts).Valid, "%v", Validate(baseOutput(), fx.facts).Violations)
+	require.True(t, Validate(baseOutput(), fx.facts, debate.IDISRoles).Valid, "%v", Validate(baseOutput(), fx.facts, debate.IDISRoles).Violations)
 	covered := map[string][2]bool{}
 	for _, tc := range cases {
 		c := covered[tc.rule]
@@ -273,7 +273,7 @@ func TestMuhasabahValidationRules(t *testing.T) {
 			t.Parallel()
 			o := baseOutput()
 			tc.mutate(o)
-			res := Validate(o, fx.facts)
+			res := Validate(o, fx.facts, debate.IDISRoles)
 			if !tc.fires {
 				require.False(t, hasRule(res.Violations, tc.rule), "%v", res.Violations)
 				// The near misses are valid outputs.
@@ -347,7 +347,7 @@ func TestFrivolousChallengeDetection(t *testing.T) {
 			// Inside an output, the gate rejects it as frivolous.
 			o := baseOutput()
 			o.Challenges = []debate.Challenge{c}
-			res := Validate(o, fx.facts)
+			res := Validate(o, fx.facts, debate.IDISRoles)
 			require.False(t, res.Valid)
 			require.True(t, hasRule(res.Violations, RuleFrivolousChallenge), "%v", res.Violations)
 		})
@@ -375,14 +375,14 @@ func TestValidate(t *testing.T) {
 
 	t.Run("nil output", func(t *testing.T) {
 		t.Parallel()
-		res := Validate(nil, fx.facts)
+		res := Validate(nil, fx.facts, debate.IDISRoles)
 		require.False(t, res.Valid)
 		require.ElementsMatch(t, []string{RuleSchema, RuleMissingMuhasabah}, rules(res.Violations))
 	})
 
 	t.Run("nil facts reject every reference", func(t *testing.T) {
 		t.Parallel()
-		res := Validate(baseOutput(), nil)
+		res := Validate(baseOutput(), nil, debate.IDISRoles)
 		require.False(t, res.Valid)
 		require.True(t, hasRule(res.Violations, RuleUnknownRef))
 		require.True(t, hasRule(res.Violations, RuleNoFreeFacts))
@@ -396,8 +396,8 @@ func TestValidate(t *testing.T) {
 		o.Muhasabah.Confidence = 0.95
 		o.Content += " See C77 and C77 and C5."
 		o.Challenges = []debate.Challenge{{ChallengeID: "c"}}
-		a := Validate(o, fx.facts)
-		b := Validate(o, fx.facts)
+		a := Validate(o, fx.facts, debate.IDISRoles)
+		b := Validate(o, fx.facts, debate.IDISRoles)
 		require.Equal(t, a, b)
 		require.False(t, a.Valid)
 		var keys []string
@@ -413,7 +413,7 @@ func TestValidate(t *testing.T) {
 
 	t.Run("valid output has no violations", func(t *testing.T) {
 		t.Parallel()
-		res := Validate(baseOutput(), fx.facts)
+		res := Validate(baseOutput(), fx.facts, debate.IDISRoles)
 		require.True(t, res.Valid)
 		require.Empty(t, res.Violations)
 	})
@@ -427,7 +427,7 @@ func TestValidateCapsViolationsPerRule(t *testing.T) {
 		o.ClaimRefs = append(o.ClaimRefs, fmt.Sprintf("unknown-%03d", i))
 	}
 	o.Role = "intern"
-	res := Validate(o, fx.facts)
+	res := Validate(o, fx.facts, debate.IDISRoles)
 	require.False(t, res.Valid)
 	n := 0
 	for _, v := range res.Violations {

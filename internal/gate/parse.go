@@ -70,8 +70,9 @@ const (
 // *debate.ValidationError (errors.Is(err, debate.ErrInvalid)) naming the
 // JSON path of each bad field ("muhasabah_record.confidence",
 // "challenges[2].claim_refs"); a document that is not JSON names the path
-// reached when the syntax broke ("agent_output" at the top).
-func ParseOutput(data []byte) (*debate.AgentOutput, error) {
+// reached when the syntax broke ("agent_output" at the top). roles are the
+// roles of the output's protocol; any other role is a SCHEMA violation.
+func ParseOutput(data []byte, roles []string) (*debate.AgentOutput, error) {
 	var v debate.Violations
 	if len(data) > MaxOutputBytes {
 		v.Add(rootPath, "is %d bytes long, at most %d allowed", len(data), MaxOutputBytes)
@@ -97,7 +98,7 @@ func ParseOutput(data []byte) (*debate.AgentOutput, error) {
 		return nil, v.Err()
 	}
 	normalize(&out)
-	checkShape(&v, &out, true)
+	checkShape(&v, &out, true, roles)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -471,13 +472,13 @@ func (w *walker) freeObject(path string) *walkErr {
 // checkShape records the SCHEMA violations of out. withConfidence adds the
 // confidence ranges (ParseOutput); Validate reports those as
 // CONFIDENCE_RANGE instead.
-func checkShape(v *debate.Violations, out *debate.AgentOutput, withConfidence bool) {
+func checkShape(v *debate.Violations, out *debate.AgentOutput, withConfidence bool, roles []string) {
 	checkID(v, "agent_id", out.AgentID)
 	switch {
 	case out.Role == "":
 		v.Add("role", "is required")
-	case !slices.Contains(debate.IDISRoles, out.Role):
-		v.Add("role", "unknown role %q (one of %v)", clip(out.Role), debate.IDISRoles)
+	case !slices.Contains(roles, out.Role):
+		v.Add("role", "unknown role %q (one of %v)", clip(out.Role), roles)
 	}
 	if out.RoundNumber < 0 {
 		v.Add("round_number", "must not be negative")

@@ -50,12 +50,12 @@ func TestAgentOutputSchema(t *testing.T) {
 	t.Run("valid documents parse", func(t *testing.T) {
 		t.Parallel()
 		for _, doc := range []string{validDoc, minimalDoc} {
-			out, err := ParseOutput([]byte(doc))
+			out, err := ParseOutput([]byte(doc), debate.IDISRoles)
 			require.NoError(t, err)
 			require.NotNil(t, out.ClaimRefs, "claim_refs present, even empty")
 			require.NotNil(t, out.Muhasabah.SupportedClaimIDs)
 		}
-		out, err := ParseOutput([]byte(validDoc))
+		out, err := ParseOutput([]byte(validDoc), debate.IDISRoles)
 		require.NoError(t, err)
 		require.Equal(t, "advocate", out.AgentID)
 		require.Equal(t, 2, out.RoundNumber)
@@ -65,18 +65,18 @@ func TestAgentOutputSchema(t *testing.T) {
 		require.JSONEq(t, `{"thesis":"efficient growth","nested":{"a":[1,2,{"b":null}]}}`, string(out.StructuredContent))
 		require.Equal(t, `{"claim_id":"`+claimID(1)+`","include_sanad":true}`, string(out.ToolCalls[0].Args), "args in compact form")
 		// The parsed document is also valid against the deal.
-		res := Validate(out, setup(t).facts)
+		res := Validate(out, setup(t).facts, debate.IDISRoles)
 		require.True(t, res.Valid, "%v", res.Violations)
 	})
 
 	t.Run("round trip", func(t *testing.T) {
 		t.Parallel()
 		for _, doc := range []string{validDoc, minimalDoc} {
-			out, err := ParseOutput([]byte(doc))
+			out, err := ParseOutput([]byte(doc), debate.IDISRoles)
 			require.NoError(t, err)
 			data, err := json.Marshal(out)
 			require.NoError(t, err)
-			again, err := ParseOutput(data)
+			again, err := ParseOutput(data, debate.IDISRoles)
 			require.NoError(t, err)
 			require.Equal(t, out, again)
 		}
@@ -145,7 +145,7 @@ func TestAgentOutputSchema(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out, err := ParseOutput([]byte(tc.doc))
+			out, err := ParseOutput([]byte(tc.doc), debate.IDISRoles)
 			require.Error(t, err)
 			require.Nil(t, out)
 			require.ErrorIs(t, err, debate.ErrInvalid)

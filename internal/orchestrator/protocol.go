@@ -64,6 +64,13 @@ type Protocol struct {
 	// only if no node reads the debate's ledger, or every node that does
 	// reads it through NodeInput.HeadSeq and adds NodeInput.Pending.
 	Pipelined bool
+	// Deliverables, optional, renders a finished debate for
+	// GetDeliverables from its ledger and its last deliverables.created
+	// payload: the artifacts the protocol derives beyond the ledger's
+	// artifact.created events, and the Markdown of the deliverables. Nil
+	// means no further artifacts and the payload's top-level "markdown"
+	// string. It must not fail: what it cannot read it leaves out.
+	Deliverables func(events []debate.Event, deliverables json.RawMessage) (artifacts []debate.Artifact, markdown string)
 }
 
 // Node is one node of a protocol graph: a task node (Run) or a parallel

@@ -1,9 +1,11 @@
-// Package roles defines the agent turn: one role's output for one round of
-// a debate, from the graded registry and the transcript so far. Two
-// backends implement it: rules (deterministic, from the registry) and llm
-// (an OpenAI-compatible model). Neither is trusted: every output goes
-// through the gates, and every tool call through the server's permission
-// and quota checks.
+// Package roles is the agent-call runtime any protocol uses: the agent
+// turn (one role's output for one round of a debate, from the graded
+// registry and the transcript so far) and, in package llm, the model
+// backend every protocol's model calls go through. A protocol brings its
+// own roles, under internal/protocols/<name>/. No backend is trusted:
+// every output goes through the protocol's gates, and every tool call
+// through the server's permission and quota checks. The package imports
+// neither tools nor gate: the protocol composes them.
 package roles
 
 import (
@@ -14,20 +16,11 @@ import (
 	"github.com/debated/debated/internal/debate"
 )
 
-// ToolResult is what a tool call returned to the agent.
-type ToolResult struct {
-	// Status is SUCCESS, DENIED (not permitted or over quota), INVALID
-	// (bad arguments) or ERROR.
-	Status string
-	Output json.RawMessage
-	Error  string
-}
-
 // Tools runs tool calls for one role in one round. The server checks the
 // role's permission and quota for every call and records it in the ledger,
 // allowed or refused; the agent only asks.
 type Tools interface {
-	Call(ctx context.Context, call debate.ToolCall) (ToolResult, error)
+	Call(ctx context.Context, call debate.ToolCall) (debate.ToolResult, error)
 }
 
 // Input is what a role sees for its turn.
@@ -45,10 +38,11 @@ type Input struct {
 	// for this debate so far (search hits as JSON objects).
 	Retrieved []json.RawMessage
 	Tools     Tools
-	// Violations of this role's previous attempt at this turn, when the
-	// gate rejected it (a backend may repair; rules backends never need
-	// to).
-	Violations []debate.Violation
+	// Check, optional, is the protocol's gate for this turn: the
+	// violations that would reject an output (nil for a valid one). A
+	// model backend repairs against it, so the deal is indexed once for
+	// the turn and its gate; nil means the backend's own.
+	Check func(*debate.AgentOutput) []debate.Violation
 }
 
 // ErrBudgetExceeded is wrapped by a Turn that stopped before a model call

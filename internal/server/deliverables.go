@@ -9,7 +9,6 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
-	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/sanad"
 )
 
@@ -31,7 +30,7 @@ func (ds *debateService) ValidateOutput(ctx context.Context, req *debatedv1.Vali
 		return nil, toStatus(ctx, s.log, err)
 	}
 	out := &debatedv1.ValidateOutputResponse{}
-	o, err := gate.ParseOutput([]byte(req.GetOutputJson()))
+	o, err := gate.ParseOutput([]byte(req.GetOutputJson()), debate.IDISRoles)
 	if err != nil {
 		var ve *debate.ValidationError
 		if !errors.As(err, &ve) {
@@ -43,7 +42,7 @@ func (ds *debateService) ValidateOutput(ctx context.Context, req *debatedv1.Vali
 		return out, nil
 	}
 	facts := gate.NewFacts(b, sanad.GradeWithOptions(b, sanad.Options{Records: records}))
-	res := gate.Validate(o, facts)
+	res := gate.Validate(o, facts, debate.IDISRoles)
 	out.Valid = res.Valid
 	for _, v := range res.Violations {
 		out.Violations = append(out.Violations, &debatedv1.GateViolation{Rule: v.Rule, Field: v.Field, Detail: v.Detail})
@@ -60,20 +59,19 @@ const (
 	EventDeliverables = "deliverables.created"
 )
 
-// GetDeliverables implements DebateService.
+// GetDeliverables implements DebateService. The protocol's Deliverables
+// hook adds its own artifacts and renders the Markdown.
 func (ds *debateService) GetDeliverables(ctx context.Context, req *debatedv1.GetDeliverablesRequest) (*debatedv1.GetDeliverablesResponse, error) {
 	d, events, _, _, err := ds.ledgerOf(ctx, req.GetDebateId())
 	if err != nil {
 		return nil, toStatus(ctx, ds.s.log, err)
 	}
 	out := &debatedv1.GetDeliverablesResponse{}
-	perRound := map[string]int{}
-	isIDIS := d.Protocol == idis.Name
 	for _, e := range events {
-		switch {
-		case e.Type == EventDeliverables:
+		switch e.Type {
+		case EventDeliverables:
 			out.DeliverablesJson = string(e.Payload)
-		case e.Type == EventArtifact:
+		case EventArtifact:
 			var a struct {
 				Name    string          `json:"name"`
 				Content json.RawMessage `json:"content"`
@@ -82,31 +80,17 @@ func (ds *debateService) GetDeliverables(ctx context.Context, req *debatedv1.Get
 				continue
 			}
 			out.Artifacts = append(out.Artifacts, &debatedv1.Artifact{Name: a.Name, ContentJson: string(a.Content)})
-		case isIDIS && e.Type == idis.EventAgentOutput:
-			var o struct {
-				Role  string `json:"role"`
-				Round int    `json:"round_number"`
-			}
-			if json.Unmarshal(e.Payload, &o) != nil {
-				continue
-			}
-			name := fmt.Sprintf("debate_round%d_%s", o.Round, o.Role)
-			perRound[name]++
-			if n := perRound[name]; n > 1 {
-				name = fmt.Sprintf("%s_%d", name, n)
-			}
-			out.Artifacts = append(out.Artifacts, &debatedv1.Artifact{Name: name + ".json", ContentJson: string(e.Payload)})
 		}
 	}
 	if out.DeliverablesJson == "" {
 		return nil, toStatus(ctx, ds.s.log, fmt.Errorf("debate %s has no deliverables (status %s): %w", d.ID, d.Status, debate.ErrFailedPrecondition))
 	}
-	if isIDIS {
-		out.Artifacts = append(out.Artifacts, &debatedv1.Artifact{Name: "debate_summary.json", ContentJson: out.DeliverablesJson})
-		var dl idis.Deliverables
-		if err := json.Unmarshal([]byte(out.DeliverablesJson), &dl); err == nil {
-			out.Markdown = dl.Markdown()
+	if p, err := ds.Protocols.Resolve(ctx, d.TenantID, d.Protocol); err == nil && p.Deliverables != nil {
+		arts, md := p.Deliverables(events, json.RawMessage(out.DeliverablesJson))
+		for _, a := range arts {
+			out.Artifacts = append(out.Artifacts, &debatedv1.Artifact{Name: a.Name, ContentJson: string(a.Content)})
 		}
+		out.Markdown = md
 	} else {
 		var md struct {
 			Markdown string `json:"markdown"`

@@ -3,6 +3,7 @@ package tools
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/debated/debated/internal/debate"
 )
@@ -10,7 +11,9 @@ import (
 // Deal is what the tools read: a deal's registry, its grading and the
 // enrichment records its tenant supplied. Any part may be nil or empty: a
 // missing part makes lookups of it NOT_FOUND (INVALID) and searches empty,
-// never a panic. The Invoker indexes it once and never changes it.
+// never a panic. It is indexed on first use by an Invoker, and the index
+// is shared by every Invoker given the same *Deal: its fields must not
+// change once it is given to one, and it must not be copied.
 type Deal struct {
 	Bundle *debate.DealBundle
 	// Grading gives lookup_claim its claim_grade and claim_verdict and
@@ -18,6 +21,23 @@ type Deal struct {
 	Grading *debate.DealGrading
 	// Enrichment holds the records query_enrichment answers from.
 	Enrichment []Enrichment
+
+	mu  sync.Mutex
+	idx *dealIndex // the last index built, for idx.dealID
+}
+
+// index returns the deal indexed for dealID, built once and then shared.
+// A nil Deal gives an empty index.
+func (d *Deal) index(dealID string) *dealIndex {
+	if d == nil {
+		return newDealIndex(nil, dealID)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.idx == nil || d.idx.dealID != dealID {
+		d.idx = newDealIndex(d, dealID)
+	}
+	return d.idx
 }
 
 // Entity types of query_enrichment.

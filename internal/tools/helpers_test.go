@@ -95,7 +95,7 @@ func testEnrichment() []Enrichment {
 func (f *fixture) config() Config {
 	n := 0
 	return Config{
-		Matrix:   IDISMatrix,
+		Matrix:   testMatrix,
 		Limits:   DefaultLimits(),
 		Deal:     f.deal,
 		DealID:   testDealID,
@@ -166,7 +166,7 @@ func (f *fixture) validCall(t testing.TB, tool string) debate.ToolCall {
 // permittedRole returns a role of the IDIS matrix that may call tool.
 func permittedRole(tool string) string {
 	for _, r := range debate.IDISRoles {
-		if IDISMatrix.Allows(r, tool) {
+		if testMatrix.Allows(r, tool) {
 			return r
 		}
 	}
@@ -220,6 +220,16 @@ func requireAudit(t testing.TB, a Audit, role, tool string, r Result) {
 	sum := sha256.Sum256(rc)
 	require.Equal(t, "sha256:"+hex.EncodeToString(sum[:]), a.ResultHash)
 	require.Equal(t, r.Hash(), a.ResultHash)
+}
+
+// testMatrix is seed 000 §5's permission matrix (the IDIS debate's, which
+// protocols/idis declares), the fixture of these tests.
+var testMatrix = Matrix{
+	debate.RoleAdvocate:            {LookupClaim, LookupCalc},
+	debate.RoleSanadBreaker:        {LookupClaim, LookupCalc, SearchEvidence, FlagDefect},
+	debate.RoleContradictionFinder: {LookupClaim, LookupCalc, SearchEvidence, QueryEnrichment},
+	debate.RoleRiskOfficer:         {LookupClaim, LookupCalc, SearchEvidence, QueryEnrichment},
+	debate.RoleArbiter:             {LookupClaim, LookupCalc, SearchEvidence, RequestHumanReview},
 }
 
 func keys[V any](m map[string]V) []string {

@@ -17,7 +17,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/roles"
 )
 
 // EventToolCall is the event type of a tool call's audit record (seed 000
@@ -55,8 +54,8 @@ type Config struct {
 	// Now is the clock of audit timestamps and created_at fields; nil means
 	// time.Now. Times are recorded in UTC.
 	Now func() time.Time
-	// Tools, when set, are the tools the Invoker runs instead of the IDIS
-	// tools (another protocol's): every call is checked, counted and
+	// Tools, when set, are the tools the Invoker runs instead of the shared
+	// deal tools of this package (Names): every call is checked, counted and
 	// audited the same way, and a name not in Tools is an unknown tool.
 	Tools map[string]Func
 	// Why, if set, ends the message of a permission refusal: what decides
@@ -164,8 +163,9 @@ type entry[T any] struct {
 }
 
 // NewInvoker returns an Invoker for cfg. It copies the matrix, limits and
-// usage and indexes the deal once; the deal must not change while the
-// Invoker is used.
+// usage. The deal is indexed once per Deal value and the index shared by
+// every Invoker given the same *Deal (a protocol keeps one per deal and
+// hands it to each step); the deal must not change once given.
 func NewInvoker(cfg Config) *Invoker {
 	limits := cfg.Limits
 	if limits.MaxCallsPerRound == nil && limits.DefaultMaxCalls == 0 &&
@@ -184,7 +184,7 @@ func NewInvoker(cfg Config) *Invoker {
 	return &Invoker{
 		matrix:   cfg.Matrix.Clone(),
 		limits:   limits.clone(),
-		deal:     newDealIndex(cfg.Deal, dealID),
+		deal:     cfg.Deal.index(dealID),
 		searcher: cfg.Searcher,
 		debateID: cfg.DebateID,
 		round:    cfg.Round,
@@ -454,16 +454,14 @@ func sorted[T any](es []entry[T]) []T {
 	return out
 }
 
-// Bound is an Invoker bound to one role: the roles.Tools a role's turn
+// Bound is an Invoker bound to one role: what a role's turn calls its tools through
 // receives.
 type Bound struct {
 	inv  *Invoker
 	role string
 }
 
-var _ roles.Tools = (*Bound)(nil)
-
-// Bind returns the tools of role, for roles.Input.Tools. Its calls are
+// Bind returns the tools of role, for a role's turn. Its calls are
 // checked and audited like Invoker.Call's, and their audit records are in
 // Audits.
 func (inv *Invoker) Bind(role string) *Bound { return &Bound{inv: inv, role: role} }
@@ -476,9 +474,9 @@ func (b *Bound) Role() string { return b.role }
 // only for an ERROR result (an infrastructure failure: the Searcher failed,
 // ctx ended); it wraps ErrToolFailed and the cause, and the call is audited
 // all the same.
-func (b *Bound) Call(ctx context.Context, c debate.ToolCall) (roles.ToolResult, error) {
+func (b *Bound) Call(ctx context.Context, c debate.ToolCall) (debate.ToolResult, error) {
 	res, _, err := b.inv.call(ctx, b.role, c)
-	out := roles.ToolResult{Status: res.Status, Output: res.Output, Error: res.Error}
+	out := debate.ToolResult{Status: res.Status, Output: res.Output, Error: res.Error}
 	if res.Rule != "" {
 		out.Error = res.Rule + ": " + res.Error
 	}

@@ -136,3 +136,19 @@ func TestLookupCalc(t *testing.T) {
 	require.Equal(t, RuleArguments, res.Rule)
 	require.Equal(t, "include_sanad", res.Field)
 }
+
+// TestDealIndexedOnce: invokers given the same *Deal share one index of it
+// (a protocol hands every step on a deal the same Deal); another deal id
+// or another Deal gets its own.
+func TestDealIndexedOnce(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	a, b := f.invoker(), f.invoker()
+	require.Same(t, a.deal, b.deal)
+	res, _ := b.Call(context.Background(), debate.RoleAdvocate, f.validCall(t, LookupClaim))
+	require.Equal(t, StatusSuccess, res.Status, "%+v", res)
+	other := f.invoker(func(c *Config) { c.Deal = &Deal{Bundle: f.bundle} })
+	require.NotSame(t, a.deal, other.deal)
+	require.NotSame(t, a.deal, f.invoker(func(c *Config) { c.DealID = "another-deal" }).deal)
+	require.NotNil(t, NewInvoker(Config{}).deal, "no deal: an empty index")
+}

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/roles"
 )
 
 // seedMatrix is seed 000 §5's table as printed: tool → allowed for
@@ -27,14 +26,14 @@ func TestToolPermissionMatrix(t *testing.T) {
 	f := setup(t)
 	require.Len(t, debate.IDISRoles, 5)
 	require.ElementsMatch(t, Names, keys(seedMatrix))
-	require.ElementsMatch(t, debate.IDISRoles, keys(IDISMatrix))
+	require.ElementsMatch(t, debate.IDISRoles, keys(testMatrix))
 
 	for _, tool := range Names {
 		for i, role := range debate.IDISRoles {
 			allowed := seedMatrix[tool][i]
 			t.Run(role+"/"+tool, func(t *testing.T) {
 				t.Parallel()
-				require.Equal(t, allowed, IDISMatrix.Allows(role, tool), "IDISMatrix differs from seed 000 §5")
+				require.Equal(t, allowed, testMatrix.Allows(role, tool), "testMatrix differs from seed 000 §5")
 				inv := f.invoker()
 				call := f.validCall(t, tool)
 				res, audit := inv.Call(context.Background(), role, call)
@@ -90,7 +89,7 @@ func TestMatrixHelpers(t *testing.T) {
 	c := m.Clone()
 	c["a"][0] = FlagDefect
 	require.Equal(t, QueryEnrichment, m["a"][0])
-	require.Equal(t, []string{LookupCalc, LookupClaim}, IDISMatrix.Tools(debate.RoleAdvocate))
+	require.Equal(t, []string{LookupCalc, LookupClaim}, testMatrix.Tools(debate.RoleAdvocate))
 
 	// The Invoker copies its matrix: a later change does not widen it.
 	f := setup(t)
@@ -105,7 +104,7 @@ func TestBind(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	inv := f.invoker()
-	var tools roles.Tools = inv.Bind(debate.RoleAdvocate)
+	tools := inv.Bind(debate.RoleAdvocate)
 	ctx := context.Background()
 
 	res, err := tools.Call(ctx, f.validCall(t, LookupClaim))

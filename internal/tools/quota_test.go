@@ -55,7 +55,7 @@ func TestToolQuota(t *testing.T) {
 
 			// Quotas are per role: another permitted role still may call.
 			for _, other := range debate.IDISRoles {
-				if other != role && IDISMatrix.Allows(other, tool) {
+				if other != role && testMatrix.Allows(other, tool) {
 					res, _ := inv.Call(ctx, other, f.validCall(t, tool))
 					require.Equal(t, StatusSuccess, res.Status)
 				}

@@ -3,8 +3,6 @@ package tools
 import (
 	"maps"
 	"slices"
-
-	"github.com/debated/debated/internal/debate"
 )
 
 // Tool names (seed 000 §4).
@@ -23,7 +21,7 @@ var Names = []string{LookupClaim, LookupCalc, SearchEvidence, FlagDefect, Reques
 // Known reports whether name is one of the tools of this package.
 func Known(name string) bool { return slices.Contains(Names, name) }
 
-// Result statuses, as the agent.tool_call event and roles.ToolResult spell
+// Result statuses, as the agent.tool_call event and debate.ToolResult spell
 // them.
 const (
 	// StatusSuccess: the tool ran; Result.Output holds its output.
@@ -61,7 +59,7 @@ const (
 
 // Matrix gives each role (debate.RoleAdvocate, ...) the tools it may call.
 // A role or tool that is not listed is refused. Each protocol declares its
-// own; IDISMatrix is the IDIS debate's.
+// own.
 type Matrix map[string][]string
 
 // Allows reports whether the matrix lets role call tool.
@@ -82,18 +80,6 @@ func (m Matrix) Clone() Matrix {
 		c[r] = slices.Clone(ts)
 	}
 	return c
-}
-
-// IDISMatrix is seed 000 §5's permission matrix. It follows the matrix
-// where §4.3 differs: the arbiter may search evidence (to rule on a
-// challenge), as §5 says. Treat it as read-only; Clone it to derive
-// another.
-var IDISMatrix = Matrix{
-	debate.RoleAdvocate:            {LookupClaim, LookupCalc},
-	debate.RoleSanadBreaker:        {LookupClaim, LookupCalc, SearchEvidence, FlagDefect},
-	debate.RoleContradictionFinder: {LookupClaim, LookupCalc, SearchEvidence, QueryEnrichment},
-	debate.RoleRiskOfficer:         {LookupClaim, LookupCalc, SearchEvidence, QueryEnrichment},
-	debate.RoleArbiter:             {LookupClaim, LookupCalc, SearchEvidence, RequestHumanReview},
 }
 
 // Limits are the tool abuse rules (seed 000 §6.2). Quotas are per role, per

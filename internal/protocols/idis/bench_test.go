@@ -14,7 +14,7 @@ import (
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/idis"
-	"github.com/debated/debated/internal/roles/rules"
+	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/postgres"
 	"github.com/debated/debated/internal/store/storetest"

@@ -18,9 +18,10 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
 	"github.com/debated/debated/internal/protocols/idis"
+	"github.com/debated/debated/internal/protocols/idis/model"
+	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/roles/llm"
-	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/store/storetest"
 	"github.com/debated/debated/internal/testutil/gdbs"
@@ -404,8 +405,8 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // model server: the model's output carries no tool calls.
 type noTools struct{}
 
-func (noTools) Call(context.Context, debate.ToolCall) (roles.ToolResult, error) {
-	return roles.ToolResult{Status: "SUCCESS", Output: json.RawMessage(`{}`)}, nil
+func (noTools) Call(context.Context, debate.ToolCall) (debate.ToolResult, error) {
+	return debate.ToolResult{Status: "SUCCESS", Output: json.RawMessage(`{}`)}, nil
 }
 
 // transcriptTurn is a turn of the DATA block's transcript.
@@ -471,7 +472,7 @@ func TestBriefTrueToLedgerModelBackend(t *testing.T) {
 		byID[b.Deal.ID] = b
 	}
 	srv := reasoningServer(t, byID)
-	set, err := llm.New(llm.Config{BaseURL: srv.URL, Model: "test-reasoner", MaxRepairs: -1})
+	set, err := model.New(llm.Config{BaseURL: srv.URL, Model: "test-reasoner", MaxRepairs: -1})
 	require.NoError(t, err)
 	b := setup(t, set)
 	for _, name := range slices.Sorted(mapKeys(deals)) {

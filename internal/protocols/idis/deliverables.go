@@ -643,3 +643,37 @@ func utilities(s *state, outs []debate.AgentOutput, v *dealView) map[string]floa
 	_ = v
 	return out
 }
+
+// render is the protocol's Deliverables hook: every accepted agent output
+// as debate_round<N>_<role>.json (numbered _2, _3... when a role speaks
+// twice a round), the deliverables as debate_summary.json, and their
+// Markdown.
+func render(events []debate.Event, deliverables json.RawMessage) ([]debate.Artifact, string) {
+	var arts []debate.Artifact
+	perRound := map[string]int{}
+	for _, e := range events {
+		if e.Type != EventAgentOutput {
+			continue
+		}
+		var o struct {
+			Role  string `json:"role"`
+			Round int    `json:"round_number"`
+		}
+		if json.Unmarshal(e.Payload, &o) != nil {
+			continue
+		}
+		name := fmt.Sprintf("debate_round%d_%s", o.Round, o.Role)
+		perRound[name]++
+		if n := perRound[name]; n > 1 {
+			name = fmt.Sprintf("%s_%d", name, n)
+		}
+		arts = append(arts, debate.Artifact{Name: name + ".json", Content: e.Payload})
+	}
+	arts = append(arts, debate.Artifact{Name: "debate_summary.json", Content: deliverables})
+	var md string
+	var dl Deliverables
+	if json.Unmarshal(deliverables, &dl) == nil {
+		md = dl.Markdown()
+	}
+	return arts, md
+}

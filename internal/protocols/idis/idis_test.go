@@ -11,8 +11,8 @@ import (
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocols/idis"
+	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/roles"
-	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
@@ -172,7 +172,7 @@ type countingTools struct {
 	calls *int
 }
 
-func (c countingTools) Call(ctx context.Context, call debate.ToolCall) (roles.ToolResult, error) {
+func (c countingTools) Call(ctx context.Context, call debate.ToolCall) (debate.ToolResult, error) {
 	*c.calls++
 	return c.Tools.Call(ctx, call)
 }

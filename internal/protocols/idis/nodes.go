@@ -50,7 +50,7 @@ func (p *proto) retrieve(ctx context.Context, in *orchestrator.NodeInput) (*orch
 	inv := tools.NewInvoker(tools.Config{
 		Matrix:   tools.Matrix{actorEngine: {tools.SearchEvidence}},
 		Limits:   tools.Limits{MaxCallsPerRound: map[string]int{tools.SearchEvidence: 1000}},
-		Deal:     &tools.Deal{Bundle: v.bundle, Grading: v.grading, Enrichment: v.enrich},
+		Deal:     v.deal,
 		Searcher: p.cfg.Searcher,
 		DealID:   in.DealID, DebateID: in.DebateID, Round: in.Round,
 		Now: p.cfg.Now,
@@ -163,7 +163,7 @@ func (p *proto) validateAll(ctx context.Context, in *orchestrator.NodeInput) (*o
 	}
 	var failed []failure
 	for i := range outs {
-		if r := gate.Validate(&outs[i], v.facts); !r.Valid {
+		if r := gate.Validate(&outs[i], v.facts, debate.IDISRoles); !r.Valid {
 			failed = append(failed, failure{AgentID: outs[i].AgentID, Round: outs[i].RoundNumber, Violations: r.Violations})
 		}
 	}

@@ -44,7 +44,7 @@ type Config struct {
 	Registry Registry
 	Ledger   Ledger
 	// Roles by role name; the rules backend by default is the caller's
-	// choice (package roles/rules).
+	// choice (package protocols/idis/rules).
 	Roles map[string]roles.Role
 	// RolesFor, if set, picks the roles for the tenant of ctx (a tenant's
 	// own model); it is consulted before Roles.
@@ -124,7 +124,8 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		MaxSteps:    5*8 + 10,
 		// The transcript is the only thing a node reads from the ledger,
 		// and it adds NodeInput.Pending.
-		Pipelined: true,
+		Pipelined:    true,
+		Deliverables: render,
 		Options: func(raw json.RawMessage) (json.RawMessage, error) {
 			o, err := parseOptions(raw)
 			if err != nil {
@@ -151,7 +152,7 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 			EventDeliverables:      {actorEngine},
 			EventBudgetExceeded:    debate.IDISRoles,
 		},
-		Tools: tools.IDISMatrix,
+		Tools: Matrix,
 		Nodes: []*orchestrator.Node{
 			agent(NodeOpening, debate.RoleAdvocate, NodeChallenge),
 			agent(NodeChallenge, debate.RoleSanadBreaker, NodeObservers),
@@ -185,7 +186,9 @@ type dealView struct {
 	bundle  *debate.DealBundle
 	grading *debate.DealGrading
 	facts   *gate.Facts
-	enrich  []tools.Enrichment
+	// deal is what the tools read; it indexes the deal once for every
+	// step that shares it.
+	deal *tools.Deal
 }
 
 // view returns the deal graded with its stored defect records, and the
@@ -212,20 +215,17 @@ func (p *proto) view(ctx context.Context, dealID string, s *state) (*dealView, e
 		if err != nil {
 			return nil, fmt.Errorf("idis: load deal: %w", err)
 		}
-		base = &dealView{bundle: b, grading: sanad.GradeWithOptions(b, sanad.Options{Records: records})}
+		g := sanad.GradeWithOptions(b, sanad.Options{Records: records})
+		base = &dealView{bundle: b, grading: g, facts: gate.NewFacts(b, g), deal: &tools.Deal{Bundle: b, Grading: g}}
 		if p.cfg.Enrichment != nil {
-			if base.enrich, err = p.cfg.Enrichment(ctx, dealID); err != nil {
+			if base.deal.Enrichment, err = p.cfg.Enrichment(ctx, dealID); err != nil {
 				return nil, fmt.Errorf("idis: load enrichment: %w", err)
 			}
 		}
 		p.cache.putDeal(key, base)
 	}
-	// The facts carry this debate's flags: build them per turn.
-	f := gate.NewFacts(base.bundle, base.grading)
-	for _, d := range s.Flagged {
-		f.AddDefect(d)
-	}
-	return &dealView{bundle: base.bundle, grading: base.grading, facts: f, enrich: base.enrich}, nil
+	// The deal is indexed once (base); the facts add this debate's flags.
+	return &dealView{bundle: base.bundle, grading: base.grading, facts: base.facts.WithDefects(s.Flagged), deal: base.deal}, nil
 }
 
 // transcript returns the accepted outputs of the debate as the step sees
@@ -300,9 +300,9 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	p.observe("load", time.Since(t0))
 	seq := 0
 	inv := tools.NewInvoker(tools.Config{
-		Matrix:   tools.IDISMatrix,
+		Matrix:   Matrix,
 		Limits:   tools.DefaultLimits(),
-		Deal:     &tools.Deal{Bundle: v.bundle, Grading: v.grading, Enrichment: v.enrich},
+		Deal:     v.deal,
 		Searcher: p.cfg.Searcher,
 		DealID:   in.DealID,
 		DebateID: in.DebateID,
@@ -320,6 +320,9 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 		DebateID: in.DebateID, TenantID: in.TenantID, Round: in.Round, MaxRounds: s.MaxRounds,
 		Deal: v.bundle, Grading: v.grading, Transcript: tr, Retrieved: s.Retrieved,
 		Tools: bound,
+		Check: func(o *debate.AgentOutput) []debate.Violation {
+			return gate.Validate(o, v.facts, debate.IDISRoles).Violations
+		},
 	})
 	if err != nil {
 		return nil, turnResult{}, nil, err
@@ -337,7 +340,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 	// The agent cannot speak for another role or round.
 	out.AgentID, out.Role, out.RoundNumber = role, role, in.Round
 	t2 := time.Now()
-	verdict := gate.Validate(out, v.facts)
+	verdict := gate.Validate(out, v.facts, debate.IDISRoles)
 	p.observe("gate", time.Since(t2))
 	if !verdict.Valid {
 		res.Rejected = true
@@ -447,7 +450,7 @@ type timedTools struct {
 	spent  time.Duration
 }
 
-func (t *timedTools) Call(ctx context.Context, call debate.ToolCall) (roles.ToolResult, error) {
+func (t *timedTools) Call(ctx context.Context, call debate.ToolCall) (debate.ToolResult, error) {
 	start := time.Now()
 	ctx, span := t.tracer.Start(ctx, "tool "+call.Tool, trace.WithAttributes(
 		attribute.String("tool.name", call.Tool), attribute.String("agent.role", t.role)))

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/debated/debated/internal/debate"
 )
 
 // respMeta carries what go-openai does not return: the HTTP status and the
@@ -42,52 +44,70 @@ func (d metaDoer) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// callState numbers the model calls of one turn (for cache keys).
-type callState struct {
-	tenantID              string
-	debateID, cachePrefix string
-	calls                 int
-	cached                int
-	promptTokens          int
-	completionTokens      int
+// session is one agent turn's sequence of model calls: it names the turn
+// for the budget, spans, logs and cache keys, and counts the calls and
+// tokens for the ledger (modelCall). A session is not safe for
+// concurrent use; one turn makes its calls one after the other.
+type session struct {
+	TenantID, DebateID string
+	// Role names the agent.
+	Role string
+	// CacheKey is the turn's place in the debate (e.g. "DEBATE/r1/nla/0");
+	// the calls' cache keys are CacheKey + "/<role>/<call index>". Empty
+	// means no caching.
+	CacheKey string
+
+	calls            int
+	cached           int
+	promptTokens     int
+	completionTokens int
 }
 
-// complete makes one model call of a turn: from the cache when it holds the
-// response, else within the budget, with retries.
-func (r *role) complete(ctx context.Context, st *callState, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
-	b := r.b
+// modelCall describes the session's model calls for the ledger.
+func (b *Backend) modelCall(st *session, promptID, promptSHA256 string) *debate.ModelCall {
+	return &debate.ModelCall{Model: b.cfg.Model, PromptID: promptID, PromptSHA256: promptSHA256,
+		Calls: st.calls, CachedCalls: st.cached, PromptTokens: st.promptTokens, CompletionTokens: st.completionTokens}
+}
+
+// chat makes one model call of a session: from the response cache when it
+// holds the response, else within the debate's budget, with a timeout per
+// attempt and retries. It returns an error wrapping ErrBudgetExceeded
+// (no request sent), ErrModel (the model cannot be reached or answers no
+// choice) or the context's cause when ctx ends. A response always has at
+// least one choice.
+func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	idx := st.calls
 	st.calls++
 	key := ""
-	if b.cfg.Cache != nil && st.cachePrefix != "" {
-		key = st.cachePrefix + "/" + r.name + "/" + strconv.Itoa(idx)
+	if b.cfg.Cache != nil && st.CacheKey != "" {
+		key = st.CacheKey + "/" + st.Role + "/" + strconv.Itoa(idx)
 		raw, ok, err := b.cfg.Cache.Get(ctx, key)
 		switch {
 		case err != nil:
-			b.log.WarnContext(ctx, "llm response cache get failed", slog.String("debate_id", st.debateID),
-				slog.String("role", r.name), slog.String("key", key), slog.Any("error", err))
+			b.log.WarnContext(ctx, "llm response cache get failed", slog.String("debate_id", st.DebateID),
+				slog.String("role", st.Role), slog.String("key", key), slog.Any("error", err))
 		case ok:
 			var resp openai.ChatCompletionResponse
 			if err := json.Unmarshal(raw, &resp); err == nil && len(resp.Choices) > 0 {
 				st.cached++
 				return resp, nil
 			}
-			b.log.WarnContext(ctx, "llm response cache entry unreadable", slog.String("debate_id", st.debateID),
-				slog.String("role", r.name), slog.String("key", key))
+			b.log.WarnContext(ctx, "llm response cache entry unreadable", slog.String("debate_id", st.DebateID),
+				slog.String("role", st.Role), slog.String("key", key))
 		}
 	}
 
 	est := estimate(req, b.cfg.MaxTokens)
-	if err := b.reserve(st.debateID, est); err != nil {
+	if err := b.reserve(st.DebateID, est); err != nil {
 		return openai.ChatCompletionResponse{}, err
 	}
 	// A span per model call, with the GenAI semantic-convention attributes.
 	sctx, span := otel.Tracer("github.com/debated/debated/internal/roles/llm").Start(ctx, "chat "+req.Model,
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 			attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.system", "openai"),
-			attribute.String("gen_ai.request.model", req.Model), attribute.String("agent.role", r.name),
-			attribute.String("debate_id", st.debateID), attribute.Int("gen_ai.request.max_tokens", b.cfg.MaxTokens)))
-	resp, err := r.send(sctx, st, req)
+			attribute.String("gen_ai.request.model", req.Model), attribute.String("agent.role", st.Role),
+			attribute.String("debate_id", st.DebateID), attribute.Int("gen_ai.request.max_tokens", b.cfg.MaxTokens)))
+	resp, err := b.send(sctx, st, req)
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, "model call failed")
@@ -98,21 +118,21 @@ func (r *role) complete(ctx context.Context, st *callState, req openai.ChatCompl
 	}
 	span.End()
 	if err != nil {
-		b.settle(st.debateID, est, 0)
+		b.settle(st.DebateID, est, 0)
 		return resp, err
 	}
-	b.settle(st.debateID, est, resp.Usage.PromptTokens+resp.Usage.CompletionTokens)
+	b.settle(st.DebateID, est, resp.Usage.PromptTokens+resp.Usage.CompletionTokens)
 	st.promptTokens += resp.Usage.PromptTokens
 	st.completionTokens += resp.Usage.CompletionTokens
 	if b.cfg.OnUsage != nil {
-		b.cfg.OnUsage(Usage{TenantID: st.tenantID, DebateID: st.debateID, Role: r.name,
+		b.cfg.OnUsage(Usage{TenantID: st.TenantID, DebateID: st.DebateID, Role: st.Role,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens})
 	}
 	if key != "" {
 		if raw, err := json.Marshal(resp); err == nil {
 			if err := b.cfg.Cache.Put(context.WithoutCancel(ctx), key, raw); err != nil {
-				b.log.WarnContext(ctx, "llm response cache put failed", slog.String("debate_id", st.debateID),
-					slog.String("role", r.name), slog.String("key", key), slog.Any("error", err))
+				b.log.WarnContext(ctx, "llm response cache put failed", slog.String("debate_id", st.DebateID),
+					slog.String("role", st.Role), slog.String("key", key), slog.Any("error", err))
 			}
 		}
 	}
@@ -147,8 +167,7 @@ func estimate(req openai.ChatCompletionRequest, maxTokens int) int {
 
 // send posts the request, retrying 429, 5xx, timeouts and transport
 // errors with backoff.
-func (r *role) send(ctx context.Context, st *callState, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
-	b := r.b
+func (b *Backend) send(ctx context.Context, st *session, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	attempts := b.cfg.Retry.Attempts
 	for attempt := 1; ; attempt++ {
 		meta := &respMeta{}
@@ -162,13 +181,13 @@ func (r *role) send(ctx context.Context, st *callState, req openai.ChatCompletio
 		}
 		if err == nil {
 			b.redactResponse(&resp)
-			b.log.DebugContext(ctx, "llm call", slog.String("debate_id", st.debateID), slog.String("role", r.name),
+			b.log.DebugContext(ctx, "llm call", slog.String("debate_id", st.DebateID), slog.String("role", st.Role),
 				slog.Int("attempt", attempt), slog.Duration("elapsed", b.cfg.Now().Sub(start)),
 				slog.Int("prompt_tokens", resp.Usage.PromptTokens), slog.Int("completion_tokens", resp.Usage.CompletionTokens))
 			return resp, nil
 		}
 		if ctx.Err() != nil { // the caller cancelled: stop at once
-			return resp, fmt.Errorf("llm: %s call cancelled: %w", r.name, context.Cause(ctx))
+			return resp, fmt.Errorf("llm: %s call cancelled: %w", st.Role, context.Cause(ctx))
 		}
 		status := meta.status
 		retryable := timedOut || status == 0 || status == http.StatusTooManyRequests ||
@@ -177,34 +196,34 @@ func (r *role) send(ctx context.Context, st *callState, req openai.ChatCompletio
 		// may echo the bearer key in it): from here on only the classified,
 		// redacted UpstreamError exists, in logs, errors and the ledger.
 		uerr := upstreamError(err, status, timedOut, b.redact)
-		b.log.WarnContext(ctx, "llm call failed", slog.String("debate_id", st.debateID), slog.String("role", r.name),
+		b.log.WarnContext(ctx, "llm call failed", slog.String("debate_id", st.DebateID), slog.String("role", st.Role),
 			slog.Int("attempt", attempt), slog.Int("status", status), slog.String("class", uerr.Class),
 			slog.Bool("timeout", timedOut), slog.Bool("retryable", retryable), slog.String("error", uerr.Error()))
 		if !retryable || attempt >= attempts {
-			return openai.ChatCompletionResponse{}, fmt.Errorf("%w: %s after %d attempt(s): %w", ErrModel, r.name, attempt, uerr)
+			return openai.ChatCompletionResponse{}, fmt.Errorf("%w: %s after %d attempt(s): %w", ErrModel, st.Role, attempt, uerr)
 		}
-		delay := r.backoff(attempt)
+		delay := b.backoff(attempt)
 		if status == http.StatusTooManyRequests {
 			if d, ok := retryAfter(meta.retryAfter, b.cfg.Now()); ok {
 				delay = min(d, b.cfg.Retry.MaxRetryAfter)
 			}
 		}
 		if err := b.cfg.Sleep(ctx, delay); err != nil {
-			return openai.ChatCompletionResponse{}, fmt.Errorf("llm: %s call cancelled: %w", r.name, err)
+			return openai.ChatCompletionResponse{}, fmt.Errorf("llm: %s call cancelled: %w", st.Role, err)
 		}
 	}
 }
 
 // backoff is the delay after the attempt-th failure: Base·2^(attempt-1)
 // capped at Max, half fixed and half random.
-func (r *role) backoff(attempt int) time.Duration {
-	rc := r.b.cfg.Retry
+func (b *Backend) backoff(attempt int) time.Duration {
+	rc := b.cfg.Retry
 	d := rc.Base
 	for i := 1; i < attempt && d < rc.Max; i++ {
 		d *= 2
 	}
 	d = min(d, rc.Max)
-	return d/2 + time.Duration(r.b.cfg.Rand()*float64(d/2))
+	return d/2 + time.Duration(b.cfg.Rand()*float64(d/2))
 }
 
 // retryAfter parses a Retry-After header: seconds or an HTTP date.

@@ -1,11 +1,9 @@
 package llm_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,20 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
-	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/gate"
-	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/roles/llm"
-	"github.com/debated/debated/internal/sanad"
-	"github.com/debated/debated/internal/store/storetest"
-	"github.com/debated/debated/internal/tools"
-)
-
-const (
-	dealID = "0b7e6a52-3c1d-4f5e-8a9b-1c2d3e4f5a6b"
-	apiKey = "sk-test-SECRET-do-not-log"
 )
 
 // ---- the wire format the fake server reads ----
@@ -66,14 +51,6 @@ type wireReq struct {
 		} `json:"json_schema"`
 	} `json:"response_format"`
 	auth string
-}
-
-func (r wireReq) toolNames() []string {
-	var ns []string
-	for _, t := range r.Tools {
-		ns = append(ns, t.Function.Name)
-	}
-	return ns
 }
 
 func (r wireReq) last() wireMsg { return r.Messages[len(r.Messages)-1] }
@@ -161,28 +138,6 @@ func answerJSON(v any) step {
 	return answer(string(b))
 }
 
-type call struct {
-	name string
-	args string
-}
-
-// callTools replies with tool calls (finish_reason tool_calls).
-func callTools(calls ...call) step {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var tcs []any
-		for i, c := range calls {
-			tcs = append(tcs, map[string]any{"id": fmt.Sprintf("call_%d", i), "type": "function",
-				"function": map[string]any{"name": c.name, "arguments": c.args}})
-		}
-		writeJSON(w, map[string]any{
-			"id": "chatcmpl-2", "object": "chat.completion", "created": 1, "model": "test-model",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls",
-				"message": map[string]any{"role": "assistant", "content": nil, "tool_calls": tcs}}},
-			"usage": usage,
-		})
-	}
-}
-
 // fail replies with an OpenAI error body.
 func fail(code int, headers ...string) step {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -195,62 +150,21 @@ func fail(code int, headers ...string) step {
 	}
 }
 
-// block never answers: it waits for the request to end.
-func block(entered chan<- struct{}) step {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if entered != nil {
-			entered <- struct{}{}
-		}
-		<-r.Context().Done()
-	}
-}
-
-// ---- the fake tools: the server's permission check ----
-
-type fakeTools struct {
-	role  string
-	mu    sync.Mutex
-	calls []debate.ToolCall
-	res   []roles.ToolResult
-}
-
-func (f *fakeTools) Call(ctx context.Context, c debate.ToolCall) (roles.ToolResult, error) {
-	res := roles.ToolResult{Status: tools.StatusSuccess, Output: json.RawMessage(`{"claim":{"claim_id":"x"}}`)}
-	if !tools.IDISMatrix.Allows(f.role, c.Tool) {
-		res = roles.ToolResult{Status: tools.StatusDenied, Error: tools.RulePermission + ": " + f.role + " may not call " + c.Tool}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, c)
-	f.res = append(f.res, res)
-	return res, nil
-}
-
 // ---- the test bundle ----
 
 type env struct {
 	srv    *fakeServer
 	cfg    llm.Config
 	sleeps *[]time.Duration
-	usage  *[]llm.Usage
-	logs   *bytes.Buffer
-	deal   *debate.DealBundle
-	grade  *debate.DealGrading
-	claim  map[string]string // key → id
 	mu     *sync.Mutex
 }
 
 func setup(t testing.TB, script ...step) *env {
 	t.Helper()
 	srv := newFakeServer(t, script...)
-	deal := storetest.SampleBundle(dealID)
-	e := &env{srv: srv, deal: deal, grade: sanad.Grade(deal), claim: map[string]string{},
-		sleeps: new([]time.Duration), usage: new([]llm.Usage), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	for _, c := range deal.Claims {
-		e.claim[c.Key] = c.ID
-	}
+	e := &env{srv: srv, sleeps: new([]time.Duration), mu: &sync.Mutex{}}
 	e.cfg = llm.Config{
-		BaseURL: srv.srv.URL + "/v1", APIKey: apiKey, Model: "test-model", MaxTokens: 1000,
+		BaseURL: srv.srv.URL + "/v1", APIKey: "sk-test-SECRET-do-not-log", Model: "test-model", MaxTokens: 1000,
 		CallTimeout: 5 * time.Second,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			e.mu.Lock()
@@ -258,78 +172,13 @@ func setup(t testing.TB, script ...step) *env {
 			*e.sleeps = append(*e.sleeps, d)
 			return ctx.Err()
 		},
-		Rand:    func() float64 { return 0.5 },
-		OnUsage: func(u llm.Usage) { e.mu.Lock(); defer e.mu.Unlock(); *e.usage = append(*e.usage, u) },
-		Logger:  slog.New(slog.NewTextHandler(&lockedWriter{mu: e.mu, w: e.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Rand: func() float64 { return 0.5 },
 	}
 	return e
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (e *env) role(t *testing.T, name string) roles.Role {
-	t.Helper()
-	rs, err := llm.New(e.cfg)
-	require.NoError(t, err)
-	return rs[name]
-}
-
-func (e *env) input(role string) (*roles.Input, *fakeTools) {
-	ft := &fakeTools{role: role}
-	return &roles.Input{DebateID: "debate-1", Round: 1, MaxRounds: 3, Deal: e.deal, Grading: e.grade, Tools: ft}, ft
 }
 
 func (e *env) sleepsSeen() []time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(*e.sleeps)
-}
-
-// valid returns an advocate output that passes the gates for the sample
-// deal.
-func (e *env) valid() map[string]any {
-	c1, c5 := e.claim["C1"], e.claim["C5"]
-	return map[string]any{
-		"agent_id": "advocate", "role": "advocate", "round_number": 1,
-		"content":    "Revenue traction and acquisition efficiency support an investment with conditions.",
-		"claim_refs": []string{c1, c5},
-		"muhasabah_record": map[string]any{
-			"supported_claim_ids": []string{c1, c5},
-			"confidence":          0.6,
-			"counter_hypothesis":  "Growth may be bought with unsustainable spend.",
-			"falsifiability_tests": []any{map[string]any{
-				"test_description": "Audited revenue differs from the deck", "required_evidence": "Audited accounts",
-				"pass_fail_rule": "Fail when audited revenue is materially lower",
-			}},
-			"uncertainties": []any{map[string]any{
-				"uncertainty": "Single primary source", "impact": "Thesis rests on management figures",
-				"mitigation": "Obtain audited accounts",
-			}},
-		},
-		"position": map[string]any{"recommendation": debate.RecommendConditional, "confidence": 0.6},
-	}
-}
-
-func requireValid(t *testing.T, e *env, out *debate.AgentOutput) {
-	t.Helper()
-	require.NotNil(t, out)
-	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade))
-	require.True(t, res.Valid, "violations: %+v", res.Violations)
-}
-
-func rules(vs []debate.Violation) []string {
-	var rs []string
-	for _, v := range vs {
-		rs = append(rs, v.Rule)
-	}
-	return rs
 }

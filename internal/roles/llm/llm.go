@@ -1,53 +1,29 @@
-// Package llm is the model-backed backend of roles.Role: each of the five
-// IDIS roles (seed 000 §2.2, model class "Reasoning") is played by a chat
-// model behind any OpenAI-compatible endpoint, through
-// github.com/sashabaranov/go-openai.
+// Package llm is the model backend of the agent-call runtime: any
+// protocol's roles call a chat model behind an OpenAI-compatible endpoint
+// through github.com/sashabaranov/go-openai, and never trust it.
 //
-// A turn is built so that the model is never trusted:
+// What every model call gets, whatever the protocol:
 //
-//   - The system prompt is an embedded, versioned template per role
-//     (prompts/<role>.v1.tmpl); PromptID gives its id and SHA-256 for the
-//     caller to record. It never contains deal text.
-//   - The deal context (claims with grades, open defects, calcs, evidence
-//     excerpts, the transcript so far within a character budget) goes in the
-//     user message as one JSON document between DATA markers, labelled as
-//     untrusted data. The JSON is escaped so that no text of the deal can
-//     close the block.
-//   - The response format is a hand-built JSON schema of the AgentOutput +
-//     Muḥāsabah shape whose required fields are exactly those gate.ParseOutput
-//     requires (strict mode is off: it would force every optional field to
-//     be present, and the gate refuses nulls).
-//   - Only the role's permitted tools (tools.IDISMatrix) are offered as
-//     functions, and every call still goes through in.Tools, where the
-//     server checks permission and quota; a refused call's result is given
-//     back to the model as the tool message.
-//   - The tool loop is bounded: after MaxToolRounds rounds of tool calls the
-//     model is asked once more with no tools offered; tool calls it still
-//     makes are ignored and its content is parsed as the answer (so an
-//     empty answer goes to the repair loop like any unparseable one).
-//   - The answer is parsed with gate.ParseOutput and checked with
-//     gate.Validate against gate.NewFacts(in.Deal, in.Grading). While it
-//     fails, the violations are sent back and the model may repair it, at
-//     most MaxRepairs times. If it is still invalid, Turn returns it anyway
-//     with a nil error: the protocol's gate rejects and records it. An
-//     answer that never parsed is returned as an output whose Content is
-//     the model's last answer (clipped) and whose Muḥāsabah record is empty,
-//     which the gate always rejects (MISSING_MUHASABAH). The output's
-//     tool_calls are the calls of the turn the server ran successfully,
-//     whatever the model wrote there.
-//
-// Every model call has a timeout (CallTimeout) and is retried with
-// exponential backoff and jitter on 429 (honouring Retry-After), 5xx,
-// timeouts and transport errors, Retry.Attempts times in all; then Turn
-// fails with ErrModel and the engine retries the node. The error never
-// carries the endpoint's body verbatim: it holds an UpstreamError (status,
-// class, a short excerpt with every secret the Redactor knows and every
-// credential-shaped token masked), and so do the log lines; configured
-// secrets are masked in the model's answers too. Cancelling ctx stops
-// the call in flight. Token usage is reported per call (OnUsage), an
-// optional per-debate token budget is checked before each call (ErrBudget
-// Exceeded), and an optional ResponseCache lets a re-run node reuse the
-// responses it already paid for.
+//   - A structured call (Backend.JSON) sends a system prompt of role-level
+//     constants, the material as one JSON document between DATA markers,
+//     labelled as untrusted data and escaped so that no text of the
+//     material can close the block (WriteDataBlock), and a JSON schema for
+//     the answer; a gate checks the answer, and while it fails the
+//     violations are sent back for at most MaxRepairs repairs. The tools a
+//     call offers run through the caller (which checks permission and
+//     quota), for at most MaxToolRounds rounds.
+//   - Every model call has a timeout (CallTimeout) and is retried with
+//     exponential backoff and jitter on 429 (honouring Retry-After), 5xx,
+//     timeouts and transport errors, Retry.Attempts times in all; then it
+//     fails with ErrModel and the engine retries the node. The error never
+//     carries the endpoint's body verbatim: it holds an UpstreamError
+//     (status, class, a short excerpt with every secret the Redactor knows
+//     and every credential-shaped token masked), and so do the log lines;
+//     configured secrets are masked in the model's answers too.
+//   - Cancelling ctx stops the call in flight. Token usage is reported per
+//     call (OnUsage), an optional per-debate token budget is checked before
+//     each call (ErrBudgetExceeded), and an optional ResponseCache lets a
+//     re-run node reuse the responses it already paid for.
 package llm
 
 import (
@@ -66,41 +42,29 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/redact"
 	"github.com/debated/debated/internal/roles"
-	"github.com/debated/debated/internal/tools"
 )
 
-// ErrBudgetExceeded is returned (wrapped) by Turn when the next model call
-// would take the debate over Config.Budget: its estimate (prompt characters
-// / 4 + MaxTokens) plus the tokens the debate already used exceeds the
-// budget. No request is sent.
+// ErrBudgetExceeded is returned (wrapped) by JSON when the next
+// model call would take the debate over Config.Budget: its estimate
+// (prompt characters / 4 + MaxTokens) plus the tokens the debate already
+// used exceeds the budget. No request is sent.
 var ErrBudgetExceeded = fmt.Errorf("llm: %w", roles.ErrBudgetExceeded)
 
-// ErrModel is returned (wrapped, with the cause) by Turn when a model call
-// failed: a non-retryable status, a response without choices, or
+// ErrModel is returned (wrapped, with the cause) by JSON when a
+// model call failed: a non-retryable status, a response without choices, or
 // Retry.Attempts failed attempts. The engine retries the node or marks it
 // needs_review.
 var ErrModel = errors.New("llm: model call failed")
 
 // ResponseCache persists raw model responses so that a re-run node reuses
-// them instead of paying twice. Keys are the caller's prefix (WithCacheKey)
-// followed by "/<role>/<call index>", the call index counting the model
-// calls of one Turn from 0. Get reports a miss with false and a nil error.
+// them instead of paying twice. Keys are the JSONCall's CacheKey followed
+// by "/<role>/<call index>", the call index counting the model calls of
+// one session from 0. Get reports a miss with false and a nil error.
 // Errors are logged and the call goes on as a miss: a cache never fails a
 // turn.
 type ResponseCache interface {
 	Get(ctx context.Context, key string) ([]byte, bool, error)
 	Put(ctx context.Context, key string, resp []byte) error
-}
-
-type cacheKey struct{}
-
-// WithCacheKey returns a context whose turns use the response cache under
-// prefix, which should name the debate, the node and its attempt
-// ("<debate_id>/<node>/<attempt>"): a re-run of the same attempt reuses the
-// responses, a new attempt asks the model again. Without a prefix the cache
-// is not used.
-func WithCacheKey(ctx context.Context, prefix string) context.Context {
-	return context.WithValue(ctx, cacheKey{}, prefix)
 }
 
 // Usage is the token usage of one model call (cache hits are not reported).
@@ -129,7 +93,7 @@ type Config struct {
 	BaseURL string
 	// APIKey is sent as a bearer token; it is never logged.
 	APIKey string
-	// Model is the "Reasoning" model class's model name.
+	// Model is the model name.
 	Model string
 	// MaxTokens bounds each completion (sent as max_completion_tokens, which
 	// reasoning models require instead of max_tokens); default 4096.
@@ -138,7 +102,8 @@ type Config struct {
 	Temperature float32
 	// CallTimeout bounds one HTTP attempt; default 60s.
 	CallTimeout time.Duration
-	// MaxToolRounds bounds the rounds of tool calls per turn; default 4.
+	// MaxToolRounds bounds the rounds of tool calls per turn of a protocol
+	// that offers tools; default 4.
 	MaxToolRounds int
 	// MaxRepairs bounds the repair requests per turn; 0 means the default
 	// 2, a negative value means no repair.
@@ -149,14 +114,13 @@ type Config struct {
 	// from zero when the process restarts, unless the caller restores it
 	// (Backend.AddUsage) from the usage it persisted through OnUsage.
 	Budget int
-	// TranscriptChars bounds the transcript part of the DATA block, in
-	// bytes of JSON; default 24000. The oldest turns are dropped first.
+	// TranscriptChars bounds the transcript part of a protocol's DATA
+	// block, in bytes of JSON; default 24000. The oldest turns are dropped
+	// first.
 	TranscriptChars int
-	// DataChars bounds the claim, calc, defect and evidence lists of the
-	// DATA block, in bytes of JSON each; default 48000.
+	// DataChars bounds each list (claims, calcs, defects, evidence) of a
+	// protocol's DATA block, in bytes of JSON; default 48000.
 	DataChars int
-	// Matrix gives each role its tools; default tools.IDISMatrix.
-	Matrix tools.Matrix
 	// HTTPClient; default a new http.Client.
 	HTTPClient *http.Client
 	// Sleep waits between attempts; default a timer that stops when ctx
@@ -213,30 +177,19 @@ const (
 	DefaultDataChars       = 48000
 )
 
-// Backend holds what the five roles share: the client, the configuration
-// and the per-debate token usage.
+// Backend holds what a model's roles share: the client, the configuration
+// and the per-debate token usage. It is safe for concurrent use.
 type Backend struct {
 	cfg    Config
 	client *openai.Client
 	log    *slog.Logger
 	redact *redact.Redactor
-	roles  map[string]roles.Role
 
 	mu   sync.Mutex
 	used map[string]int // debate id → tokens used or reserved
 }
 
-// New returns the five IDIS roles backed by the model cfg names, keyed by
-// role id. See NewBackend for the errors.
-func New(cfg Config) (map[string]roles.Role, error) {
-	b, err := NewBackend(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return b.Roles(), nil
-}
-
-// NewBackend validates cfg, applies the defaults and builds the roles. It
+// NewBackend validates cfg and applies the defaults. It
 // returns an error wrapping debate.ErrInvalid when Model is empty or a
 // number is negative (MaxRepairs excepted).
 func NewBackend(cfg Config) (*Backend, error) {
@@ -259,9 +212,6 @@ func NewBackend(cfg Config) (*Backend, error) {
 	cfg.Retry.MaxRetryAfter = cmp.Or(cfg.Retry.MaxRetryAfter, DefaultMaxRetryAfter)
 	cfg.TranscriptChars = cmp.Or(cfg.TranscriptChars, DefaultTranscriptChars)
 	cfg.DataChars = cmp.Or(cfg.DataChars, DefaultDataChars)
-	if cfg.Matrix == nil {
-		cfg.Matrix = tools.IDISMatrix
-	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
@@ -288,26 +238,11 @@ func NewBackend(cfg Config) (*Backend, error) {
 		oc.BaseURL = cfg.BaseURL
 	}
 	oc.HTTPClient = metaDoer{c: cfg.HTTPClient}
-	b := &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), log: lg, redact: cfg.Redactor, used: map[string]int{}}
-	b.roles = make(map[string]roles.Role, len(debate.IDISRoles))
-	for _, name := range debate.IDISRoles {
-		r, err := newRole(b, name)
-		if err != nil {
-			return nil, err
-		}
-		b.roles[name] = r
-	}
-	return b, nil
+	return &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), log: lg, redact: cfg.Redactor, used: map[string]int{}}, nil
 }
 
-// Roles returns the five roles keyed by role id (a new map each time).
-func (b *Backend) Roles() map[string]roles.Role {
-	m := make(map[string]roles.Role, len(b.roles))
-	for k, v := range b.roles {
-		m[k] = v
-	}
-	return m
-}
+// Config returns the backend's configuration with its defaults applied.
+func (b *Backend) Config() Config { return b.cfg }
 
 // Used returns the tokens the debate used (plus the estimates of calls in
 // flight).

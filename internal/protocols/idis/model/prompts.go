@@ -1,4 +1,4 @@
-package llm
+package model
 
 import (
 	"bytes"
@@ -55,12 +55,12 @@ type promptData struct {
 func renderPrompt(role string, toolNames []string) (string, error) {
 	src, err := promptFS.ReadFile(promptPath(role))
 	if err != nil {
-		return "", fmt.Errorf("llm: no prompt for role %q: %w", role, err)
+		return "", fmt.Errorf("model: no prompt for role %q: %w", role, err)
 	}
 	t, err := template.New(role).Option("missingkey=error").
 		Funcs(template.FuncMap{"join": strings.Join}).Parse(string(src))
 	if err != nil {
-		return "", fmt.Errorf("llm: prompt %s: %w", role, err)
+		return "", fmt.Errorf("model: prompt %s: %w", role, err)
 	}
 	var buf bytes.Buffer
 	err = t.Execute(&buf, promptData{
@@ -70,7 +70,7 @@ func renderPrompt(role string, toolNames []string) (string, error) {
 		MinDescription: gate.MinChallengeDescription,
 	})
 	if err != nil {
-		return "", fmt.Errorf("llm: prompt %s: %w", role, err)
+		return "", fmt.Errorf("model: prompt %s: %w", role, err)
 	}
 	return strings.TrimSpace(buf.String()), nil
 }

@@ -1,4 +1,4 @@
-package llm_test
+package model_test
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
+	"github.com/debated/debated/internal/protocols/idis"
+	"github.com/debated/debated/internal/protocols/idis/model"
 	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/store/storetest"
 	"github.com/debated/debated/internal/tools"
@@ -44,7 +46,7 @@ func TestGoodTurnWithToolCall(t *testing.T) {
 		require.Equal(t, 1000, r.MaxTokens)
 		require.Equal(t, "Bearer "+apiKey, r.auth)
 		// Only the advocate's permitted tools are offered.
-		require.Equal(t, tools.IDISMatrix.Tools(debate.RoleAdvocate), r.toolNames())
+		require.Equal(t, idis.Matrix.Tools(debate.RoleAdvocate), r.toolNames())
 		// The JSON schema response format.
 		require.NotNil(t, r.ResponseFormat)
 		require.Equal(t, "json_schema", r.ResponseFormat.Type)
@@ -87,7 +89,7 @@ func TestOffersOnlyPermittedTools(t *testing.T) {
 		require.NoError(t, err)
 		reqs := e.srv.requests()
 		require.Len(t, reqs, 1)
-		require.Equal(t, tools.IDISMatrix.Tools(role), reqs[0].toolNames(), role)
+		require.Equal(t, idis.Matrix.Tools(role), reqs[0].toolNames(), role)
 	}
 }
 
@@ -137,7 +139,7 @@ func TestForeignClaimsReturnedAfterRepairs(t *testing.T) {
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err, "an invalid output is a result for the gate, not an error")
 	require.NotNil(t, out)
-	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade))
+	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade), debate.IDISRoles)
 	require.False(t, res.Valid)
 	require.Contains(t, rules(res.Violations), gate.RuleUnknownRef)
 	require.Len(t, e.srv.requests(), 3, "one answer and two repairs")
@@ -150,7 +152,7 @@ func TestUnparseableAfterRepairsIsRejectedOutput(t *testing.T) {
 	out, err := e.role(t, debate.RoleRiskOfficer).Turn(t.Context(), in)
 	require.NoError(t, err)
 	require.Equal(t, "never", out.Content)
-	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade))
+	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade), debate.IDISRoles)
 	require.Contains(t, rules(res.Violations), gate.RuleMissingMuhasabah)
 }
 
@@ -261,7 +263,7 @@ func TestModelThatNeverStopsCallingTools(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, e.srv.requests(), 2, "one tool round, then one call without tools")
 	require.Len(t, ft.calls, 1, "tool calls of the tool-less answer are ignored")
-	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade))
+	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade), debate.IDISRoles)
 	require.False(t, res.Valid)
 }
 
@@ -332,7 +334,9 @@ func TestBudgetTracksUsagePerDebate(t *testing.T) {
 	e.cfg.Budget = 1_000_000
 	b, err := llm.NewBackend(e.cfg)
 	require.NoError(t, err)
-	r := b.Roles()[debate.RoleAdvocate]
+	rs, err := model.Roles(b)
+	require.NoError(t, err)
+	r := rs[debate.RoleAdvocate]
 	in, _ := e.input(debate.RoleAdvocate)
 	_, err = r.Turn(t.Context(), in)
 	require.NoError(t, err)
@@ -376,7 +380,7 @@ func TestCacheHitSendsNoRequest(t *testing.T) {
 	}
 	cache := &mapCache{m: map[string][]byte{}}
 	e.cfg.Cache = cache
-	ctx := llm.WithCacheKey(t.Context(), "debate-1/advocate_turn/1")
+	ctx := model.WithCacheKey(t.Context(), "debate-1/advocate_turn/1")
 	in, _ := e.input(debate.RoleAdvocate)
 	first, err := e.role(t, debate.RoleAdvocate).Turn(ctx, in)
 	require.NoError(t, err)
@@ -399,7 +403,7 @@ func TestCacheHitSendsNoRequest(t *testing.T) {
 func TestPromptID(t *testing.T) {
 	t.Parallel()
 	for _, role := range debate.IDISRoles {
-		id, sum := llm.PromptID(role)
+		id, sum := model.PromptID(role)
 		require.Equal(t, role+".v2", id)
 		src, err := os.ReadFile("prompts/" + role + ".v2.tmpl")
 		require.NoError(t, err)
@@ -410,18 +414,18 @@ func TestPromptID(t *testing.T) {
 		h := sha256.Sum256(src)
 		require.Equal(t, hex.EncodeToString(h[:]), sum)
 	}
-	id, sum := llm.PromptID("nobody")
+	id, sum := model.PromptID("nobody")
 	require.Empty(t, id)
 	require.Empty(t, sum)
 }
 
 func TestNewValidatesConfig(t *testing.T) {
 	t.Parallel()
-	_, err := llm.New(llm.Config{})
+	_, err := model.New(llm.Config{})
 	require.ErrorIs(t, err, debate.ErrInvalid)
-	_, err = llm.New(llm.Config{Model: "m", Budget: -1})
+	_, err = model.New(llm.Config{Model: "m", Budget: -1})
 	require.ErrorIs(t, err, debate.ErrInvalid)
-	rs, err := llm.New(llm.Config{Model: "m"})
+	rs, err := model.New(llm.Config{Model: "m"})
 	require.NoError(t, err)
 	require.Len(t, rs, 5)
 	for name, r := range rs {
@@ -470,7 +474,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 	e.srv.loop = answerJSON(e.valid())
 	e.cfg.Logger = nil
 	e.cfg.OnUsage = nil
-	rs, err := llm.New(e.cfg)
+	rs, err := model.New(e.cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -482,4 +486,29 @@ func BenchmarkTurnOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestRepairsAgainstTheProtocolsGate: a turn whose input carries the
+// protocol's gate (roles.Input.Check) repairs against it: an answer the
+// default gate accepts is sent back while the protocol's rejects it.
+func TestRepairsAgainstTheProtocolsGate(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.srv.script = []step{answerJSON(e.valid()), answerJSON(e.valid())}
+	in, _ := e.input(debate.RoleAdvocate)
+	calls := 0
+	in.Check = func(o *debate.AgentOutput) []debate.Violation {
+		calls++
+		if calls == 1 {
+			return []debate.Violation{{Rule: "PROTOCOL_RULE", Field: "content", Detail: "not yet"}}
+		}
+		return nil
+	}
+	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
+	require.NoError(t, err)
+	requireValid(t, e, out)
+	reqs := e.srv.requests()
+	require.Len(t, reqs, 2)
+	require.Contains(t, reqs[1].last().Content, "PROTOCOL_RULE")
+	require.Equal(t, 2, calls)
 }

@@ -14,22 +14,26 @@ import (
 var ErrNoDeal = errors.New("rules: input has no deal")
 
 // New returns the five IDIS roles by name (debate.RoleAdvocate, ...). The
-// roles hold no state: one value serves any number of debates
-// concurrently.
+// roles hold no debate state: one value serves any number of debates
+// concurrently. They share an index of each deal registry and grading they
+// are given (by pointer), so a caller must not change a bundle or grading
+// once it has given it to a turn.
 func New() map[string]roles.Role {
+	c := &indexCache{}
 	return map[string]roles.Role{
-		debate.RoleAdvocate:            role{debate.RoleAdvocate, advocateTurn},
-		debate.RoleSanadBreaker:        role{debate.RoleSanadBreaker, sanadBreakerTurn},
-		debate.RoleContradictionFinder: role{debate.RoleContradictionFinder, contradictionTurn},
-		debate.RoleRiskOfficer:         role{debate.RoleRiskOfficer, riskTurn},
-		debate.RoleArbiter:             role{debate.RoleArbiter, arbiterTurn},
+		debate.RoleAdvocate:            role{debate.RoleAdvocate, advocateTurn, c},
+		debate.RoleSanadBreaker:        role{debate.RoleSanadBreaker, sanadBreakerTurn, c},
+		debate.RoleContradictionFinder: role{debate.RoleContradictionFinder, contradictionTurn, c},
+		debate.RoleRiskOfficer:         role{debate.RoleRiskOfficer, riskTurn, c},
+		debate.RoleArbiter:             role{debate.RoleArbiter, arbiterTurn, c},
 	}
 }
 
 // role is one rules-backed agent.
 type role struct {
-	name string
-	turn func(ctx context.Context, v *view) (*debate.AgentOutput, error)
+	name  string
+	turn  func(ctx context.Context, v *view) (*debate.AgentOutput, error)
+	cache *indexCache // shared by the set's roles
 }
 
 // Name returns the role id.
@@ -48,7 +52,8 @@ func (r role) Turn(ctx context.Context, in *roles.Input) (*debate.AgentOutput, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out, err := r.turn(ctx, newView(r.name, in))
+	v := &view{in: in, role: r.name, round: in.Round, index: r.cache.get(in.Deal, in.Grading)}
+	out, err := r.turn(ctx, v)
 	if err != nil {
 		return nil, fmt.Errorf("rules: %s round %d: %w", r.name, in.Round, err)
 	}

@@ -38,7 +38,7 @@ func TestGateAcceptsEveryOutput(t *testing.T) {
 		run := simulate(t, b, 5)
 		for i := range run.outputs {
 			o := run.outputs[i]
-			res := gate.Validate(&o, gate.NewFacts(b, run.gradings[i]))
+			res := gate.Validate(&o, gate.NewFacts(b, run.gradings[i]), debate.IDISRoles)
 			require.True(t, res.Valid, "%s %s round %d: %v", name, o.Role, o.RoundNumber, res.Violations)
 			total++
 		}

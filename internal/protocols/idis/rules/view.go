@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/roles"
@@ -175,11 +176,18 @@ type pair struct {
 	typ     debate.DefectType
 }
 
-// view indexes one turn's input. It is built once per turn and only read.
+// view is one turn's input with its deal's index.
 type view struct {
-	in     *roles.Input
-	role   string
-	round  int
+	in    *roles.Input
+	role  string
+	round int
+	*index
+}
+
+// index is a deal and its grading indexed for the roles. It is built once
+// per (bundle, grading) pair (indexCache) and then only read, by any
+// number of turns at once.
+type index struct {
 	deal   *debate.DealBundle
 	claims []*claimView // by key, then id
 	byID   map[string]*claimView
@@ -201,17 +209,47 @@ type view struct {
 	known map[string]bool
 }
 
-func newView(role string, in *roles.Input) *view {
-	v := &view{
-		in: in, role: role, round: in.Round, deal: in.Deal,
+// indexCacheLimit bounds the indexes a role set keeps; past it the cache
+// is emptied.
+const indexCacheLimit = 64
+
+// indexCache memoises the index of each (bundle, grading) pair a turn
+// receives: a protocol hands every step on a deal the same graded registry,
+// which must not change once given.
+type indexCache struct {
+	mu sync.Mutex
+	m  map[[2]any]*index
+}
+
+func (c *indexCache) get(b *debate.DealBundle, g *debate.DealGrading) *index {
+	k := [2]any{b, g}
+	c.mu.Lock()
+	x := c.m[k]
+	c.mu.Unlock()
+	if x != nil {
+		return x
+	}
+	x = newIndex(b, g)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= indexCacheLimit {
+		c.m = map[[2]any]*index{}
+	}
+	c.m[k] = x
+	return x
+}
+
+func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
+	v := &index{
+		deal: b,
 		byID: map[string]*claimView{}, byKey: map[string]*claimView{}, calcBy: map[string]*calcView{},
 		evidence: map[string]*debate.EvidenceItem{}, bySpan: map[string]*debate.EvidenceItem{}, spans: map[string]*debate.Span{},
 		docs: map[string]*debate.Document{}, sanadOf: map[string]*debate.Sanad{}, refs: map[string]bool{},
-		known: map[string]bool{in.Deal.Deal.ID: true},
+		known: map[string]bool{b.Deal.ID: true},
 	}
 	grades := map[string]debate.ClaimGrade{}
 	results := map[string]debate.CalcResult{}
-	if g := in.Grading; g != nil {
+	if g != nil {
 		for _, c := range g.Claims {
 			if _, dup := grades[c.ClaimID]; !dup {
 				grades[c.ClaimID] = c
@@ -231,7 +269,6 @@ func newView(role string, in *roles.Input) *view {
 			}
 		}
 	}
-	b := in.Deal
 	for i := range b.Claims {
 		c := &b.Claims[i]
 		if c.ID == "" || v.byID[c.ID] != nil || (c.DealID != "" && c.DealID != b.Deal.ID) {

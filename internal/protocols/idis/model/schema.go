@@ -1,4 +1,4 @@
-package llm
+package model
 
 import (
 	"encoding/json"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/roles/rules"
+	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/store/storetest"
 	"github.com/debated/debated/internal/testutil/gdbs"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/roles/rules"
+	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/store/storetest"
 )

@@ -16,8 +16,8 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
+	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/roles"
-	"github.com/debated/debated/internal/roles/rules"
 	"github.com/debated/debated/internal/sanad"
 )
 
@@ -293,13 +293,13 @@ type turnTools struct {
 	round int
 }
 
-func (t turnTools) Call(_ context.Context, tc debate.ToolCall) (roles.ToolResult, error) {
+func (t turnTools) Call(_ context.Context, tc debate.ToolCall) (debate.ToolResult, error) {
 	l := t.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	status, why, out := l.answer(t.role, t.round, tc)
 	l.calls = append(l.calls, call{Role: t.role, Round: t.round, Tool: tc.Tool, Args: tc.Args, Status: status, Why: why})
-	return roles.ToolResult{Status: status, Output: out, Error: why}, nil
+	return debate.ToolResult{Status: status, Output: out, Error: why}, nil
 }
 
 func (l *toolLog) answer(role string, round int, tc debate.ToolCall) (string, string, json.RawMessage) {
@@ -626,7 +626,7 @@ func requireValid(t *testing.T, b *debate.DealBundle, g *debate.DealGrading, out
 	t.Helper()
 	for _, o := range outs {
 		require.Empty(t, violations(b, g, o), "%s round %d:\n%s", o.Role, o.RoundNumber, o.Content)
-		res := gate.Validate(&o, gate.NewFacts(b, g))
+		res := gate.Validate(&o, gate.NewFacts(b, g), debate.IDISRoles)
 		require.True(t, res.Valid, "%s round %d: %v", o.Role, o.RoundNumber, res.Violations)
 	}
 }

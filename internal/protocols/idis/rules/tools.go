@@ -105,19 +105,19 @@ func (c *caller) can(tool string) bool { return c.tools != nil && c.left[tool] >
 
 // call runs one call. It reports whether the tool returned SUCCESS; an
 // error is an infrastructure failure the engine retries.
-func (c *caller) call(tool string, args any) (roles.ToolResult, bool, error) {
+func (c *caller) call(tool string, args any) (debate.ToolResult, bool, error) {
 	if !c.can(tool) {
-		return roles.ToolResult{}, false, nil
+		return debate.ToolResult{}, false, nil
 	}
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return roles.ToolResult{}, false, fmt.Errorf("rules: encode %s arguments: %w", tool, err)
+		return debate.ToolResult{}, false, fmt.Errorf("rules: encode %s arguments: %w", tool, err)
 	}
 	c.left[tool]--
 	call := debate.ToolCall{Tool: tool, Args: raw}
 	res, err := c.tools.Call(c.ctx, call)
 	if err != nil {
-		return roles.ToolResult{}, false, fmt.Errorf("rules: %s: %w", tool, err)
+		return debate.ToolResult{}, false, fmt.Errorf("rules: %s: %w", tool, err)
 	}
 	if res.Status != "SUCCESS" {
 		return res, false, nil
