@@ -279,7 +279,7 @@ type watcher struct {
 	gate     int64
 	last     int64
 	msgs     int64
-	bytes    int64 // of the messages received
+	bytes    int64           // of the messages received
 	lat      []time.Duration // of the events after the gate
 	lastTime time.Time       // commit time of the last event
 	err      error
