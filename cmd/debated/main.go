@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
 	"github.com/debated/debated/internal/debate"
@@ -407,20 +408,21 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		log.WarnContext(ctx, "reading tenants' model keys to mask them", slog.Int("keys", n), slog.String("error", err.Error()))
 	}
 	cancelLearn()
-	tl, err := startLog(ctx, cfg, st, log)
+	tl, integrate, err := newLog(ctx, cfg, st, log)
 	if err != nil {
 		return err
 	}
-	debates, sched, err := startDebates(ctx, cfg, st, keys, log, m, box)
+	debates, components, err := startDebates(cfg, st, keys, log, m, box)
 	if err != nil {
 		return err
 	}
+	components = append(components, integrate)
 	if cfg.metricsAddr != "" {
-		stopMetrics, err := serveMetrics(ctx, cfg.metricsAddr, m, log)
+		metricsServer, err := newMetricsServer(cfg.metricsAddr, m, log)
 		if err != nil {
 			return err
 		}
-		defer stopMetrics()
+		components = append(components, metricsServer)
 	}
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st, Log: tl}, server.Config{
 		Secrets:               box,
@@ -470,35 +472,56 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		log.InfoContext(ctx, "health listening", slog.String("addr", hl.Addr().String()))
 	}
 	log.InfoContext(ctx, "debated listening", slog.String("addr", lis.Addr().String()), slog.Bool("admin_api", cfg.adminToken != ""))
+	// Every long-running component has one shape, Run(ctx) error, which
+	// returns once ctx ends and the component has stopped (see
+	// docs/decisions.md); one failing stops the service.
+	runCtx, stopComponents := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopComponents()
+	g, gctx := errgroup.WithContext(runCtx)
+	for _, run := range components {
+		g.Go(func() error {
+			if err := run(gctx); err != nil && gctx.Err() == nil {
+				return err
+			}
+			return nil
+		})
+	}
 	if ready != nil {
 		ready(lis.Addr())
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ServeAll(lis, handler, extra...) }()
+	var failed error
 	select {
 	case err := <-errc:
-		return err
+		stopComponents()
+		return errors.Join(err, g.Wait())
 	case <-ctx.Done():
+	case <-gctx.Done():
+		failed = g.Wait()
 	}
 	log.Info("shutting down", slog.Duration("grace", cfg.shutdownTimeout))
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
 	defer cancel()
 	// Readiness fails and watchers are told to resume elsewhere first; then
-	// running debates are handed back; then in-flight calls drain.
+	// running debates are handed back (the components stop); then in-flight
+	// calls drain.
 	srv.Shutdown(sctx, func() {
-		if err := sched.Stop(sctx); err != nil {
-			log.Error("handing debates back", slog.String("error", err.Error()))
+		stopComponents()
+		if err := g.Wait(); err != nil {
+			log.Error("stopping", slog.String("error", err.Error()))
 		}
 	})
-	if err := <-errc; err != nil {
+	if err := errors.Join(failed, <-errc); err != nil {
 		return err
 	}
 	log.Info("stopped")
 	return nil
 }
 
-// serveMetrics serves /metrics on addr until the returned stop is called.
-func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, log *slog.Logger) (func(), error) {
+// newMetricsServer listens on addr and returns the component that serves
+// /metrics there until its context ends.
+func newMetricsServer(addr string, m *metrics.Metrics, log *slog.Logger) (func(context.Context) error, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener: %w", err)
@@ -506,15 +529,17 @@ func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, log *slo
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := hs.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics server", slog.String("error", err.Error()))
+	log.Info("metrics listening", slog.String("addr", lis.Addr().String()))
+	return func(ctx context.Context) error {
+		go func() {
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = hs.Shutdown(sctx)
+		}()
+		if err := hs.Serve(lis); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("metrics server: %w", err)
 		}
-	}()
-	log.InfoContext(ctx, "metrics listening", slog.String("addr", lis.Addr().String()))
-	return func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
+		return nil
 	}, nil
 }

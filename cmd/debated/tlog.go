@@ -102,19 +102,19 @@ type logStore interface {
 	LogIntegrateDirty(ctx context.Context) (map[string]tlog.Head, error)
 }
 
-// startLog returns the transparency log's server side and starts its
-// background integration, which stops with ctx: at start-up every
-// tenant's log (leaves queued before a crash), then every interval the
-// tenants this replica committed steps for. New checkpoints go to the
-// witness folder when one is configured.
-func startLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*server.Log, error) {
+// newLog returns the transparency log's server side and the component
+// that integrates it until its context ends: at start every tenant's log
+// (leaves queued before a crash), then every interval the tenants this
+// replica committed steps for. New checkpoints go to the witness folder
+// when one is configured.
+func newLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*server.Log, func(context.Context) error, error) {
 	ls, ok := st.(logStore)
 	if !ok {
-		return nil, fmt.Errorf("store %T keeps no transparency log", st)
+		return nil, nil, fmt.Errorf("store %T keeps no transparency log", st)
 	}
 	keys, err := checkpointKeyring(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l := &server.Log{Store: ls, Keys: keys, Origin: cfg.tlog.origin}
 	// The key's name and hash only: the log's secret filter masks anything
@@ -127,14 +127,14 @@ func startLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*se
 	}
 	log.InfoContext(ctx, "transparency log", slog.String("origin", cfg.tlog.origin), slog.String("checkpoint_key_id", vk))
 	w := &logWitness{dir: cfg.tlog.witnessDir, keys: keys, origin: cfg.tlog.origin, log: log}
-	go func() {
+	return l, func(ctx context.Context) error {
 		integrateAll(ctx, st, ls, w, log)
 		t := time.NewTicker(max(cfg.tlog.interval, 10*time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
-				return
+				return nil
 			case <-t.C:
 			}
 			heads, err := ls.LogIntegrateDirty(ctx)
@@ -145,8 +145,7 @@ func startLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*se
 				w.push(tenant, head)
 			}
 		}
-	}()
-	return l, nil
+	}, nil
 }
 
 // integrateAll integrates every tenant's log once.
