@@ -3,6 +3,8 @@ package ledger
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 )
@@ -78,6 +80,39 @@ func (s *Sealer) SealAll(prev *Event, es []Event) ([]Event, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// SealCanonical is SealAll for events whose payloads are already in their
+// RFC 8785 form (canon.Transform's output, as the engine makes them once
+// per event): they are hashed and kept as given, not canonicalised again.
+// A payload that is not canonical is sealed anyway and fails verification
+// later; one that is not a JSON object is refused (ErrInvalidEvent).
+func (s *Sealer) SealCanonical(prev *Event, es []Event) ([]Event, error) {
+	out := make([]Event, len(es))
+	sums := make([][32]byte, len(es))
+	signers := make([]Signer, len(es))
+	for i := range es {
+		if !isObject(es[i].Payload) {
+			return nil, fmt.Errorf("%w: payload: not a JSON object", ErrInvalidEvent)
+		}
+		signers[i] = s.signer(es[i].TenantID, es[i].Actor)
+		var err error
+		if out[i], sums[i], err = chain(prev, es[i], signers[i], es[i].Payload); err != nil {
+			return nil, err
+		}
+		prev = &out[i]
+	}
+	if signBatched(out, sums, signers) {
+		return out, nil
+	}
+	errs := make([]error, len(es))
+	parallel(len(es), func(i int) {
+		out[i], errs[i] = sign(out[i], sums[i], signers[i])
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/debated/debated/internal/canon"
+	"github.com/debated/debated/internal/debate"
 )
 
 var errNotObject = errors.New("not a JSON object")
@@ -25,6 +26,20 @@ func canonical(raw []byte) ([]byte, string, error) {
 		return nil, "", err
 	}
 	return c, hashHex(c), nil
+}
+
+// checkpointState returns a checkpoint's state in canonical form and its
+// hash. The state the previous step wrote is its canonical form already
+// (and the store keeps it byte for byte): when its bytes hash to the
+// recorded OutputHash they are that form, and it is not canonicalised
+// again; otherwise (a store that reformats JSON, an old checkpoint) it is.
+func checkpointState(cp *debate.Checkpoint) ([]byte, string, error) {
+	if cp.OutputHash != "" && len(cp.State) > 0 {
+		if h := hashHex(cp.State); h == cp.OutputHash {
+			return cp.State, h, nil
+		}
+	}
+	return canonical(cp.State)
 }
 
 func hashHex(b []byte) string {
@@ -47,9 +62,10 @@ func isObject(raw []byte) bool {
 	return len(t) > 0 && t[0] == '{'
 }
 
-// marshalPayload encodes an event payload, which must be a JSON object; nil
-// is {}. Raw JSON is checked for validity and used as is: the ledger
-// canonicalises payloads when it seals them.
+// marshalPayload encodes an event payload, which must be a JSON object, in
+// its RFC 8785 form; nil or empty is {}. This is the one encoding of the
+// payload: the bytes are the event's payload and what the ledger hashes
+// (see CanonicalSealer), and they are made once per event.
 func marshalPayload(p any) (json.RawMessage, error) {
 	var raw []byte
 	switch x := p.(type) {
@@ -64,18 +80,21 @@ func marshalPayload(p any) (json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !isObject(b) {
-			return nil, errNotObject
-		}
-		return b, nil
+		raw = b
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return json.RawMessage("{}"), nil
 	}
-	if !isObject(raw) || !json.Valid(raw) {
+	if !isObject(raw) {
 		return nil, errNotObject
 	}
-	return bytes.Clone(raw), nil
+	// Transform validates and writes a new buffer: the caller's bytes are
+	// never kept.
+	c, err := canon.Transform(raw)
+	if err != nil && !json.Valid(raw) {
+		return nil, errNotObject
+	}
+	return c, err
 }
 
 // idRefs are the payload members that node.completed collects.

@@ -27,13 +27,14 @@ type Sealer interface {
 	Seal(prev *debate.Event, e debate.Event) (debate.Event, error)
 }
 
-// BatchSealer is a Sealer that can also seal a step's events at once (as
-// consecutive events after prev), giving the same events as sealing them
-// one by one; the engine uses it when the sealer has it (ledger.Sealer
-// signs them concurrently).
-type BatchSealer interface {
+// CanonicalSealer is a Sealer that can also seal a step's events at once
+// (as consecutive events after prev) whose payloads are already in RFC 8785
+// form, hashing them as given: the same events as sealing them one by one.
+// The engine encodes each payload once, canonically, and uses it when the
+// sealer has it (ledger.Sealer does, and signs the events in one batch).
+type CanonicalSealer interface {
 	Sealer
-	SealAll(prev *debate.Event, es []debate.Event) ([]debate.Event, error)
+	SealCanonical(prev *debate.Event, es []debate.Event) ([]debate.Event, error)
 }
 
 // Config configures an Engine. Protocols and Sealer are required.
@@ -210,7 +211,7 @@ func head(d *debate.Debate) *debate.Event {
 // pendingEvent is an event waiting to be sealed.
 type pendingEvent struct {
 	typ, actor, node string
-	payload          any // a json.RawMessage is used as is
+	payload          any // a json.RawMessage is canonical (marshalPayload's) and used as is
 	at               time.Time
 }
 
@@ -231,8 +232,8 @@ func (e *Engine) seal(d *debate.Debate, round int, pend []pendingEvent) ([]debat
 		})
 	}
 	prev := head(d)
-	if all, ok := e.sealer.(BatchSealer); ok && len(evs) > 1 {
-		out, err := all.SealAll(prev, evs)
+	if all, ok := e.sealer.(CanonicalSealer); ok {
+		out, err := all.SealCanonical(prev, evs)
 		if err != nil {
 			return nil, fmt.Errorf("orchestrator: seal a step's events: %w", err)
 		}
