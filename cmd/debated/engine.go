@@ -52,17 +52,17 @@ func parseSigningKeys(spec, current string) (*ledger.Keyring, error) {
 // embeddedKeyring loads the embedded store's signing secret from the data
 // folder, making one on first use, so ledgers verify across restarts.
 func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
-	spec, err := dataDirSecret(dataDir, "signing.key")
+	spec, err := dataDirSecret(dataDir, "signing.key", "v1:")
 	if err != nil {
 		return nil, err
 	}
 	return parseSigningKeys(spec, "")
 }
 
-// dataDirSecret returns the "v1:BASE64" secret kept in the data folder's
-// file name, making a random 32-byte one on first use (the embedded
-// store's signing and checkpoint keys).
-func dataDirSecret(dataDir, name string) (string, error) {
+// dataDirSecret returns the secret (prefix, then BASE64) kept in the data
+// folder's file name, making a random 32-byte one on first use (the
+// embedded store's signing, checkpoint ("v1:") and encryption ("") keys).
+func dataDirSecret(dataDir, name, prefix string) (string, error) {
 	path := filepath.Join(dataDir, name)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -70,7 +70,7 @@ func dataDirSecret(dataDir, name string) (string, error) {
 		if _, err := rand.Read(secret); err != nil {
 			return "", err
 		}
-		data = []byte("v1:" + base64.StdEncoding.EncodeToString(secret) + "\n")
+		data = []byte(prefix + base64.StdEncoding.EncodeToString(secret) + "\n")
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return "", fmt.Errorf("write %s: %w", name, err)
 		}
@@ -325,24 +325,10 @@ func (c responseCache) Put(ctx context.Context, key string, resp []byte) error {
 func secretsBox(cfg config) (*secretbox.Box, error) {
 	raw := cfg.encryptionKey
 	if raw == "" && cfg.databaseURL == "" {
-		path := filepath.Join(cfg.dataDir, "encryption.key")
-		data, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			secret := make([]byte, 32)
-			if _, err := rand.Read(secret); err != nil {
-				return nil, err
-			}
-			data = []byte(base64.StdEncoding.EncodeToString(secret) + "\n")
-			if err := os.MkdirAll(cfg.dataDir, 0o750); err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(path, data, 0o600); err != nil {
-				return nil, fmt.Errorf("write encryption key: %w", err)
-			}
-		} else if err != nil {
-			return nil, fmt.Errorf("read encryption key: %w", err)
+		var err error
+		if raw, err = dataDirSecret(cfg.dataDir, "encryption.key", ""); err != nil {
+			return nil, err
 		}
-		raw = strings.TrimSpace(string(data))
 	}
 	if raw == "" {
 		return nil, nil

@@ -83,7 +83,7 @@ func checkpointKeyring(cfg config) (*tlog.Keyring, error) {
 	case spec != "":
 	case cfg.databaseURL == "":
 		var err error
-		if spec, err = dataDirSecret(cfg.dataDir, "checkpoint.key"); err != nil {
+		if spec, err = dataDirSecret(cfg.dataDir, "checkpoint.key", "v1:"); err != nil {
 			return nil, err
 		}
 	default:

@@ -141,30 +141,23 @@ func NewRiver(st RiverStore, r *Runner, cfg RiverConfig) (*River, error) {
 }
 
 // QueueDepth counts the debate jobs waiting or running, through River's
-// API. A running job whose cancellation was asked for (the sweeper took
-// its debate over) is not counted: its work is done or handed on, and
-// River's rescuer finalises it. River counts jobs by state but cannot
-// filter a count, so the running jobs (at most the replicas' workers) are
-// listed.
+// API (every job on this River is a debate's). A running job whose
+// cancellation was asked for (the sweeper took its debate over) is not
+// counted: its work is done or handed on, and River's rescuer finalises
+// it. River cannot filter a count, so the running jobs (at most the
+// replicas' workers) are listed.
 func (rv *River) QueueDepth(ctx context.Context) (int, error) {
 	counts, err := rv.client.Driver().GetExecutor().JobCountByAllStates(ctx, &riverdriver.JobCountByAllStatesParams{})
 	if err != nil {
 		return 0, err
 	}
-	n := counts[rivertype.JobStateAvailable] + counts[rivertype.JobStateScheduled] + counts[rivertype.JobStateRetryable]
-	params := river.NewJobListParams().Kinds(DebateArgs{}.Kind()).States(rivertype.JobStateRunning).
-		Where("metadata->>'cancel_attempted_at' IS NULL").First(10000)
-	for {
-		res, err := rv.client.JobList(ctx, params)
-		if err != nil {
-			return 0, err
-		}
-		n += len(res.Jobs)
-		if len(res.Jobs) < 10000 {
-			return n, nil
-		}
-		params = params.After(res.LastCursor)
+	running, err := rv.client.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateRunning).
+		Where("metadata->>'cancel_attempted_at' IS NULL").First(10000))
+	if err != nil {
+		return 0, err
 	}
+	return counts[rivertype.JobStateAvailable] + counts[rivertype.JobStateScheduled] +
+		counts[rivertype.JobStateRetryable] + len(running.Jobs), nil
 }
 
 // DebateCreate stores d (see debate.DebateStore) and, if it created the
