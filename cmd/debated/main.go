@@ -417,12 +417,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		return err
 	}
 	components = append(components, integrate)
+	var servers []func(context.Context) error // stopped last
 	if cfg.metricsAddr != "" {
 		metricsServer, err := newMetricsServer(cfg.metricsAddr, m, log)
 		if err != nil {
 			return err
 		}
-		components = append(components, metricsServer)
+		servers = append(servers, metricsServer)
 	}
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st, Log: tl}, server.Config{
 		Secrets:               box,
@@ -467,17 +468,48 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 			return fmt.Errorf("health listener: %w", err)
 		}
 		hs := srv.HealthServer()
-		go func() { _ = hs.Serve(hl) }()
-		defer hs.Stop()
+		servers = append(servers, serveUntil(func() error { return hs.Serve(hl) }, hs.Stop))
 		log.InfoContext(ctx, "health listening", slog.String("addr", hl.Addr().String()))
 	}
 	log.InfoContext(ctx, "debated listening", slog.String("addr", lis.Addr().String()), slog.Bool("admin_api", cfg.adminToken != ""))
 	// Every long-running component has one shape, Run(ctx) error, which
 	// returns once ctx ends and the component has stopped (see
 	// docs/decisions.md); one failing stops the service.
-	runCtx, stopComponents := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopComponents()
-	g, gctx := errgroup.WithContext(runCtx)
+	workFailed, stopWork := runAll(components)
+	serversFailed, stopServers := runAll(servers)
+	if ready != nil {
+		ready(lis.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ServeAll(lis, handler, extra...) }()
+	select {
+	case err := <-errc:
+		return errors.Join(err, stopWork(), stopServers())
+	case <-ctx.Done():
+	case <-workFailed:
+	case <-serversFailed:
+	}
+	log.Info("shutting down", slog.Duration("grace", cfg.shutdownTimeout))
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
+	defer cancel()
+	// Readiness fails and watchers are told to resume elsewhere first; then
+	// running debates are handed back (the components stop); then in-flight
+	// calls drain; the health and metrics servers answer until the end.
+	var failed error
+	srv.Shutdown(sctx, func() { failed = stopWork() })
+	if err := errors.Join(failed, <-errc, stopServers()); err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// runAll runs each component in its own goroutine. failed is closed when
+// one fails; stop ends them all, waits for them and returns the first
+// error.
+func runAll(components []func(context.Context) error) (failed <-chan struct{}, stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	g, gctx := errgroup.WithContext(ctx)
 	for _, run := range components {
 		g.Go(func() error {
 			if err := run(gctx); err != nil && gctx.Err() == nil {
@@ -486,41 +518,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 			return nil
 		})
 	}
-	if ready != nil {
-		ready(lis.Addr())
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ServeAll(lis, handler, extra...) }()
-	var failed error
-	select {
-	case err := <-errc:
-		stopComponents()
-		return errors.Join(err, g.Wait())
-	case <-ctx.Done():
-	case <-gctx.Done():
-		failed = g.Wait()
-	}
-	log.Info("shutting down", slog.Duration("grace", cfg.shutdownTimeout))
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
-	defer cancel()
-	// Readiness fails and watchers are told to resume elsewhere first; then
-	// running debates are handed back (the components stop); then in-flight
-	// calls drain.
-	srv.Shutdown(sctx, func() {
-		stopComponents()
-		if err := g.Wait(); err != nil {
-			log.Error("stopping", slog.String("error", err.Error()))
-		}
-	})
-	if err := errors.Join(failed, <-errc); err != nil {
-		return err
-	}
-	log.Info("stopped")
-	return nil
+	return gctx.Done(), func() error { cancel(); return g.Wait() }
 }
 
 // newMetricsServer listens on addr and returns the component that serves
-// /metrics there until its context ends.
+// /metrics there.
 func newMetricsServer(addr string, m *metrics.Metrics, log *slog.Logger) (func(context.Context) error, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -530,16 +532,27 @@ func newMetricsServer(addr string, m *metrics.Metrics, log *slog.Logger) (func(c
 	mux.Handle("/metrics", m.Handler())
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("metrics listening", slog.String("addr", lis.Addr().String()))
-	return func(ctx context.Context) error {
-		go func() {
-			<-ctx.Done()
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(sctx)
-		}()
+	return serveUntil(func() error {
 		if err := hs.Serve(lis); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("metrics server: %w", err)
 		}
 		return nil
-	}, nil
+	}, func() { _ = hs.Close() }), nil
+}
+
+// serveUntil is the component (Run(ctx) error) of a server: serve until
+// ctx ends, then stop, and return serve's error.
+func serveUntil(serve func() error, stop func()) func(context.Context) error {
+	return func(ctx context.Context) error {
+		stopped := make(chan struct{})
+		defer close(stopped)
+		go func() {
+			select {
+			case <-ctx.Done():
+				stop()
+			case <-stopped:
+			}
+		}()
+		return serve()
+	}
 }
