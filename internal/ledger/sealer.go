@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"runtime"
@@ -104,7 +103,7 @@ func signBatched(out []Event, sums [][32]byte, signers []Signer) bool {
 		keys[i], msgs[i] = ks.exp, sums[i][:]
 	}
 	for i, sig := range signBatch(keys, msgs) {
-		out[i].Signature = base64.StdEncoding.EncodeToString(sig)
+		out[i].Signature = encodeSig(sig)
 	}
 	return true
 }

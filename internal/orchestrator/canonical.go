@@ -34,17 +34,19 @@ func canonical(raw []byte) ([]byte, string, error) {
 // recorded OutputHash they are that form, and it is not canonicalised
 // again; otherwise (a store that reformats JSON, an old checkpoint) it is.
 func checkpointState(cp *debate.Checkpoint) ([]byte, string, error) {
-	if cp.OutputHash != "" && len(cp.State) > 0 {
-		if h := hashHex(cp.State); h == cp.OutputHash {
-			return cp.State, h, nil
-		}
+	var want [sha256.Size]byte
+	if n, err := hex.Decode(want[:], []byte(cp.OutputHash)); err == nil && n == len(want) && len(cp.State) > 0 &&
+		sha256.Sum256(cp.State) == want {
+		return cp.State, cp.OutputHash, nil
 	}
 	return canonical(cp.State)
 }
 
 func hashHex(b []byte) string {
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	return string(h[:])
 }
 
 // canonicalObject is canonical for values that must be JSON objects.
