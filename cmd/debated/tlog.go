@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -30,17 +29,16 @@ type logConfig struct {
 const defaultLogOrigin = "debated.local"
 
 // logFlags registers the transparency log's flags.
-func logFlags(fs *flag.FlagSet, env func(name, def string) string, c *logConfig) error {
-	interval, err := time.ParseDuration(env("DEBATED_LOG_INTEGRATE_INTERVAL", "1s"))
-	if err != nil {
-		return fmt.Errorf("DEBATED_LOG_INTEGRATE_INTERVAL: %w", err)
+func logFlags(f *envFlags, c *logConfig) {
+	str := func(p *string, name, envName, def, usage string) {
+		envVar(f, f.fs.StringVar, parseString, p, name, envName, def, usage)
 	}
-	fs.StringVar(&c.keys, "checkpoint-keys", env("DEBATED_CHECKPOINT_KEYS", ""), "checkpoint signing secrets VERSION:BASE64[,...]; required with PostgreSQL (DEBATED_CHECKPOINT_KEYS)")
-	fs.StringVar(&c.current, "checkpoint-key-current", env("DEBATED_CHECKPOINT_KEY_CURRENT", ""), "the checkpoint key version that signs; default the last (DEBATED_CHECKPOINT_KEY_CURRENT)")
-	fs.StringVar(&c.origin, "log-origin", env("DEBATED_LOG_ORIGIN", defaultLogOrigin), "the deployment's name in checkpoint origins and the checkpoint key's name (DEBATED_LOG_ORIGIN)")
-	fs.DurationVar(&c.interval, "log-integrate-interval", interval, "how often committed steps are integrated into the logs in the background (DEBATED_LOG_INTEGRATE_INTERVAL)")
-	fs.StringVar(&c.witnessDir, "witness-dir", env("DEBATED_WITNESS_DIR", ""), "a folder that receives every new checkpoint, DIR/<tenant>/<size>.checkpoint (DEBATED_WITNESS_DIR)")
-	return nil
+	str(&c.keys, "checkpoint-keys", "DEBATED_CHECKPOINT_KEYS", "", "checkpoint signing secrets VERSION:BASE64[,...]; required with PostgreSQL")
+	str(&c.current, "checkpoint-key-current", "DEBATED_CHECKPOINT_KEY_CURRENT", "", "the checkpoint key version that signs; default the last")
+	str(&c.origin, "log-origin", "DEBATED_LOG_ORIGIN", defaultLogOrigin, "the deployment's name in checkpoint origins and the checkpoint key's name")
+	envVar(f, f.fs.DurationVar, time.ParseDuration, &c.interval, "log-integrate-interval", "DEBATED_LOG_INTEGRATE_INTERVAL", "1s",
+		"how often committed steps are integrated into the logs in the background")
+	str(&c.witnessDir, "witness-dir", "DEBATED_WITNESS_DIR", "", "a folder that receives every new checkpoint, DIR/<tenant>/<size>.checkpoint")
 }
 
 // parseSecrets reads "v1:BASE64,v2:BASE64" (the last version is current
