@@ -115,7 +115,7 @@ func debates(t *testing.T, st *sqlite.Store, keys *ledger.Keyring) *server.Debat
 	lctx, stop := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- local.Run(lctx) }()
-	t.Cleanup(func() { stop(); <-stopped })
+	t.Cleanup(func() { stop(); require.NoError(t, <-stopped) })
 	// Registered protocols: no model is configured here, so they register
 	// and list but do not run.
 	builtin := func(name string) bool { _, err := reg.Get(name); return err == nil }

@@ -74,7 +74,7 @@ func serveLogged(t *testing.T, kind string) (string, tamperer) {
 		lctx, cancel := context.WithCancel(ctx)
 		stopped := make(chan error, 1)
 		go func() { stopped <- local.Run(lctx) }()
-		stop = sync.OnceFunc(func() { cancel(); <-stopped })
+		stop = sync.OnceFunc(func() { cancel(); require.NoError(t, <-stopped) })
 		t.Cleanup(stop)
 		tamper = func(t *testing.T, stmts ...string) {
 			t.Helper()
@@ -135,7 +135,7 @@ func serveLogged(t *testing.T, kind string) (string, tamperer) {
 		rctx, stopRiver := context.WithCancel(ctx)
 		stopped := make(chan error, 1)
 		go func() { stopped <- rv.Run(rctx) }()
-		t.Cleanup(func() { stopRiver(); <-stopped })
+		t.Cleanup(func() { stopRiver(); require.NoError(t, <-stopped) })
 		lctx, cancel := context.WithCancel(ctx)
 		t.Cleanup(cancel)
 		go func() { _ = s.Listen(lctx, hub.Poke) }()
