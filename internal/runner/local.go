@@ -86,9 +86,6 @@ func (l *Local) StepCommit(ctx context.Context, c debate.StepCommit) error {
 	return nil
 }
 
-// QueueDepth reports how many debates are running or waiting for a slot.
-func (l *Local) QueueDepth(context.Context) (int, error) { return l.Pending(), nil }
-
 // Run resumes every unfinished debate Resume lists and schedules debates
 // until ctx ends; then it hands every running debate back (they resume
 // from their last commit at the next start) and returns once the runs
@@ -185,9 +182,9 @@ func (l *Local) runOne(ref Ref) (err error) {
 	return l.runner.Run(l.ctx, ref.TenantID, ref.DebateID)
 }
 
-// Pending reports how many debates are running or waiting for a slot.
-func (l *Local) Pending() int {
+// QueueDepth reports how many debates are running or waiting for a slot.
+func (l *Local) QueueDepth(context.Context) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.running + len(l.queue)
+	return l.running + len(l.queue), nil
 }

@@ -18,7 +18,7 @@ import (
 // created debate and a step that asks to be enqueued make the debate
 // runnable, each after its commit and only then; an idempotent replay and
 // a fenced step schedule nothing. Before Run, what is scheduled waits in
-// the queue (Pending counts it).
+// the queue (QueueDepth counts it).
 func TestLocalSchedulesRunnableDebates(t *testing.T) {
 	t.Parallel()
 	sq, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
@@ -27,6 +27,11 @@ func TestLocalSchedulesRunnableDebates(t *testing.T) {
 	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	local := runner.NewLocal(sq, nil, runner.LocalConfig{})
 	s := runner.Scheduled(sq, local)
+	pending := func() int {
+		n, err := local.QueueDepth(context.Background())
+		require.NoError(t, err)
+		return n
+	}
 
 	ctx, tenant := storetest.NewTenant(t, sq)
 	b := storetest.SampleBundle("deal-local")
@@ -37,18 +42,18 @@ func TestLocalSchedulesRunnableDebates(t *testing.T) {
 	d, created, err := s.DebateCreate(ctx, storetest.SampleDebate(b.Deal.ID, at))
 	require.NoError(t, err)
 	require.True(t, created)
-	require.Equal(t, 1, local.Pending(), "a created debate is runnable")
+	require.Equal(t, 1, pending(), "a created debate is runnable")
 
 	again := storetest.SampleDebate(d.DealID, d.CreatedAt)
 	again.IdempotencyKey = "key-1"
 	_, created, err = s.DebateCreate(ctx, again)
 	require.NoError(t, err)
 	require.True(t, created)
-	require.Equal(t, 2, local.Pending())
+	require.Equal(t, 2, pending())
 	_, created, err = s.DebateCreate(ctx, again)
 	require.NoError(t, err)
 	require.False(t, created)
-	require.Equal(t, 2, local.Pending(), "an idempotent replay schedules nothing")
+	require.Equal(t, 2, pending(), "an idempotent replay schedules nothing")
 
 	// A debate already waiting is not queued twice: follow another one.
 	other := storetest.SampleDebate(d.DealID, d.CreatedAt)
@@ -58,16 +63,16 @@ func TestLocalSchedulesRunnableDebates(t *testing.T) {
 	c := l.Next(2)
 	require.NoError(t, s.StepCommit(ctx, c))
 	l.Commit(c)
-	require.Equal(t, 2, local.Pending(), "a plain step schedules nothing")
+	require.Equal(t, 2, pending(), "a plain step schedules nothing")
 
 	stale := l.Next(1)
 	stale.ExpectSeq, stale.Enqueue = 0, true
 	stale.Events, stale.Checkpoint = nil, nil
 	require.ErrorIs(t, s.StepCommit(ctx, stale), debate.ErrConflict)
-	require.Equal(t, 2, local.Pending(), "a failed commit schedules nothing")
+	require.Equal(t, 2, pending(), "a failed commit schedules nothing")
 
 	c = l.Next(0)
 	c.Checkpoint, c.Enqueue, c.Status = nil, true, debate.DebateQueued
 	require.NoError(t, s.StepCommit(ctx, c))
-	require.Equal(t, 3, local.Pending(), "a step that asks to be enqueued makes the debate runnable")
+	require.Equal(t, 3, pending(), "a step that asks to be enqueued makes the debate runnable")
 }
