@@ -208,10 +208,10 @@ type resumable interface {
 	RunnableDebates(ctx context.Context) ([]sqlite.RunnableDebate, error)
 }
 
-// startDebates assembles the engine, the runner and the scheduler of the
+// newDebates assembles the engine, the runner and the scheduler of the
 // store's kind, and returns what DebateService needs and the long-running
 // components to run (see docs/decisions.md, one lifecycle shape).
-func startDebates(cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*server.Debates, []func(context.Context) error, error) {
+func newDebates(cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*server.Debates, []func(context.Context) error, error) {
 	transcripts := idis.NewTranscripts()
 	reg, cat, err := protocols(cfg, st, log, m, box, keys, transcripts)
 	if err != nil {
@@ -249,7 +249,7 @@ func startDebates(cfg config, st stores, keys *ledger.Keyring, log *slog.Logger,
 				list, err := s.RunnableDebates(ctx)
 				refs := make([]runner.Ref, len(list))
 				for i, d := range list {
-					refs[i] = runner.Ref{TenantID: d.TenantID, DebateID: d.DebateID}
+					refs[i] = runner.Ref(d)
 				}
 				return refs, err
 			}})

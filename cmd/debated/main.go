@@ -389,7 +389,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	if err != nil {
 		return err
 	}
-	debates, components, err := startDebates(cfg, st, keys, log, m, box)
+	debates, components, err := newDebates(cfg, st, keys, log, m, box)
 	if err != nil {
 		return err
 	}
