@@ -111,10 +111,11 @@ func debates(t *testing.T, st *sqlite.Store, keys *ledger.Keyring) *server.Debat
 	hub := stream.New(st, stream.Config{Logger: slog.New(slog.DiscardHandler)})
 	run, err := runner.New(runner.Config{Store: st, Engine: eng, Publisher: hub, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	local := runner.NewLocal(run, 4, slog.New(slog.DiscardHandler))
-	st.SetOnRunnable(local.Submit)
-	require.NoError(t, local.Start(context.Background(), nil))
-	t.Cleanup(func() { _ = local.Stop(context.Background()) })
+	local := runner.NewLocal(st, run, runner.LocalConfig{MaxWorkers: 4, Logger: slog.New(slog.DiscardHandler)})
+	lctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- local.Run(lctx) }()
+	t.Cleanup(func() { stop(); require.NoError(t, <-stopped) })
 	// Registered protocols: no model is configured here, so they register
 	// and list but do not run.
 	builtin := func(name string) bool { _, err := reg.Get(name); return err == nil }
@@ -122,7 +123,7 @@ func debates(t *testing.T, st *sqlite.Store, keys *ledger.Keyring) *server.Debat
 		ModelFor: func(context.Context) (llm.Caller, error) { return nil, nil }})
 	require.NoError(t, err)
 	reg.SetResolver(cat.Resolver())
-	return &server.Debates{Store: st, Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub}
+	return &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub}
 }
 
 // ctl runs debatectl with args against addr and returns its output and error.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,10 +70,11 @@ func serveLogged(t *testing.T, kind string) (string, tamperer) {
 		hub := stream.New(s, stream.Config{Logger: quiet})
 		run, err := runner.New(runner.Config{Store: s, Engine: eng, Publisher: hub, Logger: quiet})
 		require.NoError(t, err)
-		local := runner.NewLocal(run, 4, quiet)
-		s.SetOnRunnable(local.Submit)
-		require.NoError(t, local.Start(ctx, nil))
-		stop = func() { _ = local.Stop(context.Background()) }
+		local := runner.NewLocal(s, run, runner.LocalConfig{MaxWorkers: 4, Logger: quiet})
+		lctx, cancel := context.WithCancel(ctx)
+		stopped := make(chan error, 1)
+		go func() { stopped <- local.Run(lctx) }()
+		stop = sync.OnceFunc(func() { cancel(); require.NoError(t, <-stopped) })
 		t.Cleanup(stop)
 		tamper = func(t *testing.T, stmts ...string) {
 			t.Helper()
@@ -115,7 +117,7 @@ func serveLogged(t *testing.T, kind string) (string, tamperer) {
 			require.NoError(t, tx.Commit())
 		}
 		stores := server.Stores{Tenants: st, Registry: st, Grading: st,
-			Debates: &server.Debates{Store: s, Engine: eng, Protocols: reg, Keys: keys, Hub: hub},
+			Debates: &server.Debates{Store: runner.Scheduled(s, local), Engine: eng, Protocols: reg, Keys: keys, Hub: hub},
 			Log:     &server.Log{Store: logst, Keys: cpKeys, Origin: "debated.test"}}
 		return startServer(t, stores), tamper
 	case "postgres":
@@ -128,11 +130,12 @@ func serveLogged(t *testing.T, kind string) (string, tamperer) {
 		hub := stream.New(s, stream.Config{Logger: quiet})
 		run, err := runner.New(runner.Config{Store: s, Engine: eng, Publisher: hub, Logger: quiet})
 		require.NoError(t, err)
-		rv, err := runner.NewRiver(s.Pool(), run, runner.RiverConfig{MaxWorkers: 4, Logger: quiet})
+		rv, err := runner.NewRiver(s, run, runner.RiverConfig{MaxWorkers: 4, Logger: quiet})
 		require.NoError(t, err)
-		s.SetJobInserter(rv)
-		require.NoError(t, rv.Start(ctx))
-		t.Cleanup(func() { _ = rv.Stop(context.Background()) })
+		rctx, stopRiver := context.WithCancel(ctx)
+		stopped := make(chan error, 1)
+		go func() { stopped <- rv.Run(rctx) }()
+		t.Cleanup(func() { stopRiver(); require.NoError(t, <-stopped) })
 		lctx, cancel := context.WithCancel(ctx)
 		t.Cleanup(cancel)
 		go func() { _ = s.Listen(lctx, hub.Poke) }()
@@ -154,7 +157,7 @@ func serveLogged(t *testing.T, kind string) (string, tamperer) {
 			require.NoError(t, tx.Commit(ctx))
 		}
 		stores := server.Stores{Tenants: s, Registry: s, Grading: s,
-			Debates: &server.Debates{Store: s, Engine: eng, Protocols: reg, Keys: keys, Hub: hub},
+			Debates: &server.Debates{Store: runner.Scheduled(s, rv), Engine: eng, Protocols: reg, Keys: keys, Hub: hub},
 			Log:     &server.Log{Store: s, Keys: cpKeys, Origin: "debated.test"}}
 		return startServer(t, stores), tamper
 	}

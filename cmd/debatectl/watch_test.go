@@ -57,10 +57,11 @@ func serveEvery(t *testing.T, model *openaitest.Server) string {
 	hub := stream.New(st, stream.Config{Logger: log})
 	run, err := runner.New(runner.Config{Store: st, Engine: eng, Publisher: hub, Logger: log})
 	require.NoError(t, err)
-	local := runner.NewLocal(run, 4, log)
-	st.SetOnRunnable(local.Submit)
-	require.NoError(t, local.Start(ctx, nil))
-	t.Cleanup(func() { _ = local.Stop(context.Background()) })
+	local := runner.NewLocal(st, run, runner.LocalConfig{MaxWorkers: 4, Logger: log})
+	lctx, stop := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- local.Run(lctx) }()
+	t.Cleanup(func() { stop(); require.NoError(t, <-stopped) })
 	modelFor := func(context.Context) (llm.Caller, error) { return nil, nil }
 	if model != nil {
 		b, err := llm.NewBackend(llm.Config{BaseURL: model.URL, Model: "test-model", Logger: log})
@@ -72,7 +73,7 @@ func serveEvery(t *testing.T, model *openaitest.Server) string {
 	require.NoError(t, err)
 	reg.SetResolver(cat.Resolver())
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st,
-		Debates: &server.Debates{Store: st, Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub}},
+		Debates: &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub}},
 		server.Config{AdminToken: adminToken, Logger: log})
 	require.NoError(t, err)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

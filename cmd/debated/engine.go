@@ -53,17 +53,17 @@ func parseSigningKeys(spec, current string) (*ledger.Keyring, error) {
 // embeddedKeyring loads the embedded store's signing secret from the data
 // folder, making one on first use, so ledgers verify across restarts.
 func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
-	spec, err := dataDirSecret(dataDir, "signing.key")
+	spec, err := dataDirSecret(dataDir, "signing.key", "v1:")
 	if err != nil {
 		return nil, err
 	}
 	return parseSigningKeys(spec, "")
 }
 
-// dataDirSecret returns the "v1:BASE64" secret kept in the data folder's
-// file name, making a random 32-byte one on first use (the embedded
-// store's signing and checkpoint keys).
-func dataDirSecret(dataDir, name string) (string, error) {
+// dataDirSecret returns the secret (prefix, then BASE64) kept in the data
+// folder's file name, making a random 32-byte one on first use (the
+// embedded store's signing, checkpoint ("v1:") and encryption ("") keys).
+func dataDirSecret(dataDir, name, prefix string) (string, error) {
 	path := filepath.Join(dataDir, name)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -71,7 +71,7 @@ func dataDirSecret(dataDir, name string) (string, error) {
 		if _, err := rand.Read(secret); err != nil {
 			return "", err
 		}
-		data = []byte("v1:" + base64.StdEncoding.EncodeToString(secret) + "\n")
+		data = []byte(prefix + base64.StdEncoding.EncodeToString(secret) + "\n")
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return "", fmt.Errorf("write %s: %w", name, err)
 		}
@@ -131,9 +131,9 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		return b, nil
 	}
 	icfg := idis.Config{Registry: st, Ledger: st, Enrichment: enrichmentOf(st), RolesFor: rolesFor, Transcripts: transcripts}
-	if pg, ok := st.(*postgres.Store); ok {
+	if es, ok := st.(evidenceSearcher); ok {
 		// PostgreSQL full-text search; the embedded store ranks in memory.
-		icfg.Searcher = pgSearcher{pg}
+		icfg.Searcher = pgSearcher{es}
 	}
 	reg, err := orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(icfg),
 		agentproto.Protocol(agentproto.Config{Registry: st, Ledger: st, Keys: keys, ModelFor: modelFor}),
@@ -152,8 +152,13 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	return reg, cat, nil
 }
 
+// evidenceSearcher is the PostgreSQL store's full-text search.
+type evidenceSearcher interface {
+	EvidenceSearch(ctx context.Context, dealID, query string, minGrade debate.SourceGrade, limit int) ([]debate.EvidenceHit, int, error)
+}
+
 // pgSearcher adapts the PostgreSQL store's full-text search to the tools.
-type pgSearcher struct{ s *postgres.Store }
+type pgSearcher struct{ s evidenceSearcher }
 
 func (p pgSearcher) SearchEvidence(ctx context.Context, dealID, query string, _ debate.ClaimClass, minGrade debate.SourceGrade, limit int) ([]tools.Hit, int, error) {
 	hits, total, err := p.s.EvidenceSearch(ctx, dealID, query, minGrade, limit)
@@ -181,14 +186,33 @@ func signingKeyring(cfg config) (*ledger.Keyring, error) {
 	}
 }
 
-// scheduler starts and stops the debates' execution.
+// scheduler carries debates on: River jobs on PostgreSQL, the in-process
+// scheduler on the embedded store. Its DebateCreate and StepCommit are the
+// store's, plus the scheduling of the debate they make runnable.
 type scheduler interface {
-	Stop(ctx context.Context) error
+	runner.Scheduler
+	Run(ctx context.Context) error
+	QueueDepth(ctx context.Context) (int, error)
 }
 
-// startDebates assembles the engine, the runner and the scheduler of the
-// store's kind, and returns what DebateService needs.
-func startDebates(ctx context.Context, cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*server.Debates, scheduler, error) {
+// riverStore is what the PostgreSQL store offers beyond stores: River
+// runs on it and its ledger notifications reach every replica.
+type riverStore interface {
+	runner.RiverStore
+	Listen(ctx context.Context, fn func(tenantID, debateID string)) error
+	GroupCommitStats() postgres.GroupCommitStats
+}
+
+// resumable is the embedded store's list of the debates to resume at
+// start-up.
+type resumable interface {
+	RunnableDebates(ctx context.Context) ([]sqlite.RunnableDebate, error)
+}
+
+// newDebates assembles the engine, the runner and the scheduler of the
+// store's kind, and returns what DebateService needs and the long-running
+// components to run (see docs/decisions.md, one lifecycle shape).
+func newDebates(cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*server.Debates, []func(context.Context) error, error) {
 	transcripts := idis.NewTranscripts()
 	reg, cat, err := protocols(cfg, st, log, m, box, keys, transcripts)
 	if err != nil {
@@ -204,75 +228,48 @@ func startDebates(ctx context.Context, cfg config, st stores, keys *ledger.Keyri
 	if err != nil {
 		return nil, nil, err
 	}
-	deps := &server.Debates{Store: st, Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub,
-		Observe: func(d debate.Debate, c *debate.StepCommit) { m.ObserveStep(d, c, 0) }}
-	m.Gauge("debated_watchers", "Watch streams open on this replica.", func() float64 { return float64(hub.Watching()) })
+	var sched scheduler
+	var components []func(context.Context) error
 	switch s := st.(type) {
-	case *sqlite.Store:
-		local := runner.NewLocal(run, cfg.workers, log)
-		s.SetOnRunnable(local.Submit)
-		m.Gauge("debated_queue_depth", "Debates running or waiting for a worker.", func() float64 { return float64(local.Pending()) })
-		if err := local.Start(ctx, sqliteRunnable{s}); err != nil {
-			return nil, nil, err
-		}
-		return deps, local, nil
-	case *postgres.Store:
-		rv, err := runner.NewRiver(s.Pool(), run, runner.RiverConfig{
-			MaxWorkers: cfg.workers, Slice: cfg.jobSlice, RescueAfter: cfg.rescueAfter, Logger: log,
+	case riverStore:
+		rv, err := runner.NewRiver(s, run, runner.RiverConfig{
+			MaxWorkers: cfg.workers, Slice: cfg.jobSlice, RescueAfter: cfg.rescueAfter, StopTimeout: cfg.shutdownTimeout, Logger: log,
 		})
 		if err != nil {
 			return nil, nil, err
 		}
-		s.SetJobInserter(rv)
+		sched = rv
 		m.Counter("debated_step_commit_transactions_total", "Transactions that committed node steps (a group commit is one).",
 			func() float64 { return float64(s.GroupCommitStats().Transactions) })
 		m.Counter("debated_step_commits_grouped_total", "Node steps committed through the group committer.",
 			func() float64 { return float64(s.GroupCommitStats().Steps) })
-		m.Gauge("debated_queue_depth", "Debate jobs waiting or running (all replicas).", func() float64 {
-			qctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			n, err := rv.QueueDepth(qctx)
-			if err != nil {
-				return -1
-			}
-			return float64(n)
-		})
-		if err := rv.Start(ctx); err != nil {
-			return nil, nil, err
+		components = append(components, func(ctx context.Context) error { return s.Listen(ctx, hub.Poke) })
+	case resumable:
+		sched = runner.NewLocal(st, run, runner.LocalConfig{MaxWorkers: cfg.workers, Logger: log,
+			Resume: func(ctx context.Context) ([]runner.Ref, error) {
+				list, err := s.RunnableDebates(ctx)
+				refs := make([]runner.Ref, len(list))
+				for i, d := range list {
+					refs[i] = runner.Ref(d)
+				}
+				return refs, err
+			}})
+	default:
+		return nil, nil, fmt.Errorf("no scheduler for store %T", st)
+	}
+	m.Gauge("debated_queue_depth", "Debate jobs waiting or running (all replicas on PostgreSQL).", func() float64 {
+		qctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := sched.QueueDepth(qctx)
+		if err != nil {
+			return -1
 		}
-		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		go func() {
-			if err := s.Listen(lctx, hub.Poke); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("listening for ledger notifications stopped", slog.String("error", err.Error()))
-			}
-		}()
-		return deps, stopAll{rv, cancel}, nil
-	}
-	return nil, nil, fmt.Errorf("no scheduler for store %T", st)
-}
-
-type sqliteRunnable struct{ s *sqlite.Store }
-
-func (r sqliteRunnable) RunnableDebates(ctx context.Context) ([]runner.Ref, error) {
-	list, err := r.s.RunnableDebates(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]runner.Ref, 0, len(list))
-	for _, d := range list {
-		out = append(out, runner.Ref{TenantID: d.TenantID, DebateID: d.DebateID})
-	}
-	return out, nil
-}
-
-type stopAll struct {
-	rv     *runner.River
-	cancel context.CancelFunc
-}
-
-func (s stopAll) Stop(ctx context.Context) error {
-	defer s.cancel()
-	return s.rv.Stop(ctx)
+		return float64(n)
+	})
+	m.Gauge("debated_watchers", "Watch streams open on this replica.", func() float64 { return float64(hub.Watching()) })
+	deps := &server.Debates{Store: runner.Scheduled(st, sched), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub,
+		Observe: func(d debate.Debate, c *debate.StepCommit) { m.ObserveStep(d, c, 0) }}
+	return deps, append(components, sched.Run), nil
 }
 
 // enrichmentOf reads a deal's tenant-supplied enrichment records for the
@@ -329,24 +326,10 @@ func (c responseCache) Put(ctx context.Context, key string, resp []byte) error {
 func secretsBox(cfg config) (*secretbox.Box, error) {
 	raw := cfg.encryptionKey
 	if raw == "" && cfg.databaseURL == "" {
-		path := filepath.Join(cfg.dataDir, "encryption.key")
-		data, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			secret := make([]byte, 32)
-			if _, err := rand.Read(secret); err != nil {
-				return nil, err
-			}
-			data = []byte(base64.StdEncoding.EncodeToString(secret) + "\n")
-			if err := os.MkdirAll(cfg.dataDir, 0o750); err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(path, data, 0o600); err != nil {
-				return nil, fmt.Errorf("write encryption key: %w", err)
-			}
-		} else if err != nil {
-			return nil, fmt.Errorf("read encryption key: %w", err)
+		var err error
+		if raw, err = dataDirSecret(cfg.dataDir, "encryption.key", ""); err != nil {
+			return nil, err
 		}
-		raw = strings.TrimSpace(string(data))
 	}
 	if raw == "" {
 		return nil, nil

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
 	"github.com/debated/debated/internal/debate"
@@ -197,118 +198,60 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func parseConfig(cmd string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("debated "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
+	f := &envFlags{fs: fs, getenv: getenv}
+	env := f.env
+	str := func(p *string, name, envName, def, usage string) {
+		envVar(f, fs.StringVar, parseString, p, name, envName, def, usage)
+	}
+	num := func(p *int, name, envName, def, usage string) {
+		envVar(f, fs.IntVar, strconv.Atoi, p, name, envName, def, usage)
+	}
+	dur := func(p *time.Duration, name, envName, def, usage string) {
+		envVar(f, fs.DurationVar, time.ParseDuration, p, name, envName, def, usage)
 	}
 	var cfg config
-	fs.StringVar(&cfg.databaseURL, "database-url", env("DEBATED_DATABASE_URL", ""), "PostgreSQL URL; empty runs on the embedded SQLite store (DEBATED_DATABASE_URL)")
-	fs.StringVar(&cfg.logLevel, "log-level", env("DEBATED_LOG_LEVEL", "info"), "debug, info, warn or error (DEBATED_LOG_LEVEL)")
-	fs.StringVar(&cfg.logFormat, "log-format", env("DEBATED_LOG_FORMAT", "json"), "json or text (DEBATED_LOG_FORMAT)")
+	str(&cfg.databaseURL, "database-url", "DEBATED_DATABASE_URL", "", "PostgreSQL URL; empty runs on the embedded SQLite store")
+	str(&cfg.logLevel, "log-level", "DEBATED_LOG_LEVEL", "info", "debug, info, warn or error")
+	str(&cfg.logFormat, "log-format", "DEBATED_LOG_FORMAT", "json", "json or text")
 	if cmd == "serve" {
-		migrate, err := strconv.ParseBool(env("DEBATED_MIGRATE_ON_START", "true"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_MIGRATE_ON_START: %w", err)
-		}
-		shutdown, err := time.ParseDuration(env("DEBATED_SHUTDOWN_TIMEOUT", "25s"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_SHUTDOWN_TIMEOUT: %w", err)
-		}
-		maxRecv, err := strconv.Atoi(env("DEBATED_MAX_RECV_MSG_BYTES", strconv.Itoa(16<<20)))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_MAX_RECV_MSG_BYTES: %w", err)
-		}
-		fs.StringVar(&cfg.listen, "listen", env("DEBATED_LISTEN", "localhost:50051"), "gRPC listen address HOST:PORT (DEBATED_LISTEN)")
-		fs.StringVar(&cfg.httpListen, "http-listen", env("DEBATED_HTTP_LISTEN", ""), "an extra address serving only HTTP (Connect, gRPC-Web, REST, the dashboard); the gRPC port serves them too (DEBATED_HTTP_LISTEN)")
+		str(&cfg.listen, "listen", "DEBATED_LISTEN", "localhost:50051", "gRPC listen address HOST:PORT")
+		str(&cfg.httpListen, "http-listen", "DEBATED_HTTP_LISTEN", "", "an extra address serving only HTTP (Connect, gRPC-Web, REST, the dashboard); the gRPC port serves them too")
 		fs.Func("cors-origins", "comma-separated origins allowed to call the API from a browser; empty: same origin only (DEBATED_CORS_ORIGINS)", func(v string) error {
 			cfg.corsOrigins = splitList(v)
 			return nil
 		})
 		cfg.corsOrigins = splitList(getenv("DEBATED_CORS_ORIGINS"))
-		fs.StringVar(&cfg.dataDir, "data-dir", env("DEBATED_DATA_DIR", ".data"), "folder of the embedded store's database file (DEBATED_DATA_DIR)")
-		fs.StringVar(&cfg.adminToken, "admin-token", env("DEBATED_ADMIN_TOKEN", ""), "bootstrap token for AdminService; empty disables it (DEBATED_ADMIN_TOKEN)")
-		fs.BoolVar(&cfg.migrateOnStart, "migrate", migrate, "apply PostgreSQL migrations at start-up (DEBATED_MIGRATE_ON_START)")
-		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", shutdown, "how long SIGTERM waits for running calls (DEBATED_SHUTDOWN_TIMEOUT)")
-		fs.IntVar(&cfg.maxRecvMsgBytes, "max-recv-msg-bytes", maxRecv, "largest request accepted (DEBATED_MAX_RECV_MSG_BYTES)")
-		workers, err := strconv.Atoi(env("DEBATED_WORKERS", "16"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_WORKERS: %w", err)
-		}
-		slice, err := time.ParseDuration(env("DEBATED_JOB_SLICE", "20s"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_JOB_SLICE: %w", err)
-		}
-		rescue, err := time.ParseDuration(env("DEBATED_RESCUE_AFTER", "60s"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_RESCUE_AFTER: %w", err)
-		}
-		fs.StringVar(&cfg.signingKeys, "signing-keys", env("DEBATED_SIGNING_KEYS", ""), "ledger signing secrets VERSION:BASE64[,...]; required with PostgreSQL (DEBATED_SIGNING_KEYS)")
-		fs.StringVar(&cfg.signingKeyCurrent, "signing-key-current", env("DEBATED_SIGNING_KEY_CURRENT", ""), "the version that signs; default the last (DEBATED_SIGNING_KEY_CURRENT)")
-		fs.IntVar(&cfg.workers, "workers", workers, "debates this replica runs at once (DEBATED_WORKERS)")
-		fs.DurationVar(&cfg.jobSlice, "job-slice", slice, "how long a job runs a debate before handing it back (PostgreSQL) (DEBATED_JOB_SLICE)")
-		rps, err := strconv.ParseFloat(env("DEBATED_TENANT_RPS", "0"), 64)
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_TENANT_RPS: %w", err)
-		}
-		burst, err := strconv.Atoi(env("DEBATED_TENANT_BURST", "100"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_TENANT_BURST: %w", err)
-		}
-		maxRunning, err := strconv.Atoi(env("DEBATED_MAX_RUNNING_DEBATES", "0"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_MAX_RUNNING_DEBATES: %w", err)
-		}
-		fs.Float64Var(&cfg.tenantRPS, "tenant-rps", rps, "calls per second per tenant; 0 disables the limit (DEBATED_TENANT_RPS)")
-		fs.IntVar(&cfg.tenantBurst, "tenant-burst", burst, "burst of the per-tenant rate limit (DEBATED_TENANT_BURST)")
-		fs.IntVar(&cfg.maxRunning, "max-running-debates", maxRunning, "queued and running debates per tenant; 0 disables the limit (DEBATED_MAX_RUNNING_DEBATES)")
-		maxGrade, err := strconv.Atoi(env("DEBATED_MAX_GRADE_CLAIMS", strconv.Itoa(server.DefaultMaxGradeClaims)))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_MAX_GRADE_CLAIMS: %w", err)
-		}
-		gradingBudget, err := strconv.Atoi(env("DEBATED_GRADING_CLAIM_BUDGET", strconv.Itoa(server.DefaultGradingClaimBudget)))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_GRADING_CLAIM_BUDGET: %w", err)
-		}
-		fs.IntVar(&cfg.maxGradeClaims, "max-grade-claims", maxGrade, "gradings of deals with more claims are refused (DEBATED_MAX_GRADE_CLAIMS)")
-		fs.IntVar(&cfg.gradingBudget, "grading-claim-budget", gradingBudget, "claims of the gradings running at once; more wait (DEBATED_GRADING_CLAIM_BUDGET)")
-		llmTimeout, err := time.ParseDuration(env("DEBATED_LLM_TIMEOUT", "60s"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_LLM_TIMEOUT: %w", err)
-		}
-		llmBudget, err := strconv.Atoi(env("DEBATED_LLM_TOKEN_BUDGET", "0"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_LLM_TOKEN_BUDGET: %w", err)
-		}
-		fs.StringVar(&cfg.llmBaseURL, "llm-base-url", env("DEBATED_LLM_BASE_URL", ""), "OpenAI-compatible API base URL; empty keeps the rules backend (DEBATED_LLM_BASE_URL)")
+		str(&cfg.dataDir, "data-dir", "DEBATED_DATA_DIR", ".data", "folder of the embedded store's database file")
+		str(&cfg.adminToken, "admin-token", "DEBATED_ADMIN_TOKEN", "", "bootstrap token for AdminService; empty disables it")
+		envVar(f, fs.BoolVar, strconv.ParseBool, &cfg.migrateOnStart, "migrate", "DEBATED_MIGRATE_ON_START", "true", "apply PostgreSQL migrations at start-up")
+		dur(&cfg.shutdownTimeout, "shutdown-timeout", "DEBATED_SHUTDOWN_TIMEOUT", "25s", "how long SIGTERM waits for running calls")
+		num(&cfg.maxRecvMsgBytes, "max-recv-msg-bytes", "DEBATED_MAX_RECV_MSG_BYTES", strconv.Itoa(16<<20), "largest request accepted")
+		str(&cfg.signingKeys, "signing-keys", "DEBATED_SIGNING_KEYS", "", "ledger signing secrets VERSION:BASE64[,...]; required with PostgreSQL")
+		str(&cfg.signingKeyCurrent, "signing-key-current", "DEBATED_SIGNING_KEY_CURRENT", "", "the version that signs; default the last")
+		num(&cfg.workers, "workers", "DEBATED_WORKERS", "16", "debates this replica runs at once")
+		dur(&cfg.jobSlice, "job-slice", "DEBATED_JOB_SLICE", "20s", "how long a job runs a debate before handing it back (PostgreSQL)")
+		envVar(f, fs.Float64Var, parseFloat, &cfg.tenantRPS, "tenant-rps", "DEBATED_TENANT_RPS", "0", "calls per second per tenant; 0 disables the limit")
+		num(&cfg.tenantBurst, "tenant-burst", "DEBATED_TENANT_BURST", "100", "burst of the per-tenant rate limit")
+		num(&cfg.maxRunning, "max-running-debates", "DEBATED_MAX_RUNNING_DEBATES", "0", "queued and running debates per tenant; 0 disables the limit")
+		num(&cfg.maxGradeClaims, "max-grade-claims", "DEBATED_MAX_GRADE_CLAIMS", strconv.Itoa(server.DefaultMaxGradeClaims), "gradings of deals with more claims are refused")
+		num(&cfg.gradingBudget, "grading-claim-budget", "DEBATED_GRADING_CLAIM_BUDGET", strconv.Itoa(server.DefaultGradingClaimBudget), "claims of the gradings running at once; more wait")
+		str(&cfg.llmBaseURL, "llm-base-url", "DEBATED_LLM_BASE_URL", "", "OpenAI-compatible API base URL; empty keeps the rules backend")
 		cfg.llmAPIKey = env("DEBATED_LLM_API_KEY", "") // an environment variable only: flags show in process lists
-		fs.StringVar(&cfg.llmModel, "llm-model", env("DEBATED_LLM_MODEL", ""), "the model the roles use (the Reasoning class) (DEBATED_LLM_MODEL)")
-		fs.DurationVar(&cfg.llmTimeout, "llm-timeout", llmTimeout, "timeout of one model call (DEBATED_LLM_TIMEOUT)")
-		fs.IntVar(&cfg.llmBudget, "llm-token-budget", llmBudget, "tokens one debate may spend; 0 means no limit (DEBATED_LLM_TOKEN_BUDGET)")
-		allowPrivate, err := strconv.ParseBool(env("DEBATED_LLM_ALLOW_PRIVATE", "false"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_LLM_ALLOW_PRIVATE: %w", err)
-		}
-		fs.BoolVar(&cfg.llmAllowPrivate, "llm-allow-private", allowPrivate,
-			"let tenants' model base URLs reach loopback, private, link-local and metadata addresses (DEBATED_LLM_ALLOW_PRIVATE)")
+		str(&cfg.llmModel, "llm-model", "DEBATED_LLM_MODEL", "", "the model the roles use (the Reasoning class)")
+		dur(&cfg.llmTimeout, "llm-timeout", "DEBATED_LLM_TIMEOUT", "60s", "timeout of one model call")
+		num(&cfg.llmBudget, "llm-token-budget", "DEBATED_LLM_TOKEN_BUDGET", "0", "tokens one debate may spend; 0 means no limit")
+		envVar(f, fs.BoolVar, strconv.ParseBool, &cfg.llmAllowPrivate, "llm-allow-private", "DEBATED_LLM_ALLOW_PRIVATE", "false",
+			"let tenants' model base URLs reach loopback, private, link-local and metadata addresses")
 		cfg.encryptionKey = env("DEBATED_ENCRYPTION_KEY", "") // an environment variable only: flags show in process lists
-		fs.StringVar(&cfg.healthAddr, "health-addr", env("DEBATED_HEALTH_ADDR", ""), "plaintext gRPC health-only address for probes; empty: health on the API port only (DEBATED_HEALTH_ADDR)")
-		fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("DEBATED_METRICS_ADDR", ""), "HTTP address of /metrics (Prometheus); empty disables it (DEBATED_METRICS_ADDR)")
-		pprofOn, err := strconv.ParseBool(env("DEBATED_PPROF", "false"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_PPROF: %w", err)
-		}
-		fs.BoolVar(&cfg.pprof, "pprof", pprofOn, "also serve Go's profiles at /debug/pprof/ on the metrics address (DEBATED_PPROF)")
-		fs.DurationVar(&cfg.rescueAfter, "rescue-after", rescue, "when a dead replica's debates are taken over (PostgreSQL) (DEBATED_RESCUE_AFTER)")
-		recheck, err := time.ParseDuration(env("DEBATED_KEY_RECHECK", "2s"))
-		if err != nil {
-			return cfg, fmt.Errorf("DEBATED_KEY_RECHECK: %w", err)
-		}
-		fs.DurationVar(&cfg.keyRecheck, "key-recheck", recheck, "how often open streams re-check their API key; a revoked key's streams end within it (DEBATED_KEY_RECHECK)")
-		if err := logFlags(fs, env, &cfg.tlog); err != nil {
-			return cfg, err
-		}
+		str(&cfg.healthAddr, "health-addr", "DEBATED_HEALTH_ADDR", "", "plaintext gRPC health-only address for probes; empty: health on the API port only")
+		str(&cfg.metricsAddr, "metrics-addr", "DEBATED_METRICS_ADDR", "", "HTTP address of /metrics (Prometheus); empty disables it")
+		envVar(f, fs.BoolVar, strconv.ParseBool, &cfg.pprof, "pprof", "DEBATED_PPROF", "false", "also serve Go's profiles at /debug/pprof/ on the metrics address")
+		dur(&cfg.rescueAfter, "rescue-after", "DEBATED_RESCUE_AFTER", "60s", "when a dead replica's debates are taken over (PostgreSQL)")
+		dur(&cfg.keyRecheck, "key-recheck", "DEBATED_KEY_RECHECK", "2s", "how often open streams re-check their API key; a revoked key's streams end within it")
+		logFlags(f, &cfg.tlog)
+	}
+	if f.err != nil {
+		return cfg, f.err
 	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -318,6 +261,37 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 	}
 	return cfg, nil
 }
+
+// envFlags declares a command's flags, each defaulting to its DEBATED_*
+// variable (a flag on the command line wins); err is the first variable
+// that does not parse.
+type envFlags struct {
+	fs     *flag.FlagSet
+	getenv func(string) string
+	err    error
+}
+
+// env returns the variable name, or def when it is empty.
+func (f *envFlags) env(name, def string) string {
+	if v := f.getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// envVar declares the flag name with declare (a flag.FlagSet method), its
+// default the variable envName parsed with parse (def when unset), and the
+// variable's name after its usage.
+func envVar[T any](f *envFlags, declare func(*T, string, T, string), parse func(string) (T, error), p *T, name, envName, def, usage string) {
+	v, err := parse(f.env(envName, def))
+	if err != nil && f.err == nil {
+		f.err = fmt.Errorf("%s: %w", envName, err)
+	}
+	declare(p, name, v, usage+" ("+envName+")")
+}
+
+func parseString(s string) (string, error) { return s, nil }
+func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
 
 // splitList splits a comma-separated list, dropping empty items.
 func splitList(v string) []string {
@@ -414,20 +388,22 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		log.WarnContext(ctx, "reading tenants' model keys to mask them", slog.Int("keys", n), slog.String("error", err.Error()))
 	}
 	cancelLearn()
-	tl, err := startLog(ctx, cfg, st, log)
+	tl, integrate, err := newLog(ctx, cfg, st, log)
 	if err != nil {
 		return err
 	}
-	debates, sched, err := startDebates(ctx, cfg, st, keys, log, m, box)
+	debates, components, err := newDebates(cfg, st, keys, log, m, box)
 	if err != nil {
 		return err
 	}
+	components = append(components, integrate)
+	var servers []func(context.Context) error // stopped last
 	if cfg.metricsAddr != "" {
-		stopMetrics, err := serveMetrics(ctx, cfg.metricsAddr, cfg.pprof, m, log)
+		metricsServer, err := newMetricsServer(cfg.metricsAddr, cfg.pprof, m, log)
 		if err != nil {
 			return err
 		}
-		defer stopMetrics()
+		servers = append(servers, metricsServer)
 	}
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st, Log: tl}, server.Config{
 		Secrets:               box,
@@ -472,11 +448,15 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 			return fmt.Errorf("health listener: %w", err)
 		}
 		hs := srv.HealthServer()
-		go func() { _ = hs.Serve(hl) }()
-		defer hs.Stop()
+		servers = append(servers, serveUntil(func() error { return hs.Serve(hl) }, hs.Stop))
 		log.InfoContext(ctx, "health listening", slog.String("addr", hl.Addr().String()))
 	}
 	log.InfoContext(ctx, "debated listening", slog.String("addr", lis.Addr().String()), slog.Bool("admin_api", cfg.adminToken != ""))
+	// Every long-running component has one shape, Run(ctx) error, which
+	// returns once ctx ends and the component has stopped (see
+	// docs/decisions.md); one failing stops the service.
+	workFailed, stopWork := runAll(components)
+	serversFailed, stopServers := runAll(servers)
 	if ready != nil {
 		ready(lis.Addr())
 	}
@@ -484,30 +464,47 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 	go func() { errc <- srv.ServeAll(lis, handler, extra...) }()
 	select {
 	case err := <-errc:
-		return err
+		return errors.Join(err, stopWork(), stopServers())
 	case <-ctx.Done():
+	case <-workFailed:
+	case <-serversFailed:
 	}
 	log.Info("shutting down", slog.Duration("grace", cfg.shutdownTimeout))
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
 	defer cancel()
 	// Readiness fails and watchers are told to resume elsewhere first; then
-	// running debates are handed back; then in-flight calls drain.
-	srv.Shutdown(sctx, func() {
-		if err := sched.Stop(sctx); err != nil {
-			log.Error("handing debates back", slog.String("error", err.Error()))
-		}
-	})
-	if err := <-errc; err != nil {
+	// running debates are handed back (the components stop); then in-flight
+	// calls drain; the health and metrics servers answer until the end.
+	var failed error
+	srv.Shutdown(sctx, func() { failed = stopWork() })
+	if err := errors.Join(failed, <-errc, stopServers()); err != nil {
 		return err
 	}
 	log.Info("stopped")
 	return nil
 }
 
-// serveMetrics serves /metrics on addr until the returned stop is called,
-// and with withPprof Go's profiles at /debug/pprof/ (the metrics address
-// is the operator's, never the API's port).
-func serveMetrics(ctx context.Context, addr string, withPprof bool, m *metrics.Metrics, log *slog.Logger) (func(), error) {
+// runAll runs each component in its own goroutine. failed is closed when
+// one fails; stop ends them all, waits for them and returns the first
+// error.
+func runAll(components []func(context.Context) error) (failed <-chan struct{}, stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	g, gctx := errgroup.WithContext(ctx)
+	for _, run := range components {
+		g.Go(func() error {
+			if err := run(gctx); err != nil && gctx.Err() == nil {
+				return err
+			}
+			return nil
+		})
+	}
+	return gctx.Done(), func() error { cancel(); return g.Wait() }
+}
+
+// newMetricsServer listens on addr and returns the component that serves
+// /metrics there, and with withPprof Go's profiles at /debug/pprof/ (the
+// metrics address is the operator's, never the API's port).
+func newMetricsServer(addr string, withPprof bool, m *metrics.Metrics, log *slog.Logger) (func(context.Context) error, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener: %w", err)
@@ -520,15 +517,28 @@ func serveMetrics(ctx context.Context, addr string, withPprof bool, m *metrics.M
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := hs.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics server", slog.String("error", err.Error()))
+	log.Info("metrics listening", slog.String("addr", lis.Addr().String()))
+	return serveUntil(func() error {
+		if err := hs.Serve(lis); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("metrics server: %w", err)
 		}
-	}()
-	log.InfoContext(ctx, "metrics listening", slog.String("addr", lis.Addr().String()))
-	return func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}, nil
+		return nil
+	}, func() { _ = hs.Close() }), nil
+}
+
+// serveUntil is the component (Run(ctx) error) of a server: serve until
+// ctx ends, then stop, and return serve's error.
+func serveUntil(serve func() error, stop func()) func(context.Context) error {
+	return func(ctx context.Context) error {
+		stopped := make(chan struct{})
+		defer close(stopped)
+		go func() {
+			select {
+			case <-ctx.Done():
+				stop()
+			case <-stopped:
+			}
+		}()
+		return serve()
+	}
 }

@@ -98,12 +98,16 @@ func TestHealthPort(t *testing.T) {
 func TestPprofOnlyWhenAsked(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		lis := freeAddr(t)
-		stop, err := serveMetrics(context.Background(), lis, on, metrics.New(), slog.New(slog.DiscardHandler))
+		run, err := newMetricsServer(lis, on, metrics.New(), slog.New(slog.DiscardHandler))
 		require.NoError(t, err)
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- run(ctx) }()
 		resp, err := http.Get("http://" + lis + "/debug/pprof/")
 		require.NoError(t, err)
 		_ = resp.Body.Close()
 		stop()
+		require.NoError(t, <-done)
 		if on {
 			require.Equal(t, http.StatusOK, resp.StatusCode)
 		} else {

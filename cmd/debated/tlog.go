@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -30,17 +29,16 @@ type logConfig struct {
 const defaultLogOrigin = "debated.local"
 
 // logFlags registers the transparency log's flags.
-func logFlags(fs *flag.FlagSet, env func(name, def string) string, c *logConfig) error {
-	interval, err := time.ParseDuration(env("DEBATED_LOG_INTEGRATE_INTERVAL", "1s"))
-	if err != nil {
-		return fmt.Errorf("DEBATED_LOG_INTEGRATE_INTERVAL: %w", err)
+func logFlags(f *envFlags, c *logConfig) {
+	str := func(p *string, name, envName, def, usage string) {
+		envVar(f, f.fs.StringVar, parseString, p, name, envName, def, usage)
 	}
-	fs.StringVar(&c.keys, "checkpoint-keys", env("DEBATED_CHECKPOINT_KEYS", ""), "checkpoint signing secrets VERSION:BASE64[,...]; required with PostgreSQL (DEBATED_CHECKPOINT_KEYS)")
-	fs.StringVar(&c.current, "checkpoint-key-current", env("DEBATED_CHECKPOINT_KEY_CURRENT", ""), "the checkpoint key version that signs; default the last (DEBATED_CHECKPOINT_KEY_CURRENT)")
-	fs.StringVar(&c.origin, "log-origin", env("DEBATED_LOG_ORIGIN", defaultLogOrigin), "the deployment's name in checkpoint origins and the checkpoint key's name (DEBATED_LOG_ORIGIN)")
-	fs.DurationVar(&c.interval, "log-integrate-interval", interval, "how often committed steps are integrated into the logs in the background (DEBATED_LOG_INTEGRATE_INTERVAL)")
-	fs.StringVar(&c.witnessDir, "witness-dir", env("DEBATED_WITNESS_DIR", ""), "a folder that receives every new checkpoint, DIR/<tenant>/<size>.checkpoint (DEBATED_WITNESS_DIR)")
-	return nil
+	str(&c.keys, "checkpoint-keys", "DEBATED_CHECKPOINT_KEYS", "", "checkpoint signing secrets VERSION:BASE64[,...]; required with PostgreSQL")
+	str(&c.current, "checkpoint-key-current", "DEBATED_CHECKPOINT_KEY_CURRENT", "", "the checkpoint key version that signs; default the last")
+	str(&c.origin, "log-origin", "DEBATED_LOG_ORIGIN", defaultLogOrigin, "the deployment's name in checkpoint origins and the checkpoint key's name")
+	envVar(f, f.fs.DurationVar, time.ParseDuration, &c.interval, "log-integrate-interval", "DEBATED_LOG_INTEGRATE_INTERVAL", "1s",
+		"how often committed steps are integrated into the logs in the background")
+	str(&c.witnessDir, "witness-dir", "DEBATED_WITNESS_DIR", "", "a folder that receives every new checkpoint, DIR/<tenant>/<size>.checkpoint")
 }
 
 // parseSecrets reads "v1:BASE64,v2:BASE64" (the last version is current
@@ -83,7 +81,7 @@ func checkpointKeyring(cfg config) (*tlog.Keyring, error) {
 	case spec != "":
 	case cfg.databaseURL == "":
 		var err error
-		if spec, err = dataDirSecret(cfg.dataDir, "checkpoint.key"); err != nil {
+		if spec, err = dataDirSecret(cfg.dataDir, "checkpoint.key", "v1:"); err != nil {
 			return nil, err
 		}
 	default:
@@ -102,19 +100,19 @@ type logStore interface {
 	LogIntegrateDirty(ctx context.Context) (map[string]tlog.Head, error)
 }
 
-// startLog returns the transparency log's server side and starts its
-// background integration, which stops with ctx: at start-up every
-// tenant's log (leaves queued before a crash), then every interval the
-// tenants this replica committed steps for. New checkpoints go to the
-// witness folder when one is configured.
-func startLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*server.Log, error) {
+// newLog returns the transparency log's server side and the component
+// that integrates it until its context ends: at start every tenant's log
+// (leaves queued before a crash), then every interval the tenants this
+// replica committed steps for. New checkpoints go to the witness folder
+// when one is configured.
+func newLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*server.Log, func(context.Context) error, error) {
 	ls, ok := st.(logStore)
 	if !ok {
-		return nil, fmt.Errorf("store %T keeps no transparency log", st)
+		return nil, nil, fmt.Errorf("store %T keeps no transparency log", st)
 	}
 	keys, err := checkpointKeyring(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l := &server.Log{Store: ls, Keys: keys, Origin: cfg.tlog.origin}
 	// The key's name and hash only: the log's secret filter masks anything
@@ -127,14 +125,14 @@ func startLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*se
 	}
 	log.InfoContext(ctx, "transparency log", slog.String("origin", cfg.tlog.origin), slog.String("checkpoint_key_id", vk))
 	w := &logWitness{dir: cfg.tlog.witnessDir, keys: keys, origin: cfg.tlog.origin, log: log}
-	go func() {
+	return l, func(ctx context.Context) error {
 		integrateAll(ctx, st, ls, w, log)
 		t := time.NewTicker(max(cfg.tlog.interval, 10*time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
-				return
+				return nil
 			case <-t.C:
 			}
 			heads, err := ls.LogIntegrateDirty(ctx)
@@ -145,8 +143,7 @@ func startLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*se
 				w.push(tenant, head)
 			}
 		}
-	}()
-	return l, nil
+	}, nil
 }
 
 // integrateAll integrates every tenant's log once.

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -506,4 +507,11 @@ func (b *DealBundle) verify(keys map[string]PublicKeyInfo, policy Policy, truste
 	return r
 }
 
-func encodeSig(sig []byte) string { return base64.StdEncoding.EncodeToString(sig) }
+func encodeSig(sig []byte) string {
+	if len(sig) != ed25519.SignatureSize {
+		return base64.StdEncoding.EncodeToString(sig)
+	}
+	var b [88]byte // base64 of an Ed25519 signature, made on the stack
+	base64.StdEncoding.Encode(b[:], sig)
+	return string(b[:])
+}

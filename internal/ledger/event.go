@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -100,10 +99,9 @@ func chain(prev *Event, e Event, s Signer, payload json.RawMessage) (Event, [32]
 		e.Seq, e.PrevHash = prev.Seq+1, prev.Hash
 	}
 	e.Time = e.Time.UTC().Truncate(time.Microsecond)
-	info := s.PublicKeyInfo()
-	if info.TenantID != e.TenantID || info.Actor != e.Actor {
+	if tenant, actor := signerOf(s); tenant != e.TenantID || actor != e.Actor {
 		return Event{}, sum, fmt.Errorf("%w: key of tenant %q actor %q, event of tenant %q actor %q",
-			ErrWrongSigner, info.TenantID, info.Actor, e.TenantID, e.Actor)
+			ErrWrongSigner, tenant, actor, e.TenantID, e.Actor)
 	}
 	e.KeyID = s.KeyID()
 	if err := checkFields(&e); err != nil {
@@ -111,8 +109,20 @@ func chain(prev *Event, e Event, s Signer, payload json.RawMessage) (Event, [32]
 	}
 	e.Payload = payload
 	sum = sha256.Sum256(canonicalEvent(&e, payload))
-	e.Hash = hex.EncodeToString(sum[:])
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	e.Hash = string(h[:])
 	return e, sum, nil
+}
+
+// signerOf returns the tenant and actor of s's key; the keyring's signers
+// answer without copying the key (PublicKeyInfo does).
+func signerOf(s Signer) (tenant, actor string) {
+	if ks, ok := s.(*keySigner); ok {
+		return ks.info.TenantID, ks.info.Actor
+	}
+	info := s.PublicKeyInfo()
+	return info.TenantID, info.Actor
 }
 
 // sign adds the signature of the event's hash sum.
@@ -121,7 +131,7 @@ func sign(e Event, sum [32]byte, s Signer) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("ledger: sign event: %w", err)
 	}
-	e.Signature = base64.StdEncoding.EncodeToString(sig)
+	e.Signature = encodeSig(sig)
 	return e, nil
 }
 

@@ -1,8 +1,8 @@
 package ledger
 
 import (
-	"encoding/base64"
-	"encoding/json"
+	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 )
@@ -38,32 +38,39 @@ func (s *Sealer) Seal(prev *Event, e Event) (Event, error) {
 // SealAll seals es as consecutive events after prev, each with the key of
 // its tenant and actor: the same events, byte for byte, as sealing them one
 // by one with Seal. The payloads are canonicalised concurrently (only the
-// hash chain is sequential), and the events signed in one batch that
-// shares the costliest part of encoding the signatures (signBatch), or
-// concurrently when a signer is not the keyring's.
+// hash chain is sequential), then sealed as SealCanonical does.
 func (s *Sealer) SealAll(prev *Event, es []Event) ([]Event, error) {
-	if len(es) == 1 {
-		e, err := s.Seal(prev, es[0])
-		if err != nil {
-			return nil, err
-		}
-		return []Event{e}, nil
-	}
-	payloads := make([]json.RawMessage, len(es))
+	canonical := make([]Event, len(es))
 	errs := make([]error, len(es))
 	parallel(len(es), func(i int) {
-		payloads[i], errs[i] = preparePayload(es[i].Payload)
+		canonical[i] = es[i]
+		canonical[i].Payload, errs[i] = preparePayload(es[i].Payload)
 	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s.SealCanonical(prev, canonical)
+}
+
+// SealCanonical is SealAll for events whose payloads are already in their
+// RFC 8785 form (canon.Transform's output, as the engine makes them once
+// per event): they are hashed and kept as given, not canonicalised again.
+// A payload that is not canonical is sealed anyway and fails verification
+// later; one that is not a JSON object is refused (ErrInvalidEvent). The
+// events are signed in one batch that shares the costliest part of
+// encoding the signatures (signBatch), or concurrently when a signer is
+// not the keyring's.
+func (s *Sealer) SealCanonical(prev *Event, es []Event) ([]Event, error) {
 	out := make([]Event, len(es))
 	sums := make([][32]byte, len(es))
 	signers := make([]Signer, len(es))
 	for i := range es {
-		if errs[i] != nil {
-			return nil, errs[i]
+		if !isObject(es[i].Payload) {
+			return nil, fmt.Errorf("%w: payload: not a JSON object", ErrInvalidEvent)
 		}
 		signers[i] = s.signer(es[i].TenantID, es[i].Actor)
 		var err error
-		if out[i], sums[i], err = chain(prev, es[i], signers[i], payloads[i]); err != nil {
+		if out[i], sums[i], err = chain(prev, es[i], signers[i], es[i].Payload); err != nil {
 			return nil, err
 		}
 		prev = &out[i]
@@ -71,13 +78,12 @@ func (s *Sealer) SealAll(prev *Event, es []Event) ([]Event, error) {
 	if signBatched(out, sums, signers) {
 		return out, nil
 	}
+	errs := make([]error, len(es))
 	parallel(len(es), func(i int) {
 		out[i], errs[i] = sign(out[i], sums[i], signers[i])
 	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -97,7 +103,7 @@ func signBatched(out []Event, sums [][32]byte, signers []Signer) bool {
 		keys[i], msgs[i] = ks.exp, sums[i][:]
 	}
 	for i, sig := range signBatch(keys, msgs) {
-		out[i].Signature = base64.StdEncoding.EncodeToString(sig)
+		out[i].Signature = encodeSig(sig)
 	}
 	return true
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/debated/debated/internal/canon"
+	"github.com/debated/debated/internal/debate"
 )
 
 var errNotObject = errors.New("not a JSON object")
@@ -27,9 +28,25 @@ func canonical(raw []byte) ([]byte, string, error) {
 	return c, hashHex(c), nil
 }
 
+// checkpointState returns a checkpoint's state in canonical form and its
+// hash. The state the previous step wrote is its canonical form already
+// (and the store keeps it byte for byte): when its bytes hash to the
+// recorded OutputHash they are that form, and it is not canonicalised
+// again; otherwise (a store that reformats JSON, an old checkpoint) it is.
+func checkpointState(cp *debate.Checkpoint) ([]byte, string, error) {
+	var want [sha256.Size]byte
+	if n, err := hex.Decode(want[:], []byte(cp.OutputHash)); err == nil && n == len(want) && len(cp.State) > 0 &&
+		sha256.Sum256(cp.State) == want {
+		return cp.State, cp.OutputHash, nil
+	}
+	return canonical(cp.State)
+}
+
 func hashHex(b []byte) string {
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	return string(h[:])
 }
 
 // canonicalObject is canonical for values that must be JSON objects.
@@ -47,9 +64,10 @@ func isObject(raw []byte) bool {
 	return len(t) > 0 && t[0] == '{'
 }
 
-// marshalPayload encodes an event payload, which must be a JSON object; nil
-// is {}. Raw JSON is checked for validity and used as is: the ledger
-// canonicalises payloads when it seals them.
+// marshalPayload encodes an event payload, which must be a JSON object, in
+// its RFC 8785 form; nil or empty is {}. This is the one encoding of the
+// payload: the bytes are the event's payload and what the ledger hashes
+// (see CanonicalSealer), and they are made once per event.
 func marshalPayload(p any) (json.RawMessage, error) {
 	var raw []byte
 	switch x := p.(type) {
@@ -64,18 +82,21 @@ func marshalPayload(p any) (json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !isObject(b) {
-			return nil, errNotObject
-		}
-		return b, nil
+		raw = b
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return json.RawMessage("{}"), nil
 	}
-	if !isObject(raw) || !json.Valid(raw) {
+	if !isObject(raw) {
 		return nil, errNotObject
 	}
-	return bytes.Clone(raw), nil
+	// Transform validates and writes a new buffer: the caller's bytes are
+	// never kept.
+	c, err := canon.Transform(raw)
+	if err != nil && !json.Valid(raw) {
+		return nil, errNotObject
+	}
+	return c, err
 }
 
 // idRefs are the payload members that node.completed collects.

@@ -18,22 +18,15 @@ import (
 // Sealer seals ledger events; package ledger implements it, the engine
 // declares it. The engine calls it from one goroutine per step, in order.
 type Sealer interface {
-	// Seal returns e completed as the event after prev (nil for the first
-	// event of a debate): Seq, PrevHash, Hash, KeyID and Signature, signed by
-	// the key of e.TenantID and e.Actor. prev may carry only DebateID,
-	// TenantID, Seq and Hash (the engine knows the ledger's head from the
-	// debate, not the head event). It must be deterministic: the same
-	// inputs give the same bytes.
-	Seal(prev *debate.Event, e debate.Event) (debate.Event, error)
-}
-
-// BatchSealer is a Sealer that can also seal a step's events at once (as
-// consecutive events after prev), giving the same events as sealing them
-// one by one; the engine uses it when the sealer has it (ledger.Sealer
-// signs them concurrently).
-type BatchSealer interface {
-	Sealer
-	SealAll(prev *debate.Event, es []debate.Event) ([]debate.Event, error)
+	// SealCanonical returns es completed as consecutive events after prev
+	// (nil for the first event of a debate): Seq, PrevHash, Hash, KeyID and
+	// Signature, each signed by the key of its TenantID and Actor. The
+	// payloads are already in RFC 8785 form (the engine encodes each payload
+	// once) and are hashed as given. prev may carry only DebateID, TenantID,
+	// Seq and Hash (the engine knows the ledger's head from the debate, not
+	// the head event). It must be deterministic: the same inputs give the
+	// same bytes.
+	SealCanonical(prev *debate.Event, es []debate.Event) ([]debate.Event, error)
 }
 
 // Config configures an Engine. Protocols and Sealer are required.
@@ -210,7 +203,7 @@ func head(d *debate.Debate) *debate.Event {
 // pendingEvent is an event waiting to be sealed.
 type pendingEvent struct {
 	typ, actor, node string
-	payload          any // a json.RawMessage is used as is
+	payload          any // a json.RawMessage is canonical (marshalPayload's) and used as is
 	at               time.Time
 }
 
@@ -230,22 +223,9 @@ func (e *Engine) seal(d *debate.Debate, round int, pend []pendingEvent) ([]debat
 			Round: round, Payload: payload, Time: p.at,
 		})
 	}
-	prev := head(d)
-	if all, ok := e.sealer.(BatchSealer); ok && len(evs) > 1 {
-		out, err := all.SealAll(prev, evs)
-		if err != nil {
-			return nil, fmt.Errorf("orchestrator: seal a step's events: %w", err)
-		}
-		return out, nil
-	}
-	out := make([]debate.Event, 0, len(evs))
-	for _, ev := range evs {
-		sealed, err := e.sealer.Seal(prev, ev)
-		if err != nil {
-			return nil, fmt.Errorf("orchestrator: seal %s event: %w", ev.Type, err)
-		}
-		out = append(out, sealed)
-		prev = &out[len(out)-1] // out never grows past its capacity: the pointer stays valid
+	out, err := e.sealer.SealCanonical(head(d), evs)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: seal a step's events: %w", err)
 	}
 	return out, nil
 }

@@ -62,6 +62,19 @@ const genesis = "000000000000000000000000000000000000000000000000000000000000000
 // what the engine needs of a sealer, without keys.
 type fakeSealer struct{}
 
+func (f fakeSealer) SealCanonical(prev *debate.Event, es []debate.Event) ([]debate.Event, error) {
+	out := make([]debate.Event, 0, len(es))
+	for _, e := range es {
+		sealed, err := f.Seal(prev, e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sealed)
+		prev = &out[len(out)-1]
+	}
+	return out, nil
+}
+
 func (fakeSealer) Seal(prev *debate.Event, e debate.Event) (debate.Event, error) {
 	e.Seq, e.PrevHash = 1, genesis
 	if prev != nil {

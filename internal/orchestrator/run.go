@@ -107,7 +107,8 @@ func call[T any](ctx context.Context, s *step, node string, timeout time.Duratio
 		v, err := f(actx)
 		done <- result{v: v, err: err}
 	}()
-	timedOut := fmt.Errorf("%w after %s", errTimeout, timeout)
+	// Made only when needed: most calls end in time.
+	timedOut := func() error { return fmt.Errorf("%w after %s", errTimeout, timeout) }
 	select {
 	case r := <-done:
 		if r.err != nil {
@@ -115,7 +116,7 @@ func call[T any](ctx context.Context, s *step, node string, timeout time.Duratio
 				return zero, err
 			}
 			if errors.Is(actx.Err(), context.DeadlineExceeded) {
-				return zero, timedOut
+				return zero, timedOut()
 			}
 		}
 		return r.v, r.err
@@ -130,7 +131,7 @@ func call[T any](ctx context.Context, s *step, node string, timeout time.Duratio
 			}
 		default:
 		}
-		return zero, timedOut
+		return zero, timedOut()
 	}
 }
 

@@ -146,7 +146,7 @@ func (s *step) run(ctx context.Context) (*debate.StepCommit, error) {
 	var inHash string
 	if !first {
 		var err error
-		state, inHash, err = canonical(s.cp.State)
+		state, inHash, err = checkpointState(s.cp)
 		switch {
 		case err != nil:
 			return s.stop(debate.DebateFailed, ReasonCheckpointIntegrity, name, fmt.Sprintf("checkpoint %d: state is not JSON: %v", s.cp.Step, err))

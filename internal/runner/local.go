@@ -1,16 +1,19 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"sync"
+
+	"github.com/debated/debated/internal/debate"
 )
 
-// RunnableLister lists the debates an in-process scheduler must resume at
-// start-up (every tenant's queued and running debates).
-type RunnableLister interface {
-	RunnableDebates(ctx context.Context) ([]Ref, error)
+// LocalStore is the embedded store as the in-process scheduler uses it.
+type LocalStore interface {
+	DebateCreate(ctx context.Context, d debate.Debate) (debate.Debate, bool, error)
+	StepCommit(ctx context.Context, c debate.StepCommit) error
 }
 
 // Ref names a debate across tenants.
@@ -20,15 +23,17 @@ type Ref struct {
 }
 
 // Local schedules debates in this process: the embedded store's stand-in
-// for River, with the same step semantics. It runs at most MaxConcurrent
+// for River, with the same step semantics. It runs at most MaxWorkers
 // debates at once; Submit never blocks.
 type Local struct {
 	runner *Runner
+	store  LocalStore
+	resume func(ctx context.Context) ([]Ref, error)
 	log    *slog.Logger
 	max    int
 
 	mu      sync.Mutex
-	ctx     context.Context
+	ctx     context.Context // nil until Run
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	active  map[Ref]bool // running now
@@ -38,37 +43,78 @@ type Local struct {
 	stopped bool
 }
 
-// NewLocal returns an in-process scheduler over r running at most max
-// debates at once (default 16).
-func NewLocal(r *Runner, max int, log *slog.Logger) *Local {
-	if max <= 0 {
-		max = 16
-	}
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Local{runner: r, log: log, max: max, active: map[Ref]bool{}, again: map[Ref]bool{}}
+// LocalConfig configures the in-process scheduler.
+type LocalConfig struct {
+	// MaxWorkers is how many debates run at once; default 16.
+	MaxWorkers int
+	// Resume lists the debates to carry on when Run starts (every tenant's
+	// queued and running debates); nil resumes none.
+	Resume func(ctx context.Context) ([]Ref, error)
+	Logger *slog.Logger
 }
 
-// Start begins scheduling and resumes every unfinished debate lister
-// returns.
-func (l *Local) Start(ctx context.Context, lister RunnableLister) error {
-	l.mu.Lock()
-	l.ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	l.mu.Unlock()
-	if lister == nil {
-		return nil
+// NewLocal returns an in-process scheduler over st running debates with r.
+// Nothing runs until Run; DebateCreate, StepCommit and Submit work before
+// (what they schedule waits for Run).
+func NewLocal(st LocalStore, r *Runner, cfg LocalConfig) *Local {
+	return &Local{runner: r, store: st, resume: cfg.Resume, log: cmp.Or(cfg.Logger, slog.Default()),
+		max: cmp.Or(max(cfg.MaxWorkers, 0), 16), active: map[Ref]bool{}, again: map[Ref]bool{}}
+}
+
+// DebateCreate stores d (see debate.DebateStore) and, once it has
+// committed, if it created the debate, runs it. If the process dies in
+// between, Run's Resume finds the debate at the next start.
+func (l *Local) DebateCreate(ctx context.Context, d debate.Debate) (debate.Debate, bool, error) {
+	out, created, err := l.store.DebateCreate(ctx, d)
+	if err == nil && created {
+		l.Submit(out.TenantID, out.ID)
 	}
-	refs, err := lister.RunnableDebates(ctx)
+	return out, created, err
+}
+
+// StepCommit commits c (see debate.DebateStore) and, once it has
+// committed, if c.Enqueue, runs the debate.
+func (l *Local) StepCommit(ctx context.Context, c debate.StepCommit) error {
+	if err := l.store.StepCommit(ctx, c); err != nil || !c.Enqueue {
+		return err
+	}
+	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
 		return err
 	}
+	l.Submit(tenant, c.DebateID)
+	return nil
+}
+
+// Run resumes every unfinished debate Resume lists and schedules debates
+// until ctx ends; then it hands every running debate back (they resume
+// from their last commit at the next start) and returns once the runs
+// have returned. It returns Resume's error without running anything.
+func (l *Local) Run(ctx context.Context) error {
+	var refs []Ref
+	if l.resume != nil {
+		var err error
+		if refs, err = l.resume(ctx); err != nil {
+			return err
+		}
+	}
+	l.mu.Lock()
+	l.ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	l.dispatchLocked()
+	l.mu.Unlock()
 	for _, ref := range refs {
 		l.Submit(ref.TenantID, ref.DebateID)
 	}
 	if len(refs) > 0 {
-		l.log.Info("resuming unfinished debates", slog.Int("count", len(refs)))
+		l.log.InfoContext(ctx, "resuming unfinished debates", slog.Int("count", len(refs)))
 	}
+	<-ctx.Done()
+	l.mu.Lock()
+	l.stopped = true
+	l.queue = nil
+	l.cancel()
+	l.mu.Unlock()
+	l.wg.Wait()
 	return nil
 }
 
@@ -78,7 +124,7 @@ func (l *Local) Submit(tenantID, debateID string) {
 	ref := Ref{tenantID, debateID}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.stopped || l.ctx == nil {
+	if l.stopped {
 		return
 	}
 	if l.active[ref] {
@@ -95,7 +141,7 @@ func (l *Local) Submit(tenantID, debateID string) {
 }
 
 func (l *Local) dispatchLocked() {
-	for l.running < l.max && len(l.queue) > 0 {
+	for l.ctx != nil && l.running < l.max && len(l.queue) > 0 {
 		ref := l.queue[0]
 		l.queue = l.queue[1:]
 		l.active[ref] = true
@@ -136,29 +182,9 @@ func (l *Local) runOne(ref Ref) (err error) {
 	return l.runner.Run(l.ctx, ref.TenantID, ref.DebateID)
 }
 
-// Pending reports how many debates are running or waiting for a slot.
-func (l *Local) Pending() int {
+// QueueDepth reports how many debates are running or waiting for a slot.
+func (l *Local) QueueDepth(context.Context) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.running + len(l.queue)
-}
-
-// Stop hands every running debate back (they resume from their last commit
-// at the next start) and waits for the runs to return or ctx to end.
-func (l *Local) Stop(ctx context.Context) error {
-	l.mu.Lock()
-	l.stopped = true
-	l.queue = nil
-	if l.cancel != nil {
-		l.cancel()
-	}
-	l.mu.Unlock()
-	done := make(chan struct{})
-	go func() { l.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return l.running + len(l.queue), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
@@ -82,7 +83,20 @@ type RiverConfig struct {
 	// FetchPollInterval bounds how late a job is picked up when a
 	// notification is missed; default 500ms.
 	FetchPollInterval time.Duration
-	Logger            *slog.Logger
+	// StopTimeout bounds how long Run, once its context ends, waits for the
+	// running debates to hand themselves back; default 10s.
+	StopTimeout time.Duration
+	Logger      *slog.Logger
+}
+
+// RiverStore is the PostgreSQL store as the River scheduler uses it: its
+// pool, and the writes that make a debate runnable, which run a function
+// of the scheduler's in their transaction (where it inserts the debate's
+// job with River's InsertTx).
+type RiverStore interface {
+	Pool() *pgxpool.Pool
+	DebateCreateWith(ctx context.Context, d debate.Debate, inTx func(context.Context, pgx.Tx) error) (debate.Debate, bool, error)
+	StepCommitWith(ctx context.Context, c debate.StepCommit, inTx func(context.Context, pgx.Tx) error) error
 }
 
 // River schedules debates as River jobs on PostgreSQL: any replica runs any
@@ -90,17 +104,17 @@ type RiverConfig struct {
 // running debates back promptly.
 type River struct {
 	client *river.Client[pgx.Tx]
-	pool   *pgxpool.Pool
+	store  RiverStore
 	r      *Runner
 	cfg    RiverConfig
 	log    *slog.Logger
-	stop   context.CancelFunc
-	done   chan struct{}
 }
 
-// NewRiver returns a River scheduler over pool running debates with r.
-func NewRiver(pool *pgxpool.Pool, r *Runner, cfg RiverConfig) (*River, error) {
+// NewRiver returns a River scheduler over st running debates with r.
+// Nothing runs until Run; DebateCreate and StepCommit work before.
+func NewRiver(st RiverStore, r *Runner, cfg RiverConfig) (*River, error) {
 	cfg.MaxWorkers = cmp.Or(cfg.MaxWorkers, 16)
+	cfg.StopTimeout = cmp.Or(cfg.StopTimeout, 10*time.Second)
 	cfg.Slice = cmp.Or(cfg.Slice, 20*time.Second)
 	cfg.RescueAfter = cmp.Or(cfg.RescueAfter, 3*cfg.Slice)
 	cfg.FetchPollInterval = cmp.Or(cfg.FetchPollInterval, 500*time.Millisecond)
@@ -111,7 +125,7 @@ func NewRiver(pool *pgxpool.Pool, r *Runner, cfg RiverConfig) (*River, error) {
 	if err := river.AddWorkerSafely(workers, &debateWorker{r: r, slice: cfg.Slice, timeout: cfg.RescueAfter}); err != nil {
 		return nil, err
 	}
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+	client, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxWorkers}},
 		Workers:              workers,
 		JobTimeout:           -1,
@@ -123,36 +137,78 @@ func NewRiver(pool *pgxpool.Pool, r *Runner, cfg RiverConfig) (*River, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runner: river client: %w", err)
 	}
-	return &River{client: client, pool: pool, r: r, cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default())}, nil
+	return &River{client: client, store: st, r: r, cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default())}, nil
 }
 
-// QueueDepth counts the debate jobs waiting or running. A running job whose
+// QueueDepth counts the debate jobs waiting or running, through River's
+// API (every job on this River is a debate's). A running job whose
 // cancellation was asked for (the sweeper took its debate over) is not
-// counted: its work is done or handed on, and River's rescuer finalises it.
-// River's API lists jobs but does not count them, hence the query.
+// counted: its work is done or handed on, and River's rescuer finalises
+// it. River cannot filter a count, so the running jobs (at most the
+// replicas' workers) are listed.
 func (rv *River) QueueDepth(ctx context.Context) (int, error) {
-	var n int
-	err := rv.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1
-		AND state IN ('available', 'scheduled', 'retryable', 'running')
-		AND (state <> 'running' OR metadata->>'cancel_attempted_at' IS NULL)`, DebateArgs{}.Kind()).Scan(&n)
-	return n, err
+	counts, err := rv.client.Driver().GetExecutor().JobCountByAllStates(ctx, &riverdriver.JobCountByAllStatesParams{})
+	if err != nil {
+		return 0, err
+	}
+	running, err := rv.client.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateRunning).
+		Where("metadata->>'cancel_attempted_at' IS NULL").First(10000))
+	if err != nil {
+		return 0, err
+	}
+	return counts[rivertype.JobStateAvailable] + counts[rivertype.JobStateScheduled] +
+		counts[rivertype.JobStateRetryable] + len(running.Jobs), nil
 }
 
-// InsertDebateJob schedules the debate's job inside tx, so a debate and its
-// job are committed together (the PostgreSQL store calls it).
-func (rv *River) InsertDebateJob(ctx context.Context, tx pgx.Tx, tenantID, debateID string) error {
-	_, err := rv.client.InsertTx(ctx, tx, DebateArgs{TenantID: tenantID, DebateID: debateID}, nil)
-	return err
+// DebateCreate stores d (see debate.DebateStore) and, if it created the
+// debate, inserts its job with River's InsertTx in the same transaction: a
+// debate and its job commit together or not at all (DESIGN §2).
+func (rv *River) DebateCreate(ctx context.Context, d debate.Debate) (debate.Debate, bool, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return debate.Debate{}, false, err
+	}
+	return rv.store.DebateCreateWith(ctx, d, rv.insertJob(tenant, d.ID))
 }
 
-// Start begins working jobs and sweeping for debates whose replica died.
-func (rv *River) Start(ctx context.Context) error {
-	if err := rv.client.Start(ctx); err != nil {
+// StepCommit commits c (see debate.DebateStore) and, if c.Enqueue, inserts
+// the debate's job in the same transaction.
+func (rv *River) StepCommit(ctx context.Context, c debate.StepCommit) error {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
 		return err
 	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	rv.stop, rv.done = cancel, make(chan struct{})
-	go rv.sweepLoop(sctx)
+	var inTx func(context.Context, pgx.Tx) error
+	if c.Enqueue {
+		inTx = rv.insertJob(tenant, c.DebateID)
+	}
+	return rv.store.StepCommitWith(ctx, c, inTx)
+}
+
+func (rv *River) insertJob(tenantID, debateID string) func(context.Context, pgx.Tx) error {
+	return func(ctx context.Context, tx pgx.Tx) error {
+		_, err := rv.client.InsertTx(ctx, tx, DebateArgs{TenantID: tenantID, DebateID: debateID}, nil)
+		if err != nil {
+			return fmt.Errorf("schedule its job: %w", err)
+		}
+		return nil
+	}
+}
+
+// Run works debate jobs and sweeps for debates whose replica died until
+// ctx ends; then it cancels the running debates' contexts, so each commits
+// or drops its current step and is snoozed back to the queue, and waits
+// for them for at most StopTimeout. It returns nil after a clean stop.
+func (rv *River) Run(ctx context.Context) error {
+	if err := rv.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("runner: start river: %w", err)
+	}
+	rv.sweepLoop(ctx)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rv.cfg.StopTimeout)
+	defer cancel()
+	if err := rv.client.StopAndCancel(sctx); err != nil {
+		return fmt.Errorf("runner: river did not stop in time: %w", err)
+	}
 	return nil
 }
 
@@ -163,7 +219,6 @@ func (rv *River) Start(ctx context.Context) error {
 // made no commit for RescueAfter and, for each, finalises the job through
 // River and gives the debate a new one (see sweep).
 func (rv *River) sweepLoop(ctx context.Context) {
-	defer close(rv.done)
 	interval := max(rv.cfg.RescueAfter/4, 100*time.Millisecond)
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -221,7 +276,7 @@ func (rv *River) sweep(ctx context.Context) (int, error) {
 		case time.Since(d.UpdatedAt) < rv.cfg.RescueAfter:
 			continue
 		}
-		err = pgx.BeginFunc(ctx, rv.pool, func(tx pgx.Tx) error {
+		err = pgx.BeginFunc(ctx, rv.store.Pool(), func(tx pgx.Tx) error {
 			if _, err := rv.client.JobCancelTx(ctx, tx, job.ID); err != nil {
 				return err
 			}
@@ -239,21 +294,6 @@ func (rv *River) sweep(ctx context.Context) (int, error) {
 			slog.String("tenant_id", args.TenantID), slog.String("debate_id", args.DebateID), slog.Int64("stuck_job", job.ID))
 	}
 	return handled, nil
-}
-
-// Stop cancels the running debates' contexts, so each commits or drops its
-// current step and is snoozed back to the queue, then waits for them until
-// ctx ends.
-func (rv *River) Stop(ctx context.Context) error {
-	if rv.stop != nil {
-		rv.stop()
-		<-rv.done
-	}
-	err := rv.client.StopAndCancel(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("runner: river did not stop in time: %w", err)
-	}
-	return err
 }
 
 // MigrateRiver applies River's own migrations on the database at

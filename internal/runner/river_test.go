@@ -63,14 +63,14 @@ func TestRiverFinalisesDeadReplicasJobs(t *testing.T) {
 	}
 	stuck, orphan := deadJob(id), deadJob(uuid.NewString())
 
-	rv, err := runner.NewRiver(st.Pool(), run, runner.RiverConfig{Slice: 300 * time.Millisecond, RescueAfter: 700 * time.Millisecond})
+	rv, err := runner.NewRiver(st, run, runner.RiverConfig{Slice: 300 * time.Millisecond, RescueAfter: 700 * time.Millisecond})
 	require.NoError(t, err)
-	st.SetJobInserter(rv)
-	require.NoError(t, rv.Start(ctx))
+	rctx, stop := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- rv.Run(rctx) }()
 	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = rv.Stop(sctx)
+		stop()
+		require.NoError(t, <-stopped)
 	})
 
 	state := func(jobID int64) string {

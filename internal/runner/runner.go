@@ -288,3 +288,30 @@ func (r *Runner) resolvedGate(ctx context.Context, d debate.Debate, cp *debate.C
 	}
 	return &g, nil
 }
+
+// Scheduler is the side of a scheduler (River, Local) that the writes
+// making a debate runnable go through.
+type Scheduler interface {
+	DebateCreate(ctx context.Context, d debate.Debate) (debate.Debate, bool, error)
+	StepCommit(ctx context.Context, c debate.StepCommit) error
+}
+
+// Scheduled returns st with its DebateCreate and StepCommit going through
+// s: the debate store of the API, whose created debates, and those a
+// resolved gate makes runnable again, are scheduled with their write.
+func Scheduled(st debate.DebateStore, s Scheduler) debate.DebateStore {
+	return scheduled{st, s}
+}
+
+type scheduled struct {
+	debate.DebateStore
+	s Scheduler
+}
+
+func (s scheduled) DebateCreate(ctx context.Context, d debate.Debate) (debate.Debate, bool, error) {
+	return s.s.DebateCreate(ctx, d)
+}
+
+func (s scheduled) StepCommit(ctx context.Context, c debate.StepCommit) error {
+	return s.s.StepCommit(ctx, c)
+}

@@ -18,38 +18,10 @@ import (
 // Store keeps debates, their ledgers, checkpoints and human gates too.
 var _ debate.DebateStore = (*Store)(nil)
 
-// JobInserter schedules the job that runs a debate (River's InsertTx on
-// PostgreSQL), inside the transaction that makes the debate runnable, so
-// that the debate and its job are committed together or not at all
-// (DESIGN §2). The transaction has the debate's tenant set for row-level
-// security. An error rolls the whole transaction back.
-type JobInserter interface {
-	InsertDebateJob(ctx context.Context, tx pgx.Tx, tenantID, debateID string) error
-}
-
 // debateHooks are what the debate methods call beyond the database; they
 // may be set while the store is in use.
 type debateHooks struct {
-	jobs        atomic.Pointer[JobInserter]
 	listenError atomic.Pointer[func(error)]
-}
-
-// SetJobInserter makes DebateCreate, and StepCommit when asked to
-// enqueue, schedule the debate's job with j in their transaction. nil (the
-// default) schedules nothing, for tests and tools that run no jobs.
-func (s *Store) SetJobInserter(j JobInserter) {
-	if j == nil {
-		s.hooks.jobs.Store(nil)
-		return
-	}
-	s.hooks.jobs.Store(&j)
-}
-
-func (s *Store) jobInserter() JobInserter {
-	if j := s.hooks.jobs.Load(); j != nil {
-		return *j
-	}
-	return nil
 }
 
 // notifyChannel is the channel StepCommit notifies and Listen listens on.
@@ -92,11 +64,9 @@ func optText(s string) any {
 }
 
 // DebateCreate stores d as a new queued debate of the tenant (see
-// rows.NewDebate for what it keeps and stamps) and schedules its job with
-// the JobInserter, in one transaction; without a JobInserter it runs as one
-// pipelined statement batch (one round trip, one implicit transaction).
-// It returns the debate as DebateGet returns it, and whether it was
-// created.
+// rows.NewDebate for what it keeps and stamps) as one pipelined statement
+// batch (one round trip, one implicit transaction). It returns the debate
+// as DebateGet returns it, and whether it was created.
 //
 // With an IdempotencyKey the tenant already used, it writes nothing and
 // returns the stored debate with created false if its RequestHash is
@@ -107,9 +77,18 @@ func optText(s string) any {
 // Returns debate.ErrNoTenant without a tenant in ctx; a
 // *debate.ValidationError if d cannot be stored; debate.ErrNotFound if the
 // tenant has no deal d.DealID; debate.ErrAlreadyExists if the id is taken
-// (and no stored debate holds the key); the JobInserter's error, wrapped,
-// writing nothing.
+// (and no stored debate holds the key).
 func (s *Store) DebateCreate(ctx context.Context, d debate.Debate) (debate.Debate, bool, error) {
+	return s.DebateCreateWith(ctx, d, nil)
+}
+
+// DebateCreateWith is DebateCreate that, when it creates the debate, runs
+// inTx in the same transaction after the debate's row is written (the
+// transaction has the tenant set for row-level security), so that what
+// inTx writes (the application inserts the debate's job with River's
+// InsertTx) commits with the debate or not at all. inTx's error, wrapped,
+// rolls everything back. A nil inTx is DebateCreate.
+func (s *Store) DebateCreateWith(ctx context.Context, d debate.Debate, inTx func(ctx context.Context, tx pgx.Tx) error) (debate.Debate, bool, error) {
 	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
 		return debate.Debate{}, false, err
@@ -151,16 +130,16 @@ func (s *Store) DebateCreate(ctx context.Context, d debate.Debate) (debate.Debat
 			tenant, d.IdempotencyKey).QueryRow(scanInto(&existing))
 	}
 
-	if jobs := s.jobInserter(); jobs != nil {
-		err = inTx(ctx, s, op, func(tx pgx.Tx) error {
+	if inTx != nil {
+		err = s.inTx(ctx, op, func(tx pgx.Tx) error {
 			if err := tx.SendBatch(ctx, b).Close(); err != nil {
 				return wrap(op, err)
 			}
 			if inserted == nil {
 				return nil // nothing written
 			}
-			if err := jobs.InsertDebateJob(ctx, tx, tenant, d.ID); err != nil {
-				return fmt.Errorf("postgres: %s: schedule its job: %w", op, err)
+			if err := inTx(ctx, tx); err != nil {
+				return fmt.Errorf("postgres: %s: %w", op, err)
 			}
 			return nil
 		})
@@ -276,10 +255,9 @@ func (s *Store) DebateList(ctx context.Context, filter debate.DebateFilter, page
 // failing statement aborts whole; when steps of other debates of the
 // tenant are waiting to commit at the same time, they share one
 // transaction, each fenced by its own head. A step that opens a gate is a
-// batch of its own; one that resolves a gate, or asks to Enqueue while a
-// JobInserter is set, runs in an explicit transaction (three round trips
-// and the JobInserter's) so that Go can check the gate and the job is
-// inserted with the step.
+// batch of its own; one that resolves a gate runs in an explicit
+// transaction (three round trips) so that Go can check the gate.
+// c.Enqueue is the caller's business (see StepCommitWith).
 //
 // Returns debate.ErrNoTenant without a tenant in ctx; a
 // *debate.ValidationError, writing nothing, if c is malformed (see
@@ -290,8 +268,18 @@ func (s *Store) DebateList(ctx context.Context, filter debate.DebateFilter, page
 // (c.ExpectSeq, c.ExpectHash) or a seq is already in the ledger;
 // debate.ErrFailedPrecondition if the gate to resolve is not open;
 // debate.ErrAlreadyExists if the gate to open or the checkpoint's step
-// exists; the JobInserter's error, wrapped, writing nothing.
-func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) (err error) {
+// exists.
+func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
+	return s.StepCommitWith(ctx, c, nil)
+}
+
+// StepCommitWith is StepCommit that runs inTx, when it is not nil, in the
+// step's transaction after the step's writes (the transaction has the
+// tenant set for row-level security): the application inserts the job of
+// a debate the step makes runnable again (a resolved gate) with River's
+// InsertTx, so the job commits with the step or not at all. A fenced step
+// does not run inTx; inTx's error, wrapped, rolls the step back.
+func (s *Store) StepCommitWith(ctx context.Context, c debate.StepCommit, inTx func(ctx context.Context, tx pgx.Tx) error) (err error) {
 	tenant, err := debate.TenantFrom(ctx)
 	if err != nil {
 		return err
@@ -300,14 +288,10 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) (err error)
 	if err != nil {
 		return err
 	}
-	jobs := s.jobInserter()
-	if !st.Enqueue {
-		jobs = nil
-	}
-	if s.group != nil && groupable(st, jobs) {
+	if s.group != nil && inTx == nil && groupable(st) {
 		return s.group.commit(ctx, tenant, st)
 	}
-	if jobs == nil && st.ResolveGate == nil {
+	if inTx == nil && st.ResolveGate == nil {
 		return s.commitOne(ctx, tenant, st)
 	}
 	op := fmt.Sprintf("debate %q step commit", st.DebateID)
@@ -320,13 +304,13 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) (err error)
 		}
 	}()
 	defer func() { err = s.headError(ctx, op, tenant, st.DebateID, err) }()
-	err = inTx(ctx, s, op, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, op, func(tx pgx.Tx) error {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return stepError(op, err)
 		}
-		if jobs != nil {
-			if err := jobs.InsertDebateJob(ctx, tx, tenant, st.DebateID); err != nil {
-				return fmt.Errorf("postgres: %s: schedule its job: %w", op, err)
+		if inTx != nil {
+			if err := inTx(ctx, tx); err != nil {
+				return fmt.Errorf("postgres: %s: %w", op, err)
 			}
 		}
 		return nil
@@ -337,7 +321,7 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) (err error)
 // inTx runs fn in a transaction of the pool and commits it if fn returns
 // nil. fn's error comes back as it is; a failure to begin or commit is
 // wrapped with op.
-func inTx(ctx context.Context, s *Store, op string, fn func(tx pgx.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return wrap(op, err)

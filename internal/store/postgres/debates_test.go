@@ -194,12 +194,40 @@ func TestDebatesRLSWrongTenant(t *testing.T) {
 	require.Equal(t, map[string]int{"debates": 1, "debate_events": 2, "debate_checkpoints": 1, "human_gates": 1}, n)
 }
 
-// recordingJobs is a JobInserter that records its calls, checks that it
-// runs inside the transaction that writes the debate, and fails when told.
+// recordingJobs stands in for the application that schedules a debate's
+// job in the transaction of the write that makes the debate runnable
+// (DebateCreateWith, StepCommitWith; runner.River does this with River's
+// InsertTx): it records its calls, checks that they run inside that
+// transaction, and fails when told.
 type recordingJobs struct {
+	*Store
 	mu    sync.Mutex
 	calls []string
 	fail  error
+	off   bool // schedule nothing
+}
+
+func (j *recordingJobs) inTx(tenantID, debateID string) func(context.Context, pgx.Tx) error {
+	if j.off {
+		return nil
+	}
+	return func(ctx context.Context, tx pgx.Tx) error { return j.InsertDebateJob(ctx, tx, tenantID, debateID) }
+}
+
+func (j *recordingJobs) DebateCreate(ctx context.Context, d debate.Debate) (debate.Debate, bool, error) {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil {
+		return debate.Debate{}, false, err
+	}
+	return j.DebateCreateWith(ctx, d, j.inTx(tenant, d.ID))
+}
+
+func (j *recordingJobs) StepCommit(ctx context.Context, c debate.StepCommit) error {
+	tenant, err := debate.TenantFrom(ctx)
+	if err != nil || !c.Enqueue {
+		return j.Store.StepCommit(ctx, c)
+	}
+	return j.StepCommitWith(ctx, c, j.inTx(tenant, c.DebateID))
 }
 
 func (j *recordingJobs) InsertDebateJob(ctx context.Context, tx pgx.Tx, tenantID, debateID string) error {
@@ -250,14 +278,14 @@ func ownStore(t *testing.T, maxConns int32) *Store {
 	return s
 }
 
-// TestJobInserterInTransaction: DebateCreate, and a StepCommit that asks to
-// be enqueued, insert the debate's job in their transaction; a failing
-// inserter rolls everything back; nothing else calls it.
+// TestJobInserterInTransaction: DebateCreateWith, and StepCommitWith for
+// a step that asks to be enqueued, insert the debate's job in their
+// transaction; a failing inserter rolls everything back; nothing else
+// calls it.
 func TestJobInserterInTransaction(t *testing.T) {
 	t.Parallel()
-	s := ownStore(t, 4)
-	jobs := &recordingJobs{}
-	s.SetJobInserter(jobs)
+	jobs := &recordingJobs{Store: ownStore(t, 4)}
+	s := jobs
 
 	ctx, tenant, d := storetest.NewDebate(t, s)
 	require.Equal(t, []string{tenant + "/" + d.ID + ":queued"}, jobs.take())
@@ -319,7 +347,7 @@ func TestJobInserterInTransaction(t *testing.T) {
 	require.NoError(t, s.StepCommit(ctx, c), "the step goes through once the queue is back")
 	require.Len(t, jobs.take(), 1)
 
-	s.SetJobInserter(nil)
+	jobs.off = true
 	_, _, err = s.DebateCreate(ctx, storetest.SampleDebate(d.DealID, d.CreatedAt))
 	require.NoError(t, err)
 	require.Empty(t, jobs.take())

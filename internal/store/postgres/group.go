@@ -83,10 +83,10 @@ func (s *Store) GroupCommitStats() GroupCommitStats {
 }
 
 // groupable reports whether st can share a transaction: a plain step, with
-// no job to schedule and no gate to open or resolve (those check or write
-// more than the group statement does).
-func groupable(st *rows.Step, jobs JobInserter) bool {
-	return st.ResolveGate == nil && st.OpenGate == nil && (!st.Enqueue || jobs == nil)
+// no gate to open or resolve (those check or write more than the group
+// statement does).
+func groupable(st *rows.Step) bool {
+	return st.ResolveGate == nil && st.OpenGate == nil
 }
 
 // commit queues st and returns its result once its group has committed.

@@ -58,7 +58,7 @@ type Config struct {
 // Store is the PostgreSQL store. It is safe for concurrent use.
 type Store struct {
 	pool   *pgxpool.Pool
-	hooks  debateHooks // see SetJobInserter (debates.go)
+	hooks  debateHooks // see SetListenError (listen.go)
 	notify *notifier
 	group  *committer // nil: no group commit
 	sealer debate.DealSealer

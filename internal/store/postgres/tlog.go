@@ -82,7 +82,7 @@ func (s *Store) logIntegrate(ctx context.Context, tenant string) (tlog.Head, err
 // transaction; more reports that the batch was full.
 func (s *Store) integrateOnce(ctx context.Context, tenant string) (head tlog.Head, more bool, err error) {
 	const op = "integrate the transparency log"
-	err = inTx(ctx, s, op, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, op, func(tx pgx.Tx) error {
 		head = tlog.Head{Root: tlog.EmptyRoot()}
 		var (
 			queueIDs []int64

@@ -17,13 +17,12 @@ import (
 // Store keeps debates, their ledgers, checkpoints and human gates too.
 var _ debate.DebateStore = (*Store)(nil)
 
-// debateHooks are the in-process callbacks that stand in, on the embedded
-// store, for the job queue and LISTEN/NOTIFY of PostgreSQL (they may be set
-// while the store is in use), and the prepared statements of StepCommit.
+// debateHooks are the in-process callback that stands in, on the embedded
+// store, for LISTEN/NOTIFY of PostgreSQL (it may be set while the store is
+// in use), and the prepared statements of StepCommit.
 type debateHooks struct {
-	onRunnable atomic.Pointer[func(tenantID, debateID string)]
-	onEvents   atomic.Pointer[func(tenantID, debateID string)]
-	stmts      preparedStmts
+	onEvents atomic.Pointer[func(tenantID, debateID string)]
+	stmts    preparedStmts
 }
 
 func setHook(p *atomic.Pointer[func(tenantID, debateID string)], fn func(tenantID, debateID string)) {
@@ -39,15 +38,6 @@ func callHook(p *atomic.Pointer[func(tenantID, debateID string)], tenantID, deba
 		(*fn)(tenantID, debateID)
 	}
 }
-
-// SetOnRunnable sets the function that DebateCreate, when it created a
-// debate, and StepCommit, when asked to Enqueue, call after their commit
-// succeeded: the embedded store's stand-in for inserting the debate's job
-// (the in-process runner picks the debate up). nil, the default, calls
-// nothing. fn runs on the committing goroutine and must return quickly; it
-// may use the store. If the process dies between the commit and fn, the
-// runner finds the debate with RunnableDebates at its next start.
-func (s *Store) SetOnRunnable(fn func(tenantID, debateID string)) { setHook(&s.hooks.onRunnable, fn) }
 
 // SetOnEvents sets the function that StepCommit calls after each commit
 // that wrote events, to wake the debate's watchers: the embedded store's
@@ -91,8 +81,7 @@ func optText[T ~string | ~[]byte](s T) any {
 
 // DebateCreate stores d as a new queued debate of the tenant (see
 // rows.NewDebate for what it keeps and stamps) in one IMMEDIATE
-// transaction on the single writer connection, then, if it created the
-// debate, calls the OnRunnable function. It returns the debate as
+// transaction on the single writer connection. It returns the debate as
 // DebateGet returns it, and whether it was created.
 //
 // With an IdempotencyKey the tenant already used, it writes nothing and
@@ -154,9 +143,6 @@ func (s *Store) DebateCreate(ctx context.Context, d debate.Debate) (debate.Debat
 	})
 	if err != nil {
 		return debate.Debate{}, false, wrap(op, err)
-	}
-	if created {
-		callHook(&s.hooks.onRunnable, tenant, d.ID)
 	}
 	return out, created, nil
 }
@@ -278,7 +264,8 @@ func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 // hash, unchanged without events, updated_at = c.At). The write lock of the
 // transaction is the debate's lock, also against another process on the
 // same file. After the commit it calls the OnEvents function if it wrote
-// events, and the OnRunnable function if c.Enqueue.
+// events. c.Enqueue is the caller's business (the in-process scheduler
+// runs the debate once the commit returns).
 //
 // Returns debate.ErrNoTenant without a tenant in ctx; a
 // *debate.ValidationError, writing nothing, if c is malformed (see
@@ -398,9 +385,6 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
 	if e.Len() > 0 {
 		s.logDirty.Mark(tenant)
 		callHook(&s.hooks.onEvents, tenant, st.DebateID)
-	}
-	if st.Enqueue {
-		callHook(&s.hooks.onRunnable, tenant, st.DebateID)
 	}
 	return nil
 }
@@ -567,7 +551,7 @@ type RunnableDebate struct {
 // RunnableDebates returns every debate, of every tenant, whose status is
 // queued or running, oldest first: the in-process runner resumes them when
 // the service starts (a debate whose process died mid-step, or between a
-// commit and its OnRunnable call). It is the one method of the store that
+// commit and the scheduling of its run). It is the one method of the store that
 // reads across tenants, so it takes no tenant from ctx: only the runner,
 // which then acts in each debate's tenant, may call it.
 func (s *Store) RunnableDebates(ctx context.Context) ([]RunnableDebate, error) {

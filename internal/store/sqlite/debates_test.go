@@ -70,51 +70,31 @@ func (h *hookCalls) take() []string {
 	return out
 }
 
-// TestDebateHooks: a created debate and a step that asks to be enqueued
-// make the debate runnable, a step with events wakes its watchers, each
-// after its commit and only then; nothing else calls them.
+// TestDebateHooks: a step with events wakes its watchers, after its
+// commit and only then; nothing else calls the hook. (Scheduling a
+// runnable debate is the application's: see runner's
+// TestLocalSchedulesRunnableDebates.)
 func TestDebateHooks(t *testing.T) {
 	t.Parallel()
 	s := openFile(t)
-	var runnable, events hookCalls
-	s.SetOnRunnable(runnable.fn)
+	var events hookCalls
 	s.SetOnEvents(events.fn)
 
 	ctx, tenant, d := storetest.NewDebate(t, s)
 	me := tenant + "/" + d.ID
-	require.Equal(t, []string{me}, runnable.take(), "a created debate is runnable")
-
-	// The hook sees the committed debate: it may use the store.
-	s.SetOnRunnable(func(tenantID, debateID string) {
-		got, err := s.DebateGet(storetest.TenantContext(context.Background(), tenantID), debateID)
-		require.NoError(t, err)
-		runnable.fn(tenantID, debateID+":"+string(got.Status))
-	})
-	again := storetest.SampleDebate(d.DealID, d.CreatedAt)
-	again.IdempotencyKey = "key-1"
-	_, created, err := s.DebateCreate(ctx, again)
-	require.NoError(t, err)
-	require.True(t, created)
-	require.Equal(t, []string{tenant + "/" + again.ID + ":queued"}, runnable.take())
-	_, created, err = s.DebateCreate(ctx, again)
-	require.NoError(t, err)
-	require.False(t, created)
-	require.Empty(t, runnable.take(), "an idempotent replay schedules nothing")
-	s.SetOnRunnable(runnable.fn)
+	require.Empty(t, events.take(), "creating a debate wakes no watcher")
 
 	l := storetest.NewLedger(tenant, d, d.CreatedAt)
 	c := l.Next(2)
 	require.NoError(t, s.StepCommit(ctx, c))
 	l.Commit(c)
 	require.Equal(t, []string{me}, events.take())
-	require.Empty(t, runnable.take())
 
 	c = l.Next(0)
 	c.Checkpoint, c.Enqueue, c.Status = nil, true, debate.DebateQueued
 	require.NoError(t, s.StepCommit(ctx, c))
 	l.Commit(c)
 	require.Empty(t, events.take(), "a step without events wakes no watcher")
-	require.Equal(t, []string{me}, runnable.take())
 
 	stale := l.Next(1)
 	stale.ExpectSeq, stale.Enqueue = 0, true
@@ -122,15 +102,12 @@ func TestDebateHooks(t *testing.T) {
 	stale.Checkpoint = nil
 	require.ErrorIs(t, s.StepCommit(ctx, stale), debate.ErrConflict)
 	require.Empty(t, events.take(), "a failed commit calls nothing")
-	require.Empty(t, runnable.take())
 
-	s.SetOnRunnable(nil)
 	s.SetOnEvents(nil)
 	c = l.Next(1)
 	c.Enqueue = true
 	require.NoError(t, s.StepCommit(ctx, c))
 	require.Empty(t, events.take())
-	require.Empty(t, runnable.take())
 }
 
 // TestRunnableDebates: queued and running debates of every tenant, oldest

@@ -37,7 +37,7 @@ import (
 type Store struct {
 	write *sql.DB     // one connection: the only writer
 	read  *sql.DB     // readers; the same pool as write for an in-memory database
-	hooks debateHooks // see SetOnRunnable and SetOnEvents (debates.go)
+	hooks debateHooks // see SetOnEvents (debates.go)
 	// sealer chains and signs deal audit events; nil stores them unchained.
 	sealer debate.DealSealer
 	// logDirty: tenants whose logs have queued leaves (tlog.go).
