@@ -312,8 +312,12 @@ func (w *window) covers(after int64) bool {
 // opening its dashboards at seq 0) then share the entries and their
 // encodings instead of each reading and encoding the ledger. It reports
 // whether the window now covers after; if not (what is missing does not
-// fit, or the window moved meanwhile), the watcher reads the store itself.
-func (h *Hub) fill(ctx context.Context, f *feed, debateID string, after int64) (bool, error) {
+// fit, judged first by the debate's head as the watcher last read it, or
+// the window moved meanwhile), the watcher reads the store itself.
+func (h *Hub) fill(ctx context.Context, f *feed, debateID string, after, head int64) (bool, error) {
+	if head-after > int64(h.cfg.Window) {
+		return false, nil // more than a window behind the head it had when it joined
+	}
 	f.fillMu.Lock()
 	defer f.fillMu.Unlock()
 	w := f.win.Load()

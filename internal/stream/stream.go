@@ -339,7 +339,7 @@ func (h *Hub) Watch(ctx context.Context, debateID string, after int64, send func
 				// Behind the window: fill it from the store once for
 				// every watcher in the same place (an audience joining
 				// at seq 0), when what is missing fits in it.
-				filled, err := h.fill(ctx, f, debateID, after)
+				filled, err := h.fill(ctx, f, debateID, after, d.LastSeq)
 				if err != nil {
 					return err
 				}
