@@ -138,6 +138,22 @@ func (w *watcher) until(t *testing.T, first, last int64) []Batch {
 	return out
 }
 
+// parked waits until n watchers of the bundle's debate have sent what they
+// had and wait for news (so that what is committed next reaches them
+// through the window, not through reads of their own).
+func (b *bundle) parked(t *testing.T, n int64) {
+	t.Helper()
+	b.attached(t, int(n))
+	f := b.hub.lookup(key{b.tenant, b.id})
+	require.Eventually(t, func() bool {
+		parked := int64(0)
+		for i := range f.slots {
+			parked += f.slots[i].parked.Load()
+		}
+		return parked == n
+	}, 10*time.Second, time.Millisecond, "every watcher waits in its slot")
+}
+
 // attached waits until the hub counts n watchers.
 func (b *bundle) attached(t *testing.T, n int) {
 	t.Helper()
@@ -197,7 +213,7 @@ func TestSharedOncePerDebate(t *testing.T) {
 	b := setup(t, Config{PacePerWatcher: -1})
 	hold := make(chan struct{})
 	w1, w2 := b.watch(t, 0, hold), b.watch(t, 0, hold)
-	b.attached(t, 2)
+	b.parked(t, 2)
 	b.commit(t, 1, true)
 	b.commit(t, 5, true)
 	close(hold)
@@ -251,7 +267,7 @@ func TestPokeReadsOnceAndWakesOnlyForNews(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{})
 	w1, w2 := b.watch(t, 0, nil), b.watch(t, 0, nil)
-	b.attached(t, 2)
+	b.parked(t, 2)
 	reads := b.hub.StoreReads()
 	b.commit(t, 4, false) // committed elsewhere
 	b.hub.Poke(b.tenant, b.id)
@@ -310,15 +326,7 @@ func TestLargeAudienceWokenSlotBySlot(t *testing.T) {
 	for i := range ws {
 		ws[i] = b.watch(t, 0, nil)
 	}
-	b.attached(t, n)
-	f := b.hub.lookup(key{b.tenant, b.id})
-	require.Eventually(t, func() bool {
-		parked := int64(0)
-		for i := range f.slots {
-			parked += f.slots[i].parked.Load()
-		}
-		return parked == n
-	}, 10*time.Second, time.Millisecond, "every watcher waits in its slot")
+	b.parked(t, n)
 
 	start := time.Now()
 	b.commit(t, 1, true)
