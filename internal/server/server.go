@@ -201,11 +201,6 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		grpc.MaxRecvMsgSize(cmp.Or(cfg.MaxRecvMsgSize, 16<<20)),
 		grpc.MaxSendMsgSize(cmp.Or(cfg.MaxSendMsgSize, 16<<20)),
 		grpc.MaxConcurrentStreams(cmp.Or(cfg.MaxConcurrentStreams, 1024)),
-		// A connection's write buffer is taken from a pool for a write and
-		// given back after it: a thousand idle watch connections hold none
-		// (32 KiB each otherwise).
-		grpc.SharedWriteBuffer(true),
-		grpc.WriteBufferSize(32<<10),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 2 * time.Minute, Timeout: 20 * time.Second,
 			MaxConnectionAge: cmp.Or(cfg.MaxConnectionAge, 30*time.Minute), MaxConnectionAgeGrace: cmp.Or(cfg.MaxConnectionAgeGrace, time.Minute)}),
