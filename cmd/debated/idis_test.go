@@ -10,8 +10,11 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/apiconv"
 	"github.com/debated/debated/internal/dealfile"
+	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/testutil/gdbs"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // criticalKeys are the material claims an expected outcome grades D.
@@ -171,3 +174,31 @@ func idisRequest(deal string) *debatedv1.CreateDebateRequest {
 }
 
 func listAll() *debatedv1.ListDebatesRequest { return &debatedv1.ListDebatesRequest{PageSize: 1000} }
+
+// TestIDISBadOptions: options the IDIS protocol does not take are refused
+// with InvalidArgument before anything runs, in the kit's words: every
+// unknown member is named by its path (not a JSON library's message), and a
+// value out of range names its field.
+func TestIDISBadOptions(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, "sqlite", nil)
+	create := func(opts map[string]any) error {
+		_, err := s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: idis.Name, Options: mustStruct(t, opts)})
+		return err
+	}
+
+	err := create(map[string]any{"bogus": 1, "colour": "red", "max_rounds": 2})
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	require.Equal(t, []string{"options"}, fieldsOf(err))
+	msg := status.Convert(err).Message()
+	for _, want := range []string{`"options.bogus"`, `"options.colour"`, "max_rounds, pause_for_review"} {
+		require.Contains(t, msg, want, "every unknown member is named, and the members there are")
+	}
+	require.NotContains(t, msg, "json:", "the kit's words, not encoding/json's")
+
+	for _, rounds := range []int{0, 6} {
+		err = create(map[string]any{"max_rounds": rounds})
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+		require.Equal(t, []string{"options.max_rounds"}, fieldsOf(err))
+	}
+}

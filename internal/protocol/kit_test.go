@@ -120,3 +120,38 @@ func TestAskWithoutAModel(t *testing.T) {
 	_, err = models.Ask(context.Background(), in, protocol.Call{Role: "r", Data: json.RawMessage(`[1]`), Check: check, Rules: double})
 	require.Error(t, err, "DATA the rules cannot read")
 }
+
+// TestParseOptionsNamesUnknownMembers: every unknown member is named at
+// once by its path, with the members the options have; names match as
+// encoding/json matches them (case-insensitively); a protocol without
+// options says it takes none; other decoding errors keep the decoder's
+// words.
+func TestParseOptionsNamesUnknownMembers(t *testing.T) {
+	t.Parallel()
+	type opts struct {
+		Rounds int    `json:"rounds"`
+		Mode   string `json:"mode,omitempty"`
+		Hidden string `json:"-"`
+	}
+	detail := func(t *testing.T, err error) string {
+		t.Helper()
+		require.ErrorIs(t, err, debate.ErrInvalid)
+		ve, ok := errorsAs[*debate.ValidationError](err)
+		require.True(t, ok)
+		require.Len(t, ve.Violations, 1)
+		require.Equal(t, "options", ve.Violations[0].Field)
+		return ve.Violations[0].Description
+	}
+	_, err := protocol.ParseOptions[opts](json.RawMessage(`{"rounds":2,"zeta":1,"alpha":true,"-":3}`), nil, nil)
+	require.Equal(t, `unknown members "options.-", "options.alpha", "options.zeta" (the members are rounds, mode)`, detail(t, err))
+
+	o, err := protocol.ParseOptions[opts](json.RawMessage(`{"ROUNDS":3}`), nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, 3, o.Rounds)
+
+	_, err = protocol.ParseOptions[protocol.None](json.RawMessage(`{"x":1}`), nil, nil)
+	require.Equal(t, `unknown member "options.x" (there are none)`, detail(t, err))
+
+	_, err = protocol.ParseOptions[opts](json.RawMessage(`{"rounds":"two"}`), nil, nil)
+	require.Contains(t, detail(t, err), "rounds", "a wrong type is the decoder's message")
+}

@@ -15,6 +15,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +38,9 @@ type Spec[O, S any] struct {
 	Pipelined   bool
 	RoleGuard   map[string][]string
 	Tools       map[string][]string
+	// Deliverables is the orchestrator.Protocol's hook of the same name
+	// (nil: the payload's "markdown" and no further artifacts).
+	Deliverables func(events []debate.Event, deliverables json.RawMessage) ([]debate.Artifact, string)
 	// Defaults returns the options before decoding (nil: the zero O): a
 	// member absent from the input keeps its default.
 	Defaults func() O
@@ -114,6 +120,7 @@ func Compile[O, S any](spec *Spec[O, S]) *orchestrator.Protocol {
 	p := &orchestrator.Protocol{
 		Name: spec.Name, Description: spec.Description, Roles: spec.Roles, Start: spec.Start, Nodes: nodes,
 		MaxSteps: spec.MaxSteps, Pipelined: spec.Pipelined, RoleGuard: spec.RoleGuard, Tools: spec.Tools,
+		Deliverables: spec.Deliverables,
 	}
 	if _, none := any(new(O)).(*None); !none {
 		p.Options = func(raw json.RawMessage) (json.RawMessage, error) {
@@ -190,7 +197,19 @@ func ParseOptions[O any](raw json.RawMessage, defaults func() O, check func(*O, 
 	var v debate.Violations
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := DecodeStrict(raw, o); err != nil {
-			v.Add("options", "%v", err)
+			if unknown, known := unknownMembers[O](raw); len(unknown) > 0 {
+				what := "unknown member"
+				if len(unknown) > 1 {
+					what += "s"
+				}
+				members := "there are none"
+				if len(known) > 0 {
+					members = "the members are " + strings.Join(known, ", ")
+				}
+				v.Add("options", "%s %s (%s)", what, strings.Join(unknown, ", "), members)
+			} else {
+				v.Add("options", "%v", err)
+			}
 			return nil, v.Err()
 		}
 	}
@@ -280,4 +299,40 @@ func Branches[T any](outs []*orchestrator.NodeOutput) ([]T, error) {
 		res = append(res, t)
 	}
 	return res, nil
+}
+
+// unknownMembers names, as "options.NAME", every member of the object raw
+// that O (a struct) has no field for, and lists O's members; nil when raw
+// is not an object, O is not a plain struct or every member is known (the
+// decoder's error is then about something else). Names match as
+// encoding/json matches them: the JSON name, regardless of case.
+func unknownMembers[O any](raw json.RawMessage) (unknown, known []string) {
+	t := reflect.TypeFor[O]()
+	if t.Kind() != reflect.Struct {
+		return nil, nil
+	}
+	for f := range t.Fields() {
+		if f.Anonymous {
+			return nil, nil // embedded fields: leave it to the decoder
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case !f.IsExported() || name == "-":
+			continue
+		case name == "":
+			name = f.Name
+		}
+		known = append(known, name)
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return nil, nil
+	}
+	for m := range members {
+		if !slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, m) }) {
+			unknown = append(unknown, fmt.Sprintf("%q", "options."+m))
+		}
+	}
+	slices.Sort(unknown)
+	return unknown, known
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -377,7 +378,7 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 			votes[o.Position.Recommendation]++
 		}
 		best := 0
-		for _, rec := range slices.Sorted(mapsKeys(votes)) {
+		for _, rec := range slices.Sorted(maps.Keys(votes)) {
 			if votes[rec] > best {
 				d.Recommendation, best = rec, votes[rec]
 			}
@@ -490,16 +491,6 @@ func argumentOf(o debate.AgentOutput) argumentText {
 		_ = json.Unmarshal(o.StructuredContent, &sc) // a turn without one falls back
 	}
 	return sc.Argument
-}
-
-func mapsKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func firstSentence(s string) string {

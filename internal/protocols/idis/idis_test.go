@@ -3,6 +3,7 @@ package idis_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -270,4 +271,44 @@ func TestQueryEnrichmentReadsTenantRecords(t *testing.T) {
 		}
 	}
 	require.True(t, found, "the contradiction finder queries enrichment")
+}
+
+// spentRole is a role whose model budget is spent: every turn fails with
+// roles.ErrBudgetExceeded.
+type spentRole struct{ name string }
+
+func (r spentRole) Name() string { return r.name }
+
+func (r spentRole) Turn(context.Context, *roles.Input) (*debate.AgentOutput, error) {
+	return nil, fmt.Errorf("llm: %w: 1000 of 1000 tokens", roles.ErrBudgetExceeded)
+}
+
+// TestBudgetSpentByAnObserver: a budget spent in a parallel branch stops the
+// debate for review with the kit's budget.exceeded (the role under "role",
+// signed by it), as at a task node; the other branch's output still
+// commits.
+func TestBudgetSpentByAnObserver(t *testing.T) {
+	t.Parallel()
+	set := rules.New()
+	set[debate.RoleRiskOfficer] = spentRole{debate.RoleRiskOfficer}
+	b := setup(t, set)
+	b.importDeal(t, storetest.SampleBundle("deal-spent"))
+	d, evs := b.debate(t, "deal-spent", `{"max_rounds":2}`)
+	require.Equal(t, debate.DebateNeedsReview, d.Status)
+	require.Equal(t, idis.ReasonTokenBudget, d.StopReason)
+	require.Equal(t, 1, count(evs, idis.EventBudgetExceeded))
+	for _, e := range evs {
+		switch e.Type {
+		case idis.EventBudgetExceeded:
+			require.Equal(t, debate.RoleRiskOfficer, e.Actor)
+			var p map[string]any
+			require.NoError(t, json.Unmarshal(e.Payload, &p))
+			require.Equal(t, debate.RoleRiskOfficer, p["role"])
+			require.Contains(t, p["detail"], "token budget exceeded")
+		case idis.EventAgentOutput:
+			require.NotEqual(t, debate.RoleRiskOfficer, e.Actor)
+		}
+	}
+	require.Equal(t, 3, count(evs, idis.EventAgentOutput), "advocate, sanad breaker and the contradiction finder spoke")
+	require.Zero(t, count(evs, idis.EventDeliverables), "the debate stopped for review")
 }

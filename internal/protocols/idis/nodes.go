@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	"github.com/debated/debated/internal/debate"
@@ -20,29 +19,18 @@ const NoPosition = "NO_POSITION"
 
 // afterRebuttal goes to evidence retrieval only when an agent asked for
 // evidence this round.
-func (p *proto) afterRebuttal(st json.RawMessage) (string, error) {
-	// Only the one field: an edge runs every step, the whole state is not
-	// needed.
-	var s struct {
-		PendingQueries []string `json:"pending_queries"`
-	}
-	if err := json.Unmarshal(st, &s); err != nil {
-		return "", fmt.Errorf("idis: state: %w", err)
-	}
+func afterRebuttal(s *state) string {
 	if len(s.PendingQueries) > 0 {
-		return NodeEvidence, nil
+		return NodeEvidence
 	}
-	return NodeClose, nil
+	return NodeClose
 }
 
 // retrieve runs the pending evidence requests (seed 001 §4.5) through the
 // same search the agents' tool uses, and records what it found and whether
 // any of it is new to the debate.
-func (p *proto) retrieve(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	s, err := loadState(in.State)
-	if err != nil {
-		return nil, err
-	}
+func (p *proto) retrieve(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
 	v, err := p.view(ctx, in.DealID, s)
 	if err != nil {
 		return nil, err
@@ -86,19 +74,16 @@ func (p *proto) retrieve(ctx context.Context, in *orchestrator.NodeInput) (*orch
 		}
 	}
 	s.PendingQueries = nil
-	st, err := s.save()
-	if err != nil {
-		return nil, err
-	}
-	return &orchestrator.NodeOutput{State: st, Events: []orchestrator.Emit{{Type: EventEvidenceRetrieved, Payload: map[string]any{
+	return t.Save([]orchestrator.Emit{{Type: EventEvidenceRetrieved, Payload: map[string]any{
 		"round": in.Round, "searches": all, "new_evidence": s.NewEvidence,
-	}}}}, nil
+	}}}, nil)
 }
 
 // stop applies the stop rules in seed 001 §3's priority and records the
 // decision; it ends the round.
-func (p *proto) stop(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	s, v, outs, err := p.read(ctx, in)
+func (p *proto) stop(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	in, s := t.NodeInput, t.State
+	v, outs, err := p.read(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -129,30 +114,23 @@ func (p *proto) stop(ctx context.Context, in *orchestrator.NodeInput) (*orchestr
 	}
 	// The next round starts afresh.
 	s.RoundConf, s.EvidenceAsked, s.NewEvidence = map[string]float64{}, false, false
-	st, err := s.save()
-	if err != nil {
-		return nil, err
-	}
-	return &orchestrator.NodeOutput{State: st, Events: []orchestrator.Emit{{Type: EventStopDecision, Payload: decision}}}, nil
+	return t.Save([]orchestrator.Emit{{Type: EventStopDecision, Payload: decision}}, nil)
 }
 
-func (p *proto) afterStop(st json.RawMessage) (string, error) {
-	var s struct {
-		StopReason string `json:"stop_reason"`
-	}
-	if err := json.Unmarshal(st, &s); err != nil {
-		return "", fmt.Errorf("idis: state: %w", err)
-	}
+// afterStop validates and finishes once a stop rule fired, or starts the
+// next round.
+func afterStop(s *state) string {
 	if s.StopReason != "" {
-		return NodeValidate, nil
+		return NodeValidate
 	}
-	return NodeOpening, nil
+	return NodeOpening
 }
 
 // validateAll is seed 001 §4.8's hard gate over every accepted output of the
 // debate, against the deal as it stands at the end.
-func (p *proto) validateAll(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	s, v, outs, err := p.read(ctx, in)
+func (p *proto) validateAll(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	s := t.State
+	v, outs, err := p.read(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -179,12 +157,13 @@ func (p *proto) validateAll(ctx context.Context, in *orchestrator.NodeInput) (*o
 
 // finalize builds the deliverables and ends the debate with its stop
 // reason.
-func (p *proto) finalize(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-	s, v, outs, err := p.read(ctx, in)
+func (p *proto) finalize(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	s := t.State
+	v, outs, err := p.read(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	d := buildDeliverables(in.DebateID, s, v, outs)
+	d := buildDeliverables(t.DebateID, s, v, outs)
 	reason := s.StopReason
 	if reason == "" {
 		reason = "MAX_ROUNDS"
@@ -195,20 +174,16 @@ func (p *proto) finalize(ctx context.Context, in *orchestrator.NodeInput) (*orch
 	}, nil
 }
 
-// read loads what a closing node works on: the debate's state, the deal's
-// view and the transcript so far.
-func (p *proto) read(ctx context.Context, in *orchestrator.NodeInput) (*state, *dealView, []debate.AgentOutput, error) {
-	s, err := loadState(in.State)
+// read loads what a closing node works on: the deal's view and the
+// transcript so far.
+func (p *proto) read(ctx context.Context, t *turn) (*dealView, []debate.AgentOutput, error) {
+	v, err := p.view(ctx, t.DealID, t.State)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	v, err := p.view(ctx, in.DealID, s)
+	outs, err := p.transcript(ctx, t.NodeInput)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	outs, err := p.transcript(ctx, in)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return s, v, outs, nil
+	return v, outs, nil
 }

@@ -11,8 +11,6 @@ package idis
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
 	"github.com/debated/debated/internal/orchestrator"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/tools"
@@ -73,15 +72,15 @@ type Config struct {
 // Event types the protocol emits.
 const (
 	EventAgentOutput       = "agent.output"
-	EventToolCall          = "agent.tool_call"
+	EventToolCall          = protocol.EventToolCall
 	EventMuhasabahRejected = "muhasabah.rejected"
 	EventDefectFlagged     = "defect.flagged"
 	EventReviewRequested   = "human_review.requested"
 	EventEvidenceRetrieved = "evidence.retrieved"
 	EventStopDecision      = "stop.decision"
 	EventValidation        = "muhasabah.validated"
-	EventDeliverables      = "deliverables.created"
-	EventBudgetExceeded    = "budget.exceeded"
+	EventDeliverables      = protocol.EventDeliverables
+	EventBudgetExceeded    = protocol.EventBudgetExceeded
 )
 
 // Node names (seed 001 §1).
@@ -97,8 +96,14 @@ const (
 	NodeFinalize  = "finalize_outputs"
 )
 
-// ActorEngine signs the protocol's bookkeeping nodes.
+// actorEngine signs the protocol's bookkeeping nodes.
 const actorEngine = orchestrator.ActorEngine
+
+// node and turn are the protocol's typed kit node and turn.
+type (
+	node = protocol.Node[Options, state]
+	turn = protocol.Turn[Options, state]
+)
 
 // Protocol returns the IDIS protocol over cfg.
 func Protocol(cfg Config) *orchestrator.Protocol {
@@ -112,11 +117,10 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 	if p.transcripts == nil {
 		p.transcripts = NewTranscripts()
 	}
-	agent := func(name, role string, edges ...string) *orchestrator.Node {
-		return &orchestrator.Node{Name: name, Actor: role, Run: p.turn(role), Edges: edges}
+	agent := func(name, role string, edges ...string) *node {
+		return &node{Name: name, Actor: role, Run: p.task(role), Edges: edges}
 	}
-	everyone := append(slices.Clone(debate.IDISRoles), actorEngine)
-	return &orchestrator.Protocol{
+	return protocol.Compile(&protocol.Spec[Options, state]{
 		Name:        Name,
 		Description: "IDIS venture debate (seeds 000/001): advocate, sanad breaker, contradiction finder ‖ risk officer, rebuttal, evidence call, arbiter; stop rules CRITICAL_DEFECT > MAX_ROUNDS > CONSENSUS > STABLE_DISSENT > EVIDENCE_EXHAUSTED",
 		Roles:       slices.Clone(debate.IDISRoles),
@@ -126,24 +130,16 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		// and it adds NodeInput.Pending.
 		Pipelined:    true,
 		Deliverables: render,
-		Options: func(raw json.RawMessage) (json.RawMessage, error) {
-			o, err := parseOptions(raw)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(o)
-		},
-		Init: func(_ context.Context, in orchestrator.InitInput) (json.RawMessage, error) {
-			o, err := parseOptions(in.Options)
-			if err != nil {
-				return nil, err
-			}
-			return (&state{MaxRounds: o.MaxRounds, PauseForReview: o.PauseForReview}).save()
+		Defaults:     defaults,
+		Check:        check,
+		NewState:     newState,
+		Init: func(o *Options, _ orchestrator.InitInput) (*state, error) {
+			return &state{MaxRounds: o.MaxRounds, PauseForReview: o.PauseForReview}, nil
 		},
 		RoleGuard: map[string][]string{
 			EventAgentOutput:       debate.IDISRoles,
 			EventToolCall:          debate.IDISRoles,
-			EventMuhasabahRejected: everyone,
+			EventMuhasabahRejected: protocol.Everyone(debate.IDISRoles...),
 			EventDefectFlagged:     {debate.RoleSanadBreaker},
 			EventReviewRequested:   {debate.RoleArbiter},
 			EventEvidenceRetrieved: {actorEngine},
@@ -153,26 +149,26 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 			EventBudgetExceeded:    debate.IDISRoles,
 		},
 		Tools: Matrix,
-		Nodes: []*orchestrator.Node{
+		Nodes: []*node{
 			agent(NodeOpening, debate.RoleAdvocate, NodeChallenge),
 			agent(NodeChallenge, debate.RoleSanadBreaker, NodeObservers),
 			{
 				Name: NodeObservers,
-				Branches: []*orchestrator.Node{
+				Branches: []*node{
 					{Name: "contradiction_finder_critique", Actor: debate.RoleContradictionFinder, Run: p.branch(debate.RoleContradictionFinder)},
 					{Name: "risk_officer_critique", Actor: debate.RoleRiskOfficer, Run: p.branch(debate.RoleRiskOfficer)},
 				},
-				Merge: p.merge,
+				Merge: merge,
 				Edges: []string{NodeRebuttal},
 			},
-			{Name: NodeRebuttal, Actor: debate.RoleAdvocate, Run: p.turn(debate.RoleAdvocate), Edges: []string{NodeEvidence, NodeClose}, Next: p.afterRebuttal},
+			{Name: NodeRebuttal, Actor: debate.RoleAdvocate, Run: p.task(debate.RoleAdvocate), Edges: []string{NodeEvidence, NodeClose}, Next: afterRebuttal},
 			{Name: NodeEvidence, Actor: actorEngine, Run: p.retrieve, Edges: []string{NodeClose}},
 			agent(NodeClose, debate.RoleArbiter, NodeStop),
-			{Name: NodeStop, Actor: actorEngine, Run: p.stop, EndsRound: true, Edges: []string{NodeOpening, NodeValidate}, Next: p.afterStop},
+			{Name: NodeStop, Actor: actorEngine, Run: p.stop, EndsRound: true, Edges: []string{NodeOpening, NodeValidate}, Next: afterStop},
 			{Name: NodeValidate, Actor: actorEngine, Run: p.validateAll, Edges: []string{NodeFinalize}},
 			{Name: NodeFinalize, Actor: actorEngine, Run: p.finalize},
 		},
-	}
+	})
 }
 
 type proto struct {
@@ -272,30 +268,27 @@ type turnResult struct {
 // server's invoker, the output goes through the gate, and the turn yields
 // the tool-call audits, then the output (accepted) or its violations
 // (rejected). A rejected output never enters the transcript.
-func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role string) (*state, turnResult, []orchestrator.Emit, error) {
-	s, err := loadState(in.State)
-	if err != nil {
-		return nil, turnResult{}, nil, err
-	}
+func (p *proto) speak(ctx context.Context, t *turn, role string) (turnResult, []orchestrator.Emit, error) {
+	in, s := t.NodeInput, t.State
 	set := p.cfg.Roles
 	if p.cfg.RolesFor != nil {
 		var err error
 		if set, err = p.cfg.RolesFor(ctx); err != nil {
-			return nil, turnResult{}, nil, err
+			return turnResult{}, nil, err
 		}
 	}
 	r, ok := set[role]
 	if !ok {
-		return nil, turnResult{}, nil, orchestrator.Permanent(fmt.Errorf("idis: no backend for role %s", role))
+		return turnResult{}, nil, orchestrator.Permanent(fmt.Errorf("idis: no backend for role %s", role))
 	}
 	t0 := time.Now()
 	v, err := p.view(ctx, in.DealID, s)
 	if err != nil {
-		return nil, turnResult{}, nil, err
+		return turnResult{}, nil, err
 	}
 	tr, err := p.transcript(ctx, in)
 	if err != nil {
-		return nil, turnResult{}, nil, err
+		return turnResult{}, nil, err
 	}
 	p.observe("load", time.Since(t0))
 	seq := 0
@@ -325,14 +318,13 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 		},
 	})
 	if err != nil {
-		return nil, turnResult{}, nil, err
+		return turnResult{}, nil, err
 	}
 	p.observe("role", time.Since(t1)-bound.spent)
 	p.observe("tools", bound.spent)
 	res := turnResult{Role: role, Round: in.Round, Usage: inv.Usage()}
-	var emits []orchestrator.Emit
+	emits := protocol.AuditEvents(inv)
 	for _, a := range inv.Audits() {
-		emits = append(emits, orchestrator.Emit{Type: EventToolCall, Actor: role, Payload: a})
 		if a.Rule == "quota" {
 			res.Breaches++
 		}
@@ -347,7 +339,7 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 		emits = append(emits, orchestrator.Emit{Type: EventMuhasabahRejected, Actor: role, Payload: map[string]any{
 			"agent_id": role, "round_number": in.Round, "violations": verdict.Violations,
 		}})
-		return s, res, emits, nil
+		return res, emits, nil
 	}
 	res.Accepted = out
 	emits = append(emits, orchestrator.Emit{Type: EventAgentOutput, Actor: role, Payload: out})
@@ -360,58 +352,49 @@ func (p *proto) speak(ctx context.Context, in *orchestrator.NodeInput, role stri
 		res.Reviews = append(res.Reviews, req)
 		emits = append(emits, orchestrator.Emit{Type: EventReviewRequested, Actor: role, Payload: req})
 	}
-	return s, res, emits, nil
+	return res, emits, nil
 }
 
 // ReasonTokenBudget is the stop reason of a debate whose model-backed roles
 // reached its token budget.
-const ReasonTokenBudget = "TOKEN_BUDGET_EXCEEDED"
+const ReasonTokenBudget = protocol.ReasonTokenBudget
 
-// budgetStop ends the debate for review when a role's next model call would
-// exceed the debate's token budget; other errors are the engine's to retry.
-func budgetStop(role string, err error) (*orchestrator.NodeOutput, error) {
-	if !errors.Is(err, roles.ErrBudgetExceeded) {
-		return nil, err
-	}
-	return &orchestrator.NodeOutput{
-		Events: []orchestrator.Emit{{Type: EventBudgetExceeded, Actor: role, Payload: map[string]any{"agent_id": role, "detail": err.Error()}}},
-		Stop:   &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonTokenBudget},
-	}, nil
-}
-
-// turn is a task node: the role speaks and its result is applied to the
-// state at once.
-func (p *proto) turn(role string) orchestrator.NodeFunc {
-	return func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-		s, res, emits, err := p.speak(ctx, in, role)
+// task is a task node: the role speaks and its result is applied to the
+// state at once. A spent token budget stops the debate for review.
+func (p *proto) task(role string) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
+	return func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+		res, emits, err := p.speak(ctx, t, role)
 		if err != nil {
-			return budgetStop(role, err)
+			return protocol.BudgetStop(role, err, nil, nil)
 		}
-		s.apply(res, in.Round)
-		out := &orchestrator.NodeOutput{Events: emits}
+		s := t.State
+		s.apply(res, t.Round)
+		var gate *orchestrator.GateRequest
 		if len(res.Reviews) > 0 && s.PauseForReview {
 			var claims []string
 			for _, r := range res.Reviews {
 				claims = append(claims, r.ClaimIDs...)
 			}
-			out.Gate = &orchestrator.GateRequest{Reason: res.Reviews[0].Reason, ClaimIDs: claims}
+			gate = &orchestrator.GateRequest{Reason: res.Reviews[0].Reason, ClaimIDs: claims}
 		}
-		if out.State, err = s.save(); err != nil {
+		out, err := t.Save(emits, nil)
+		if err != nil {
 			return nil, err
 		}
+		out.Gate = gate
 		return out, nil
 	}
 }
 
 // branch is a parallel branch: the role speaks and its result is left for
 // merge, which applies the branches' results in declared order.
-func (p *proto) branch(role string) orchestrator.NodeFunc {
-	return func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
-		_, res, emits, err := p.speak(ctx, in, role)
+func (p *proto) branch(role string) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
+	return func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+		res, emits, err := p.speak(ctx, t, role)
 		if err != nil {
-			return budgetStop(role, err)
+			return protocol.BudgetStop(role, err, nil, nil)
 		}
-		raw, err := json.Marshal(res)
+		raw, err := protocol.Encode(res)
 		if err != nil {
 			return nil, err
 		}
@@ -420,19 +403,15 @@ func (p *proto) branch(role string) orchestrator.NodeFunc {
 }
 
 // merge applies the observers' results, in declared order.
-func (p *proto) merge(st json.RawMessage, outs []*orchestrator.NodeOutput) (json.RawMessage, error) {
-	s, err := loadState(st)
+func merge(s *state, outs []*orchestrator.NodeOutput) error {
+	results, err := protocol.Branches[turnResult](outs)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, o := range outs {
-		var res turnResult
-		if err := json.Unmarshal(o.State, &res); err != nil {
-			return nil, fmt.Errorf("idis: branch result: %w", err)
-		}
+	for _, res := range results {
 		s.apply(res, res.Round)
 	}
-	return s.save()
+	return nil
 }
 
 func (p *proto) observe(part string, d time.Duration) {

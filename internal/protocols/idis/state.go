@@ -2,8 +2,6 @@ package idis
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/tools"
@@ -22,21 +20,14 @@ type Options struct {
 	PauseForReview bool `json:"pause_for_review"`
 }
 
-func parseOptions(raw json.RawMessage) (Options, error) {
-	o := Options{MaxRounds: 5}
-	var v debate.Violations
-	if len(raw) > 0 {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
-			v.Add("options", "%v", err)
-			return o, v.Err()
-		}
-	}
+// defaults are the options a debate does not set.
+func defaults() Options { return Options{MaxRounds: 5} }
+
+// check validates decoded options.
+func check(o *Options, v *debate.Violations) {
 	if o.MaxRounds < 1 || o.MaxRounds > 5 {
 		v.Add("options.max_rounds", "must be between 1 and 5")
 	}
-	return o, v.Err()
 }
 
 // band is an agent's position in one round: its recommendation and its
@@ -91,27 +82,12 @@ type state struct {
 	Rejected       int                 `json:"rejected,omitempty"`
 }
 
-func loadState(raw json.RawMessage) (*state, error) {
-	var s state
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("idis: state: %w", err)
-	}
-	if s.Positions == nil {
-		s.Positions = map[string][]band{}
-	}
-	if s.RoundConf == nil {
-		s.RoundConf = map[string]float64{}
-	}
-	if s.Usage == nil {
-		s.Usage = tools.Usage{}
-	}
-	if s.Utility == nil {
-		s.Utility = map[string]*utility{}
-	}
-	return &s, nil
+// newState is the base a node's state decodes onto: its maps are never
+// nil.
+func newState() *state {
+	return &state{Positions: map[string][]band{}, RoundConf: map[string]float64{},
+		Usage: tools.Usage{}, Utility: map[string]*utility{}}
 }
-
-func (s *state) save() (json.RawMessage, error) { return json.Marshal(s) }
 
 func (s *state) util(agent string) *utility {
 	u := s.Utility[agent]
