@@ -195,11 +195,16 @@ func (f *feed) tick() time.Duration {
 // minSpread is the shortest pace interval spread over the slots.
 const minSpread = 2 * time.Millisecond
 
-// turn is the wheel: one tick apart, it wakes the next slot if it has news,
-// until no slot has. A slot whose last round took longer than a tick
-// delays the next by as long again, at most MaxBackoff, so that fan-out
-// takes at most about half the CPU it gets and the rest is the debate's.
+// turn is the wheel: it wakes the slots in turn, one tick apart, those
+// with news, until no slot has any. Timers on an idle machine fire a
+// millisecond or more late, longer than a tick with many watchers; the wheel
+// keeps to its schedule by waking every slot whose time has come, so that a
+// turn still takes one interval. A slot whose last round took longer than
+// a tick pushes the schedule back by as long, at most MaxBackoff, so that
+// fan-out takes at most about half the CPU it gets and the rest is the
+// debate's.
 func (f *feed) turn(tick time.Duration) {
+	next := time.Now().Add(tick)
 	t := time.NewTimer(tick)
 	defer t.Stop()
 	for {
@@ -208,27 +213,36 @@ func (f *feed) turn(tick time.Duration) {
 		case <-f.halt:
 			return
 		}
+		now := time.Now()
+		var due []*slot
 		f.mu.Lock()
-		if f.dirty == 0 || f.stopped {
+		if t := f.tick(); t > 0 {
+			tick = t
+		}
+		for !next.After(now) && f.dirty != 0 {
+			i := f.cursor
+			f.cursor = (f.cursor + 1) % numSlots
+			if f.dirty&(1<<i) != 0 {
+				f.dirty &^= 1 << i
+				due = append(due, &f.slots[i])
+			}
+			next = next.Add(tick)
+		}
+		if f.dirty == 0 && len(due) == 0 || f.stopped {
 			f.turning = false
 			f.mu.Unlock()
 			return
 		}
-		i := f.cursor
-		f.cursor = (f.cursor + 1) % numSlots
-		news := f.dirty&(1<<i) != 0
-		f.dirty &^= 1 << i
-		if t := f.tick(); t > 0 {
-			tick = t
-		}
 		f.mu.Unlock()
-		wait := tick
-		if news {
-			s := &f.slots[i]
+		for _, s := range due {
 			s.fire()
-			wait = max(tick, min(f.cfg.MaxBackoff, time.Duration(s.round.Load())))
+			if r := time.Duration(s.round.Load()); r > tick {
+				if later := now.Add(min(f.cfg.MaxBackoff, r)); later.After(next) {
+					next = later
+				}
+			}
 		}
-		t.Reset(wait)
+		t.Reset(max(0, time.Until(next)))
 	}
 }
 
