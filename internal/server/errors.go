@@ -74,6 +74,10 @@ func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 // put before what went wrong (the driver, then the operation).
 var storePrefix = regexp.MustCompile(`\b(?:postgres|sqlite|pgx|pgconn|river|goose): (?:[a-z][a-z0-9 _]*: )?`)
 
+// packagePrefix matches the name of one of our packages that an error put
+// before its words ("orchestrator: "): a user does not know our packages.
+var packagePrefix = regexp.MustCompile(`(?:^|: )(?:orchestrator|runner|server|store|protocol|ledger|tlog|dealfile|apiconv|sanad|stream|canon|redact|secretbox|netguard): `)
+
 // internalMarkers are texts that never reach a client: whatever carries one
 // is answered with the sentinel's own words.
 var internalMarkers = []string{
@@ -93,6 +97,12 @@ func publicMessage(err, sentinel error) string {
 		msg = msg[:i+len(word)]
 	}
 	msg = storePrefix.ReplaceAllString(msg, "")
+	msg = packagePrefix.ReplaceAllStringFunc(msg, func(m string) string {
+		if strings.HasPrefix(m, ": ") {
+			return ": "
+		}
+		return ""
+	})
 	lower := strings.ToLower(msg)
 	for _, m := range internalMarkers {
 		if strings.Contains(lower, m) {
@@ -135,7 +145,7 @@ func protovalidateViolations(err *protovalidate.ValidationError) []debate.FieldV
 		if field == "" {
 			field = "request"
 		}
-		out = append(out, debate.FieldViolation{Field: field, Description: v.Proto.GetMessage()})
+		out = append(out, debate.FieldViolation{Field: field, Description: violationText(v)})
 	}
 	return out
 }
