@@ -49,7 +49,7 @@ func (c *cli) debateCreate(ctx context.Context, args []string) error {
 			return fmt.Errorf("debate create: --options-file: %w", err)
 		}
 		if err := json.Unmarshal(data, &options); err != nil {
-			return fmt.Errorf("debate create: --options-file %s: not a JSON object: %w", *optionsFile, err)
+			return fmt.Errorf("debate create: --options-file %s: not a JSON object: %s", *optionsFile, jsonProblem(err))
 		}
 		if options == nil {
 			return fmt.Errorf("debate create: --options-file %s: not a JSON object", *optionsFile)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,4 +80,34 @@ func TestStableJSON(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, b, again)
 	}
+}
+
+// TestFileErrorsNameNoLibrary: a missing file or a file of the wrong JSON
+// reads in a user's words: no system call, no Go type, no package prefix.
+func TestFileErrorsNameNoLibrary(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.yaml")
+	_, err := ctl(t, "unused:1", map[string]string{"DEBATECTL_API_KEY": "k"}, "protocol", "register", missing)
+	require.Error(t, err)
+	require.Equal(t, missing+": no such file", describe(err))
+
+	opts := filepath.Join(dir, "opts.json")
+	for content, want := range map[string]string{
+		`[1, 2]`: "not a JSON object: it is a JSON array",
+		`{"a":`:  "not a JSON object: ",
+	} {
+		require.NoError(t, os.WriteFile(opts, []byte(content), 0o600))
+		_, err = ctl(t, "unused:1", map[string]string{"DEBATECTL_API_KEY": "k"},
+			"debate", "create", "--deal", "d", "--protocol", "synthetic.v1", "--options-file", opts)
+		require.ErrorContains(t, err, want)
+		require.NotContains(t, describe(err), "json: cannot")
+		require.NotContains(t, describe(err), "Go value")
+		require.NotContains(t, describe(err), "interface {}")
+	}
+
+	require.NoError(t, os.WriteFile(opts, []byte(`{"tenant_id": 5}`), 0o600))
+	_, _, err = readTrust(opts)
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "proto:")
 }
