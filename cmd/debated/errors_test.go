@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -75,6 +77,22 @@ func TestErrorsSayWhatIsWrong(t *testing.T) {
 			requireSays(t, err, codes.NotFound, `claim "zz-claim": not found`)
 			_, err = reg.CureDefect(s.a, &debatedv1.CureDefectRequest{DealId: "deal-a", DefectId: "zz-defect", Actor: "me", Reason: "r"})
 			requireSays(t, err, codes.NotFound, "defect zz-defect: not found")
+
+			// Validation reads as English, one line per violation.
+			_, err = s.debate.ListDebates(s.a, &debatedv1.ListDebatesRequest{PageSize: 5000, DealId: strings.Repeat("d", 200)})
+			requireSays(t, err, codes.InvalidArgument,
+				"invalid argument: deal_id: must be at most 128 characters; page_size: must be at least 0 and at most 1000")
+			_, err = s.debate.GetDebate(s.a, &debatedv1.GetDebateRequest{})
+			requireSays(t, err, codes.InvalidArgument, "invalid argument: debate_id: must not be empty")
+			var br *errdetails.BadRequest
+			for _, d := range status.Convert(err).Details() {
+				if b, ok := d.(*errdetails.BadRequest); ok {
+					br = b
+				}
+			}
+			require.NotNil(t, br)
+			require.Len(t, br.GetFieldViolations(), 1)
+			require.Equal(t, "must not be empty", br.GetFieldViolations()[0].GetDescription())
 
 			// A stream names its subject too.
 			w, err := s.debate.WatchDebate(s.a, &debatedv1.WatchDebateRequest{DebateId: "6f1c2a4e-0b7d-4c3e-9a52-1d8e7f6a9b30"})

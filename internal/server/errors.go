@@ -113,21 +113,29 @@ func publicMessage(err, sentinel error) string {
 }
 
 // badRequest builds an InvalidArgument status with one field violation per
-// entry.
+// entry; a violation given twice (the same field, the same words) is sent
+// once. The message names the first five for clients that show only it
+// ("invalid argument: deal_id: must not be empty; page_size: …").
 func badRequest(vs []debate.FieldViolation) error {
 	br := &errdetails.BadRequest{}
-	msg := "invalid argument:"
-	for i, v := range vs {
+	seen := make(map[debate.FieldViolation]bool, len(vs))
+	parts := make([]string, 0, min(len(vs), 5))
+	for _, v := range vs {
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
 		br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{
 			Field:       v.Field,
 			Description: v.Description,
 		})
-		if i < 5 {
-			msg += " " + v.Field + ": " + v.Description + ";"
+		if len(parts) < 5 {
+			parts = append(parts, v.Field+": "+v.Description)
 		}
 	}
-	if len(vs) > 5 {
-		msg += " …"
+	msg := "invalid argument: " + strings.Join(parts, "; ")
+	if len(br.FieldViolations) > len(parts) {
+		msg += "; …"
 	}
 	st, err := status.New(codes.InvalidArgument, msg).WithDetails(br)
 	if err != nil {

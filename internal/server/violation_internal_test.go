@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +10,8 @@ import (
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -64,4 +67,24 @@ func TestPlural(t *testing.T) {
 	}
 	require.Equal(t, "1 character", plural(1, "character"))
 	require.Equal(t, "3 characters", plural(3, "character"))
+}
+
+// TestBadRequestOnce: each violation is sent once, in the details and in
+// the message, and the message names at most five.
+func TestBadRequestOnce(t *testing.T) {
+	t.Parallel()
+	v := debate.FieldViolation{Field: "deal_id", Description: "must not be empty"}
+	err := badRequest([]debate.FieldViolation{v, v, {Field: "page_size", Description: "must be at most 1000"}})
+	st := status.Convert(err)
+	require.Equal(t, "invalid argument: deal_id: must not be empty; page_size: must be at most 1000", st.Message())
+	require.Len(t, st.Details(), 1)
+	require.Len(t, st.Details()[0].(*errdetails.BadRequest).GetFieldViolations(), 2)
+
+	many := make([]debate.FieldViolation, 7)
+	for i := range many {
+		many[i] = debate.FieldViolation{Field: fmt.Sprintf("f%d", i), Description: "is required"}
+	}
+	msg := status.Convert(badRequest(many)).Message()
+	require.True(t, strings.HasSuffix(msg, "f4: is required; …"), msg)
+	require.Equal(t, 5, strings.Count(msg, "is required"))
 }
