@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
@@ -68,7 +69,7 @@ func withSubject(err error, req any) error {
 		return err
 	}
 	words, ok := bareWords[st.Code()]
-	if !ok || !containsString(words, st.Message()) {
+	if !ok || !slices.Contains(words, st.Message()) {
 		return err
 	}
 	m, ok := req.(proto.Message)
@@ -93,15 +94,6 @@ func withSubject(err error, req any) error {
 	out := st.Proto()
 	out.Message = msg
 	return status.FromProto(out).Err()
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // idNouns names the things an id field of a request identifies, as a user
