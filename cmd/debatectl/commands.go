@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -62,13 +65,68 @@ func oneArg(fs *flag.FlagSet, args []string, what string) (string, error) {
 	return pos[0], nil
 }
 
+// printJSON prints m as protojson (proto field names) re-indented by
+// encoding/json with two spaces: protojson's own spacing varies from build
+// to build on purpose ("claim":  {), which would make the output of a
+// command, and the samples of the docs, unstable.
 func (c *cli) printJSON(m proto.Message) error {
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true}.Marshal(m)
+	b, err := stableJSON(m)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(c.out, string(b))
+	_, err = c.out.Write(b)
 	return err
+}
+
+// printNone reports a list with nothing in it: with --json, m with its
+// empty lists as [] (protojson leaves them out, and a script reads a list
+// more easily than a missing field); otherwise one line saying so and what
+// to do, instead of a table of only its header.
+func (c *cli) printNone(m proto.Message, line string) error {
+	if !c.json {
+		_, err := fmt.Fprintln(c.out, line)
+		return err
+	}
+	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var lists []string
+	fields := m.ProtoReflect().Descriptor().Fields()
+	for i := range fields.Len() {
+		if fd := fields.Get(i); fd.IsList() && m.ProtoReflect().Get(fd).List().Len() == 0 {
+			lists = append(lists, strconv.Quote(string(fd.Name()))+":[]")
+		}
+	}
+	if len(lists) > 0 {
+		rest := strings.TrimSpace(string(raw))[1:]
+		if rest != "}" {
+			rest = "," + rest
+		}
+		raw = []byte("{" + strings.Join(lists, ",") + rest)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = c.out.Write(out.Bytes())
+	return err
+}
+
+// stableJSON is m's protojson encoding with a two-space indent and a final
+// newline, the same bytes for the same message on every build.
+func stableJSON(m proto.Message) ([]byte, error) {
+	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
 }
 
 func (c *cli) table(header string, rows [][]string) error {
@@ -123,6 +181,9 @@ func (c *cli) tenantList(ctx context.Context, args []string) error {
 		return err
 	}
 	all := &debatedv1.ListTenantsResponse{Tenants: tenants}
+	if len(tenants) == 0 {
+		return c.printNone(all, "no tenants yet (create one with: debatectl tenant create --name NAME)")
+	}
 	if c.json {
 		return c.printJSON(all)
 	}
@@ -326,6 +387,9 @@ func (c *cli) dealList(ctx context.Context, args []string) error {
 		return err
 	}
 	all := &debatedv1.ListDealsResponse{Deals: deals}
+	if len(deals) == 0 {
+		return c.printNone(all, "no deals yet (import one with: debatectl import-deal DIR)")
+	}
 	if c.json {
 		return c.printJSON(all)
 	}
@@ -371,6 +435,12 @@ func (c *cli) claimsList(ctx context.Context, args []string) error {
 		return err
 	}
 	all := &debatedv1.ListClaimsResponse{Claims: claims}
+	if len(claims) == 0 {
+		if *class != "" || *mat != "" {
+			return c.printNone(all, fmt.Sprintf("no claims of deal %s match %s", id, strings.Join(filterFlags("class", *class, "materiality", *mat), " ")))
+		}
+		return c.printNone(all, fmt.Sprintf("deal %s has no claims", id))
+	}
 	if c.json {
 		return c.printJSON(all)
 	}

@@ -49,7 +49,7 @@ func (c *cli) debateCreate(ctx context.Context, args []string) error {
 			return fmt.Errorf("debate create: --options-file: %w", err)
 		}
 		if err := json.Unmarshal(data, &options); err != nil {
-			return fmt.Errorf("debate create: --options-file %s: not a JSON object: %w", *optionsFile, err)
+			return fmt.Errorf("debate create: --options-file %s: not a JSON object: %s", *optionsFile, jsonProblem(err))
 		}
 		if options == nil {
 			return fmt.Errorf("debate create: --options-file %s: not a JSON object", *optionsFile)
@@ -156,10 +156,28 @@ func (c *cli) debateList(ctx context.Context, args []string) error {
 		return err
 	}
 	all := &debatedv1.ListDebatesResponse{Debates: debates}
+	if len(debates) == 0 {
+		if *st != "" || *deal != "" {
+			return c.printNone(all, "no debates match "+strings.Join(filterFlags("status", *st, "deal", *deal), " "))
+		}
+		return c.printNone(all, "no debates yet (start one with: debatectl debate create --deal DEAL_ID --protocol NAME)")
+	}
 	if c.json {
 		return c.printJSON(all)
 	}
 	return c.debateTable(all.GetDebates())
+}
+
+// filterFlags spells the filters given ("status", "running", "deal", "")
+// as the command line does: ["--status running"].
+func filterFlags(pairs ...string) []string {
+	var out []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] != "" {
+			out = append(out, "--"+pairs[i]+" "+pairs[i+1])
+		}
+	}
+	return out
 }
 
 func (c *cli) debateTable(ds []*debatedv1.Debate) error {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
@@ -53,6 +55,11 @@ func describe(err error) string {
 	if st, ok := err.(interface{ GRPCStatus() *status.Status }); ok {
 		return statusText(st.GRPCStatus())
 	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && !errors.As(err, new(interface{ GRPCStatus() *status.Status })) {
+		// "open x.json: no such file or directory" names a system call.
+		return strings.Replace(err.Error(), pe.Error(), pe.Path+": "+pathProblem(pe.Err), 1)
+	}
 	// A status wrapped by our own words ("… (resume with --after 3)"):
 	// status.FromError would keep the wrapping's whole text, gRPC's
 	// "rpc error: code = …" included, as the message.
@@ -85,4 +92,38 @@ func statusText(st *status.Status) string {
 		fmt.Fprintf(&b, "\n  %s: %s", v.GetField(), v.GetDescription())
 	}
 	return b.String()
+}
+
+// pathProblem says what is wrong with a file in a user's words.
+func pathProblem(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	return err.Error()
+}
+
+// jsonProblem says where and how a file's JSON is wrong, without the
+// decoder's Go types ("cannot unmarshal array into Go value of type
+// map[string]interface {}") or its package prefix ("json: ", "proto: ").
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("invalid JSON at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return fmt.Sprintf("%s is a JSON %s, which it cannot be", typ.Field, typ.Value)
+		}
+		return fmt.Sprintf("it is a JSON %s", typ.Value)
+	}
+	// protojson puts a space or, at random, a no-break space after "proto:".
+	msg := strings.ReplaceAll(err.Error(), "\u00a0", " ")
+	for _, p := range []string{"proto: ", "json: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return msg
 }

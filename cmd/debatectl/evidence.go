@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 )
@@ -25,6 +26,9 @@ func (c *cli) evidenceList(ctx context.Context, args []string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if len(items) == 0 {
+		return c.printNone(&debatedv1.ListEvidenceResponse{}, fmt.Sprintf("deal %s has no evidence items", id))
 	}
 	if c.json {
 		return c.printJSON(&debatedv1.ListEvidenceResponse{EvidenceItems: items})

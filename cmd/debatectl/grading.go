@@ -244,6 +244,12 @@ func (c *cli) defectsList(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(resp.GetDefects()) == 0 {
+		if *all {
+			return c.printNone(resp, fmt.Sprintf("deal %s has no defects", id))
+		}
+		return c.printNone(resp, fmt.Sprintf("deal %s has no open defects (--all shows cured and waived ones too)", id))
+	}
 	if c.json {
 		return c.printJSON(resp)
 	}
@@ -279,6 +285,12 @@ func (c *cli) dealEvents(ctx context.Context, args []string) error {
 			break
 		}
 		*after = resp.GetEvents()[len(resp.GetEvents())-1].GetSeq()
+	}
+	if len(all.GetEvents()) == 0 {
+		if *after > 0 {
+			return c.printNone(all, fmt.Sprintf("deal %s has no events after seq %d", id, *after))
+		}
+		return c.printNone(all, fmt.Sprintf("deal %s has no events yet (debatectl grade %s records the first)", id, id))
 	}
 	if c.json {
 		return c.printJSON(all)

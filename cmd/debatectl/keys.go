@@ -65,7 +65,7 @@ func readTrust(path string) (ledger.Trust, string, error) {
 	}
 	var resp debatedv1.GetSigningKeysResponse
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &resp); err != nil {
-		return ledger.Trust{}, "", fmt.Errorf("trusted keys %s: not the output of `debatectl --json keys`: %w", path, err)
+		return ledger.Trust{}, "", fmt.Errorf("trusted keys %s: not the output of `debatectl --json keys`: %s", path, jsonProblem(err))
 	}
 	if resp.GetTenantId() == "" || len(resp.GetKeys()) == 0 {
 		return ledger.Trust{}, "", fmt.Errorf("trusted keys %s: no tenant or no keys", path)

@@ -233,7 +233,8 @@ func TestBadTextInAnyStringIsInvalidArgument(t *testing.T) {
 
 // internalMarkers are texts that must never reach a client.
 var internalMarkers = []string{"sqlite", "postgres", "pgx", "sqlstate", "constraint", "rpc error:",
-	"duplicate key", "violates", "_pkey", "_fkey", "(foreign key)", "goroutine", "panic"}
+	"duplicate key", "violates", "_pkey", "_fkey", "(foreign key)", "goroutine", "panic",
+	"orchestrator:", "runner:", "server:", "json: unknown field", "json: cannot unmarshal", "characters characters", "at least 1 characters", "value must"}
 
 func requireClean(t *testing.T, what string, err error) {
 	t.Helper()
@@ -246,6 +247,10 @@ func requireClean(t *testing.T, what string, err error) {
 	}
 	for _, m := range internalMarkers {
 		require.NotContains(t, msg, m, "%s answered %v", what, err)
+	}
+	switch status.Convert(err).Message() {
+	case "not found", "failed precondition", "conflict", "already exists":
+		t.Fatalf("%s answered %v: the answer does not say what is missing or wrong", what, err)
 	}
 }
 

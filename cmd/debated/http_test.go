@@ -169,6 +169,10 @@ func TestRESTRoutes(t *testing.T) {
 	code, body = a.do("POST", "/v1/debates", map[string]any{"dealId": "", "protocol": "synthetic.v1"})
 	require.Equal(t, 400, code)
 	require.Contains(t, body["message"], "deal_id")
+	code, body = a.do("POST", "/v1/debates", map[string]any{"dealId": 5, "protocol": "synthetic.v1"})
+	require.Equal(t, 400, code)
+	require.Contains(t, body["message"], "request body: ")
+	require.NotContains(t, body["message"], "proto:", "the decoder's prefix is not shown")
 
 	// Tenant B sees none of A's things, through every route.
 	for _, p := range []string{

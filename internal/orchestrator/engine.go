@@ -239,7 +239,7 @@ func (e *Engine) seal(d *debate.Debate, round int, pend []pendingEvent) ([]debat
 // wrapping debate.ErrFailedPrecondition if the debate is already terminal.
 func (e *Engine) Abort(d debate.Debate, reason string, by debate.Authority, open ...debate.HumanGate) (*debate.StepCommit, error) {
 	if d.Status.Terminal() {
-		return nil, fmt.Errorf("debate %s is already %s: %w", d.ID, d.Status, debate.ErrFailedPrecondition)
+		return nil, fmt.Errorf("debate %q is already %s: %w", d.ID, d.Status, debate.ErrFailedPrecondition)
 	}
 	reason = cmp.Or(reason, ReasonAborted)
 	now := e.now()
@@ -271,6 +271,26 @@ func (e *Engine) Abort(d debate.Debate, reason string, by debate.Authority, open
 	}, nil
 }
 
+// resolvable says, in the operator's terms and naming the gate and the
+// debate, why gate of d cannot be resolved now; nil if it can. The error
+// wraps debate.ErrFailedPrecondition.
+func resolvable(d debate.Debate, gate debate.HumanGate) error {
+	switch {
+	case gate.DebateID != d.ID:
+		return fmt.Errorf("gate %q is not a gate of debate %q: %w", gate.ID, d.ID, debate.ErrFailedPrecondition)
+	case gate.Status == debate.GateApproved || gate.Status == debate.GateRejected:
+		return fmt.Errorf("gate %q of debate %q is already resolved (%s by %s): %w",
+			gate.ID, d.ID, gate.Status, cmp.Or(gate.ResolvedBy, "an operator"), debate.ErrFailedPrecondition)
+	case gate.Status == debate.GateCancelled:
+		return fmt.Errorf("gate %q of debate %q was cancelled when the debate stopped: %w", gate.ID, d.ID, debate.ErrFailedPrecondition)
+	case gate.Status != debate.GateOpen:
+		return fmt.Errorf("gate %q of debate %q is %s, not open: %w", gate.ID, d.ID, gate.Status, debate.ErrFailedPrecondition)
+	case d.Status != debate.DebateAwaitingReview:
+		return fmt.Errorf("debate %q is %s, not awaiting review: no gate of it can be resolved now: %w", d.ID, d.Status, debate.ErrFailedPrecondition)
+	}
+	return nil
+}
+
 // authorityOrNil returns a, or nil when no key authorised the act (an
 // in-process call), so the payload then has no authority field.
 func authorityOrNil(a debate.Authority) *debate.Authority {
@@ -289,13 +309,8 @@ func authorityOrNil(a debate.Authority) *debate.Authority {
 // NodeInput.Gate. Returns an error wrapping debate.ErrFailedPrecondition
 // unless the debate is awaiting_review and the gate is an open gate of it.
 func (e *Engine) ResolveGate(d debate.Debate, gate debate.HumanGate, approve bool, reason string, authority debate.Authority) (*debate.StepCommit, error) {
-	switch {
-	case d.Status != debate.DebateAwaitingReview:
-		return nil, fmt.Errorf("orchestrator: %w: debate %s is %s, not awaiting review", debate.ErrFailedPrecondition, d.ID, d.Status)
-	case gate.DebateID != d.ID:
-		return nil, fmt.Errorf("orchestrator: %w: gate %s belongs to another debate", debate.ErrFailedPrecondition, gate.ID)
-	case gate.Status != debate.GateOpen:
-		return nil, fmt.Errorf("orchestrator: %w: gate %s is %s, not open", debate.ErrFailedPrecondition, gate.ID, gate.Status)
+	if err := resolvable(d, gate); err != nil {
+		return nil, err
 	}
 	now := e.now()
 	by := cmp.Or(authority.Actor(), ActorOperator)

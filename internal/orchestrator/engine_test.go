@@ -311,6 +311,7 @@ func TestStepGate(t *testing.T) {
 			// A gate resolves once; a runner must hand it to the next step.
 			_, err = h.eng.ResolveGate(h.d, h.gates[g.ID], true, "", debate.Authority{ClaimedActor: "bob"})
 			require.ErrorIs(t, err, debate.ErrFailedPrecondition)
+			require.EqualError(t, err, fmt.Sprintf("gate %q of debate %q is already resolved (%s by alice): failed precondition", g.ID, h.d.ID, want))
 			_, err = h.eng.Step(t.Context(), h.d, h.cp, nil)
 			require.ErrorIs(t, err, debate.ErrFailedPrecondition)
 

@@ -46,14 +46,14 @@ func (e *Engine) step(ctx context.Context, d debate.Debate, cp *debate.Checkpoin
 	switch {
 	case err == nil:
 	case errors.Is(err, debate.ErrNotFound) || errors.Is(err, debate.ErrInvalid):
-		return nil, fmt.Errorf("orchestrator: %w: debate %s: %w", debate.ErrFailedPrecondition, d.ID, err)
+		return nil, fmt.Errorf("debate %q: %w: %w", d.ID, err, debate.ErrFailedPrecondition)
 	default:
 		// A tenant's protocol could not be read (the store failed): the
 		// step runs again.
 		return nil, fmt.Errorf("orchestrator: debate %s: %w", d.ID, err)
 	}
 	if err := checkStep(&d, cp, gate); err != nil {
-		return nil, fmt.Errorf("orchestrator: %w: debate %s: %w", debate.ErrFailedPrecondition, d.ID, err)
+		return nil, fmt.Errorf("debate %q: %w: %w", d.ID, err, debate.ErrFailedPrecondition)
 	}
 	s := &step{e: e, p: p, d: &d, cp: cp, gate: gate, round: max(d.Round, 1), num: 1, t0: e.now(), pending: pending}
 	if cp != nil {
@@ -79,11 +79,11 @@ func (e *Engine) Pipelined(name string) bool {
 // does not end at d's head, and otherwise what Step returns.
 func (e *Engine) StepAhead(ctx context.Context, d debate.Debate, cp *debate.Checkpoint, pending []debate.Event) (*debate.StepCommit, error) {
 	if !e.Pipelined(d.Protocol) {
-		return nil, fmt.Errorf("orchestrator: %w: debate %s: protocol %q is not pipelined", debate.ErrFailedPrecondition, d.ID, d.Protocol)
+		return nil, fmt.Errorf("debate %q: protocol %q is not pipelined: %w", d.ID, d.Protocol, debate.ErrFailedPrecondition)
 	}
 	if n := len(pending); n > 0 && (pending[n-1].Seq != d.LastSeq || pending[n-1].Hash != d.HeadHash) {
-		return nil, fmt.Errorf("orchestrator: %w: debate %s: pending events end at seq %d, the debate's head is %d",
-			debate.ErrFailedPrecondition, d.ID, pending[n-1].Seq, d.LastSeq)
+		return nil, fmt.Errorf("debate %q: pending events end at seq %d, the debate's head is %d: %w",
+			d.ID, pending[n-1].Seq, d.LastSeq, debate.ErrFailedPrecondition)
 	}
 	return e.step(ctx, d, cp, nil, pending)
 }

@@ -210,6 +210,9 @@ func (ds *debateService) ResolveHumanGate(ctx context.Context, req *debatedv1.Re
 	by := authorityOf(ctx, req.GetActor())
 	d, err := ds.operatorCommit(ctx, req.GetDebateId(), func(d debate.Debate) (*debate.StepCommit, error) {
 		g, err := ds.Store.GateGet(ctx, d.ID, req.GetGateId())
+		if errors.Is(err, debate.ErrNotFound) {
+			return nil, fmt.Errorf("gate %q of debate %q: %w", req.GetGateId(), d.ID, debate.ErrNotFound)
+		}
 		if err != nil {
 			return nil, err
 		}

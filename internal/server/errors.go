@@ -74,6 +74,10 @@ func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 // put before what went wrong (the driver, then the operation).
 var storePrefix = regexp.MustCompile(`\b(?:postgres|sqlite|pgx|pgconn|river|goose): (?:[a-z][a-z0-9 _]*: )?`)
 
+// packagePrefix matches the name of one of our packages that an error put
+// before its words ("orchestrator: "): a user does not know our packages.
+var packagePrefix = regexp.MustCompile(`(?:^|: )(?:orchestrator|runner|server|store|protocol|ledger|tlog|dealfile|apiconv|sanad|stream|canon|redact|secretbox|netguard): `)
+
 // internalMarkers are texts that never reach a client: whatever carries one
 // is answered with the sentinel's own words.
 var internalMarkers = []string{
@@ -93,6 +97,12 @@ func publicMessage(err, sentinel error) string {
 		msg = msg[:i+len(word)]
 	}
 	msg = storePrefix.ReplaceAllString(msg, "")
+	msg = packagePrefix.ReplaceAllStringFunc(msg, func(m string) string {
+		if strings.HasPrefix(m, ": ") {
+			return ": "
+		}
+		return ""
+	})
 	lower := strings.ToLower(msg)
 	for _, m := range internalMarkers {
 		if strings.Contains(lower, m) {
@@ -103,21 +113,29 @@ func publicMessage(err, sentinel error) string {
 }
 
 // badRequest builds an InvalidArgument status with one field violation per
-// entry.
+// entry; a violation given twice (the same field, the same words) is sent
+// once. The message names the first five for clients that show only it
+// ("invalid argument: deal_id: must not be empty; page_size: …").
 func badRequest(vs []debate.FieldViolation) error {
 	br := &errdetails.BadRequest{}
-	msg := "invalid argument:"
-	for i, v := range vs {
+	seen := make(map[debate.FieldViolation]bool, len(vs))
+	parts := make([]string, 0, min(len(vs), 5))
+	for _, v := range vs {
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
 		br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{
 			Field:       v.Field,
 			Description: v.Description,
 		})
-		if i < 5 {
-			msg += " " + v.Field + ": " + v.Description + ";"
+		if len(parts) < 5 {
+			parts = append(parts, v.Field+": "+v.Description)
 		}
 	}
-	if len(vs) > 5 {
-		msg += " …"
+	msg := "invalid argument: " + strings.Join(parts, "; ")
+	if len(br.FieldViolations) > len(parts) {
+		msg += "; …"
 	}
 	st, err := status.New(codes.InvalidArgument, msg).WithDetails(br)
 	if err != nil {
@@ -135,7 +153,7 @@ func protovalidateViolations(err *protovalidate.ValidationError) []debate.FieldV
 		if field == "" {
 			field = "request"
 		}
-		out = append(out, debate.FieldViolation{Field: field, Description: v.Proto.GetMessage()})
+		out = append(out, debate.FieldViolation{Field: field, Description: violationText(v)})
 	}
 	return out
 }

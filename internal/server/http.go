@@ -138,7 +138,7 @@ func (c *jsonCodec) MarshalAppendField(base []byte, msg proto.Message, field pro
 // of it.
 func (c *jsonCodec) Unmarshal(data []byte, msg proto.Message) error {
 	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
-		return connect.NewError(connect.CodeInvalidArgument, err)
+		return connect.NewError(connect.CodeInvalidArgument, bodyError(err))
 	}
 	return nil
 }
@@ -146,9 +146,19 @@ func (c *jsonCodec) Unmarshal(data []byte, msg proto.Message) error {
 // UnmarshalField implements vanguard.RESTCodec, as Unmarshal.
 func (c *jsonCodec) UnmarshalField(data []byte, msg proto.Message, field protoreflect.FieldDescriptor) error {
 	if err := c.JSONCodec.UnmarshalField(data, msg, field); err != nil {
-		return connect.NewError(connect.CodeInvalidArgument, err)
+		return connect.NewError(connect.CodeInvalidArgument, bodyError(err))
 	}
 	return nil
+}
+
+// bodyError says what is wrong with a request body without the decoder's
+// "proto:" prefix (which protojson follows with a space or, at random, a
+// no-break space): "request body: (line 1:12): invalid value for string
+// field deal_id: 5".
+func bodyError(err error) error {
+	msg := strings.ReplaceAll(err.Error(), "\u00a0", " ")
+	msg = strings.TrimSpace(strings.TrimPrefix(msg, "proto:"))
+	return errors.New("request body: " + msg)
 }
 
 var ledgerEventName = (&debatedv1.LedgerEvent{}).ProtoReflect().Descriptor().FullName()

@@ -180,7 +180,8 @@ func New(stores Stores, cfg Config) (*Server, error) {
 	})
 	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
 	// recovery → (metrics) → logging → authentication (→ key re-check on
-	// streams) → rate limit → validation.
+	// streams) → rate limit → validation → naming the subject of a bare
+	// "not found".
 	unary := append([]grpc.UnaryServerInterceptor{recovery.UnaryServerInterceptor(rec)}, cfg.Unary...)
 	unary = append(unary, logging.UnaryServerInterceptor(slogAdapter(s.log), logOpts...), authn)
 	stream := append([]grpc.StreamServerInterceptor{recovery.StreamServerInterceptor(rec)}, cfg.Stream...)
@@ -190,8 +191,8 @@ func New(stores Stores, cfg Config) (*Server, error) {
 		unary = append(unary, lim.unary)
 		stream = append(stream, lim.stream)
 	}
-	unary = append(unary, s.validateUnary)
-	stream = append(stream, s.validateStream)
+	unary = append(unary, s.validateUnary, subjectUnary)
+	stream = append(stream, s.validateStream, subjectStream)
 	opts := []grpc.ServerOption{}
 	if cfg.StatsHandler != nil {
 		opts = append(opts, grpc.StatsHandler(cfg.StatsHandler))

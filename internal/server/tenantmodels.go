@@ -68,7 +68,7 @@ func (s *Server) SetTenantModel(ctx context.Context, req *debatedv1.SetTenantMod
 // GetTenantModel implements AdminService.
 func (s *Server) GetTenantModel(ctx context.Context, req *debatedv1.GetTenantModelRequest) (*debatedv1.GetTenantModelResponse, error) {
 	if s.models == nil {
-		return nil, toStatus(ctx, s.log, fmt.Errorf("tenant models: %w", debate.ErrNotFound))
+		return nil, toStatus(ctx, s.log, fmt.Errorf("tenant %q has no model settings: this server keeps none (it runs without a store for them): %w", req.GetTenantId(), debate.ErrNotFound))
 	}
 	m, err := s.models.TenantModelGet(ctx, req.GetTenantId())
 	if errors.Is(err, debate.ErrNotFound) {
