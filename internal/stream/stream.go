@@ -70,7 +70,7 @@ type Config struct {
 	// MaxBackoff caps the rest after a slot whose watchers took longer
 	// than a tick to send: the next slot waits as long as that one took
 	// (fan-out then takes at most about half the CPU it gets), at most
-	// MaxBackoff. Default 20ms.
+	// MaxBackoff. Default 5ms.
 	MaxBackoff time.Duration
 	Logger     *slog.Logger
 }
@@ -118,7 +118,7 @@ func New(store Store, cfg Config) *Hub {
 		cfg.MaxPace = 25 * time.Millisecond
 	}
 	if cfg.MaxBackoff <= 0 {
-		cfg.MaxBackoff = 20 * time.Millisecond
+		cfg.MaxBackoff = 5 * time.Millisecond
 	}
 	log := cfg.Logger
 	if log == nil {
