@@ -212,7 +212,9 @@ func TestNonRetryableStatusFails(t *testing.T) {
 func TestTimeoutFailsAfterThreeAttempts(t *testing.T) {
 	t.Parallel()
 	e := setup(t, block(nil), block(nil), block(nil))
-	e.cfg.CallTimeout = 20 * time.Millisecond
+	// Long enough for each request to reach the server on a loaded
+	// machine before its attempt times out (the server counts requests).
+	e.cfg.CallTimeout = 300 * time.Millisecond
 	in, _ := e.input(debate.RoleAdvocate)
 	_, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.ErrorIs(t, err, llm.ErrModel)
