@@ -87,12 +87,8 @@ func (p *proto) guarded(role string, f work) func(context.Context, *turn) (*orch
 		}
 		s.Status, s.StopReason = StatusNeedsReview, reason
 		s.StopWhy = fmt.Sprintf("%s failed %d attempt(s): %v", role, in.Attempt, err)
-		out, serr := saveWith(s, append(events, closing(&turn{NodeInput: in, Opts: o, State: s})...)...)
-		if serr != nil {
-			return nil, serr
-		}
-		out.Stop = &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: reason}
-		return out, nil
+		closed := &turn{NodeInput: in, Opts: o, State: s}
+		return closed.Save(append(events, closing(closed)...), &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: reason})
 	}
 }
 

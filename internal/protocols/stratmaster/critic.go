@@ -64,13 +64,12 @@ type Review struct {
 // is code, not a prompt: the same work gives the same review whatever the
 // backend.
 func review(c *Constitution, pass int, hs []Hypothesis, plan *Plan, ev map[string]Evidence) Review {
-	r := Review{Pass: pass, ConstitutionID: c.ID, ConstitutionVersion: c.Version, Passed: true,
+	r := Review{Pass: pass, ConstitutionID: c.ID, ConstitutionVersion: c.Version,
 		Principles: []PrincipleResult{}, Metrics: []MetricResult{}, Feedback: []Feedback{}}
 	for _, p := range c.Principles {
 		res, fb := checkPrinciple(p, hs, plan, ev)
 		r.Principles = append(r.Principles, res)
 		if !res.Passed {
-			r.Passed = false
 			r.Feedback = append(r.Feedback, fb)
 		}
 	}
@@ -78,10 +77,10 @@ func review(c *Constitution, pass int, hs []Hypothesis, plan *Plan, ev map[strin
 		res, fb := scoreMetric(m, hs, ev)
 		r.Metrics = append(r.Metrics, res)
 		if !res.Passed {
-			r.Passed = false
 			r.Feedback = append(r.Feedback, fb)
 		}
 	}
+	r.Passed = len(r.Feedback) == 0
 	return r
 }
 
