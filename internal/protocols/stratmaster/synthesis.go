@@ -97,9 +97,7 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 	s.Hypotheses = s.Hypotheses[:0]
 	seen := map[string]bool{}
 	for _, d := range ans.Hypotheses {
-		ids := slices.Clone(d.EvidenceIDs)
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
+		ids := slices.Compact(slices.Sorted(slices.Values(d.EvidenceIDs)))
 		fp := Fingerprint(d.Statement, ids)
 		if seen[fp] {
 			continue
