@@ -102,12 +102,7 @@ func idsOf(hs []Hypothesis) []string {
 }
 
 func hasGradeA(h Hypothesis, ev map[string]Evidence) bool {
-	for _, id := range h.EvidenceIDs {
-		if ev[id].SourceGrade == debate.GradeA {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(h.EvidenceIDs, func(id string) bool { return ev[id].SourceGrade == debate.GradeA })
 }
 
 // checkPrinciple checks one principle and, when it fails, says what to do.

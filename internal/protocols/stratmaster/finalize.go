@@ -25,7 +25,7 @@ func ReviewArtifact(pass int) string { return fmt.Sprintf("constitution_review_p
 // with its feedback (while revisions remain), or gives up for review.
 func (p *proto) review(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
 	in, s := t.NodeInput, t.State
-	r := review(t.Opts.cons, s.Pass, s.Hypotheses, s.Plan, s.evidenceByID())
+	r := review(t.Opts.cons, s.Pass, s.Hypotheses, s.Plan, evidenceByID(s.Evidence))
 	sum := reviewSummary{Pass: s.Pass, Passed: r.Passed}
 	for _, pr := range r.Principles {
 		if !pr.Passed {

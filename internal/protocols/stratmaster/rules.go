@@ -225,10 +225,7 @@ func lowerFirst(s string) string {
 // graded-apart evidence or on a conflicting claim.
 func ruleChallenge(d challengeData) challengeAnswer {
 	out := challengeAnswer{Challenges: []Challenge{}}
-	ev := map[string]Evidence{}
-	for _, e := range d.Evidence {
-		ev[e.EvidenceID] = e
-	}
+	ev := evidenceByID(d.Evidence)
 	verdicts := map[string]debate.Verdict{}
 	for _, c := range d.Claims {
 		verdicts[c.ClaimID] = c.Verdict
@@ -264,10 +261,7 @@ func trimIDs(reasons []string, id string) []string {
 // evidence items with one graded A or B, and concedes the others.
 func ruleRebut(d rebuttalData) rebuttalAnswer {
 	out := rebuttalAnswer{Responses: []Response{}}
-	ev := map[string]Evidence{}
-	for _, e := range d.Evidence {
-		ev[e.EvidenceID] = e
-	}
+	ev := evidenceByID(d.Evidence)
 	hs := map[string]Hypothesis{}
 	for _, h := range d.Hypotheses {
 		hs[h.ID] = h

@@ -143,10 +143,10 @@ func loadState(raw json.RawMessage) (*state, error) {
 	return &s, nil
 }
 
-// evidenceByID indexes the collected evidence.
-func (s *state) evidenceByID() map[string]Evidence {
-	m := make(map[string]Evidence, len(s.Evidence))
-	for _, e := range s.Evidence {
+// evidenceByID indexes evidence by id.
+func evidenceByID(evs []Evidence) map[string]Evidence {
+	m := make(map[string]Evidence, len(evs))
+	for _, e := range evs {
 		m[e.EvidenceID] = e
 	}
 	return m
@@ -155,7 +155,7 @@ func (s *state) evidenceByID() map[string]Evidence {
 // addEvidence adds items not collected yet (the first provenance wins) and
 // returns the ids of the new ones; the evidence stays sorted by id.
 func (s *state) addEvidence(items []Evidence) []string {
-	have := s.evidenceByID()
+	have := evidenceByID(s.Evidence)
 	var added []string
 	for _, e := range items {
 		if _, ok := have[e.EvidenceID]; ok {

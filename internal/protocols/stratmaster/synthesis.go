@@ -56,7 +56,7 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 	if err != nil {
 		return nil, err
 	}
-	ev := s.evidenceByID()
+	ev := evidenceByID(s.Evidence)
 	claims := v.claimsFor(s.Evidence)
 	claimSet := map[string]bool{}
 	verdicts := map[string]debate.Verdict{}
@@ -144,7 +144,7 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 	if err != nil {
 		return nil, err
 	}
-	ev, hs := s.evidenceByID(), s.hypothesisIDs()
+	ev, hs := evidenceByID(s.Evidence), s.hypothesisIDs()
 	var ans challengeAnswer
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaChallenges, task: fmt.Sprintf("challenge the hypotheses of pass %d", s.Pass),
