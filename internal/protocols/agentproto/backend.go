@@ -342,15 +342,7 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, node, schem
 	if err != nil {
 		return ans.Model, err
 	}
-	if len(ans.Violations) == 0 {
-		if err := json.Unmarshal(ans.Raw, out); err != nil {
-			ans.Violations = []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-		}
-	}
-	if len(ans.Violations) > 0 {
-		return ans.Model, &protocol.Rejected{Role: c.role, Schema: schema, Violations: ans.Violations}
-	}
-	return ans.Model, nil
+	return ans.Model, ans.Decode(c.role, schema, out)
 }
 
 // cacheKey is the response cache prefix of a node's model calls: the

@@ -38,15 +38,7 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, a asked, ou
 	if err != nil {
 		return ans.Model, fmt.Errorf("stratmaster: %s: %w", role, err)
 	}
-	if len(ans.Violations) == 0 {
-		if err = json.Unmarshal(ans.Raw, out); err != nil {
-			ans.Violations = []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-		}
-	}
-	if len(ans.Violations) > 0 {
-		return ans.Model, &protocol.Rejected{Role: role, Schema: a.schema, Violations: ans.Violations}
-	}
-	return ans.Model, nil
+	return ans.Model, ans.Decode(role, a.schema, out)
 }
 
 // work is a node's work.
