@@ -195,17 +195,15 @@ func scoreMetric(m Metric, hs []Hypothesis, ev map[string]Evidence) (MetricResul
 		fb.Action, fb.Detail = ActionBroadenResearch, "broaden the research: too few hypotheses"
 	case MetricMeanConfidence:
 		sum := 0.0
-		for _, h := range hs {
-			sum += h.Confidence
-		}
-		if len(hs) > 0 {
-			res.Value = round2(sum / float64(len(hs)))
-		}
 		var weak []Hypothesis
 		for _, h := range hs {
+			sum += h.Confidence
 			if h.Confidence < m.Threshold {
 				weak = append(weak, h)
 			}
+		}
+		if len(hs) > 0 {
+			res.Value = round2(sum / float64(len(hs)))
 		}
 		fb.Action, fb.ClaimIDs, fb.HypothesisIDs = ActionGatherEvidence, claimsOf(weak), idsOf(weak)
 		fb.Detail = "corroborate the weakest hypotheses"
