@@ -1,6 +1,7 @@
 package stratmaster
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -18,19 +19,13 @@ const (
 	StatusFailed      = "failed"       // debate failed
 )
 
-// debateStatus maps a seed status onto the debate status.
+var debateStatuses = map[string]debate.DebateStatus{StatusPending: debate.DebateQueued, StatusInProgress: debate.DebateRunning,
+	StatusNeedsReview: debate.DebateNeedsReview, StatusFailed: debate.DebateFailed}
+
+// debateStatus maps a seed status onto the debate status (completed for
+// any other).
 func debateStatus(seed string) debate.DebateStatus {
-	switch seed {
-	case StatusPending:
-		return debate.DebateQueued
-	case StatusInProgress:
-		return debate.DebateRunning
-	case StatusNeedsReview:
-		return debate.DebateNeedsReview
-	case StatusFailed:
-		return debate.DebateFailed
-	}
-	return debate.DebateCompleted
+	return cmp.Or(debateStatuses[seed], debate.DebateCompleted)
 }
 
 // Directives are the critic's actionable feedback, accumulated over the
