@@ -70,6 +70,21 @@ type Answer struct {
 	Model *debate.ModelCall
 }
 
+// Decode decodes an accepted answer into out. A rejected answer, or one
+// that does not decode, is a *Rejected of the role's schema.
+func (a Answer) Decode(role, schema string, out any) error {
+	vs := a.Violations
+	if len(vs) == 0 {
+		if err := json.Unmarshal(a.Raw, out); err != nil {
+			vs = []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
+		}
+	}
+	if len(vs) > 0 {
+		return &Rejected{Role: role, Schema: schema, Violations: vs}
+	}
+	return nil
+}
+
 // Ask answers c with the tenant's model, or with c.Rules without one, and
 // gates the answer. The error is the model's (with the calls made so far
 // in Answer.Model: errors.Is roles.ErrBudgetExceeded when the budget ran

@@ -66,11 +66,13 @@ type reviewItem struct {
 }
 
 type reviewAnswer struct {
-	Reviews []struct {
-		ProposalID string `json:"proposal_id"`
-		Status     string `json:"status"`
-		Reason     string `json:"reason"`
-	} `json:"reviews"`
+	Reviews []review `json:"reviews"`
+}
+
+type review struct {
+	ProposalID string `json:"proposal_id"`
+	Status     string `json:"status"`
+	Reason     string `json:"reason"`
 }
 
 // claimData is what the executor states claims from: its completed
@@ -91,11 +93,13 @@ type claimItem struct {
 }
 
 type claimAnswer struct {
-	Claims []struct {
-		ExecutionID string  `json:"execution_id"`
-		Text        string  `json:"text"`
-		Confidence  float64 `json:"confidence"`
-	} `json:"claims"`
+	Claims []claimText `json:"claims"`
+}
+
+type claimText struct {
+	ExecutionID string  `json:"execution_id"`
+	Text        string  `json:"text"`
+	Confidence  float64 `json:"confidence"`
 }
 
 // call describes one structured call: its role, prompt and schema, the
@@ -171,7 +175,7 @@ func Answer(schema string, data json.RawMessage) (json.RawMessage, error) {
 	return a, nil
 }
 
-func rulesPlan(d planData) any {
+func rulesPlan(d planData) planAnswer {
 	out := planAnswer{Proposals: []planProposal{}}
 	for _, s := range d.Steps {
 		goal := s.ExpectedEvidence
@@ -237,18 +241,11 @@ func stricter(a, b string) string {
 	return a
 }
 
-func rulesReview(d reviewData) any {
-	type rev struct {
-		ProposalID string `json:"proposal_id"`
-		Status     string `json:"status"`
-		Reason     string `json:"reason"`
-	}
-	out := struct {
-		Reviews []rev `json:"reviews"`
-	}{Reviews: []rev{}}
+func rulesReview(d reviewData) reviewAnswer {
+	out := reviewAnswer{Reviews: []review{}}
 	for _, it := range d.Proposals {
 		st, why := policyReview(d.RegisteredTools, it)
-		out.Reviews = append(out.Reviews, rev{ProposalID: it.ProposalID, Status: st, Reason: why})
+		out.Reviews = append(out.Reviews, review{ProposalID: it.ProposalID, Status: st, Reason: why})
 	}
 	return out
 }
@@ -277,21 +274,14 @@ func checkReview(d reviewData, a reviewAnswer) []debate.Violation {
 	return vs
 }
 
-func rulesClaims(d claimData) any {
-	type cl struct {
-		ExecutionID string  `json:"execution_id"`
-		Text        string  `json:"text"`
-		Confidence  float64 `json:"confidence"`
-	}
-	out := struct {
-		Claims []cl `json:"claims"`
-	}{Claims: []cl{}}
+func rulesClaims(d claimData) claimAnswer {
+	out := claimAnswer{Claims: []claimText{}}
 	for _, it := range d.Executions {
 		subject := it.ExpectedEvidence
 		if subject == "" {
 			subject = "step " + it.StepID
 		}
-		out.Claims = append(out.Claims, cl{ExecutionID: it.ExecutionID,
+		out.Claims = append(out.Claims, claimText{ExecutionID: it.ExecutionID,
 			Text: fmt.Sprintf("%s: %s returned %s.", subject, it.Tool, it.ResultText), Confidence: 0.9})
 	}
 	return out
@@ -352,15 +342,7 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, node, schem
 	if err != nil {
 		return ans.Model, err
 	}
-	if len(ans.Violations) == 0 {
-		if err := json.Unmarshal(ans.Raw, out); err != nil {
-			ans.Violations = []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-		}
-	}
-	if len(ans.Violations) > 0 {
-		return ans.Model, &protocol.Rejected{Role: c.role, Schema: schema, Violations: ans.Violations}
-	}
-	return ans.Model, nil
+	return ans.Model, ans.Decode(c.role, schema, out)
 }
 
 // cacheKey is the response cache prefix of a node's model calls: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 
@@ -251,10 +252,8 @@ func run(ctx context.Context, inv *invoker, it *intent, st *Step) ([]orchestrato
 		return nil, err
 	}
 	it.Artifacts = []string{inHash, outHash}
-	done := map[string]any{"artifact_hashes": it.Artifacts}
-	for k, v := range ids {
-		done[k] = v
-	}
+	done := maps.Clone(ids)
+	done["artifact_hashes"] = it.Artifacts
 	events = append(events, inArt, toolCallEvent(c.audit, ids), outArt)
 	if failure := c.failure(); failure != "" {
 		it.Status, it.Error, it.Refused = intentFailed, failure, c.refused

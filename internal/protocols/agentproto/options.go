@@ -127,13 +127,10 @@ func check(o *Options, v *debate.Violations) {
 		if !slices.Contains(named, s.Tool) {
 			named = append(named, s.Tool)
 		}
-		switch {
-		case len(s.Input) > maxStepInputSize:
+		if len(s.Input) > maxStepInputSize {
 			v.Add(f+".input", "at most %d bytes", maxStepInputSize)
-		default:
-			if err := tool.check(s.Input); err != nil {
-				v.Add(f+".input", "%v", err)
-			}
+		} else if err := tool.check(s.Input); err != nil {
+			v.Add(f+".input", "%v", err)
 		}
 	}
 	if o.Tools == nil {

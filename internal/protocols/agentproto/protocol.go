@@ -17,6 +17,7 @@ package agentproto
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/debated/debated/internal/debate"
@@ -210,9 +211,7 @@ func RoleGuard() map[string][]string {
 // end.
 func LedgerPolicy() ledger.Policy {
 	guard := orchestrator.EngineRoleGuard()
-	for t, actors := range RoleGuard() {
-		guard[t] = actors
-	}
+	maps.Copy(guard, RoleGuard())
 	return ledger.Policy{
 		RoleGuard:   guard,
 		StrictRoles: true,

@@ -49,21 +49,39 @@ type tool struct {
 }
 
 var safeTools = map[string]tool{
-	ToolArithmetic:  {check: checkArithmetic, run: runArithmetic},
-	ToolUnitConvert: {check: checkConvert, run: runConvert},
-	ToolClaimLookup: {check: checkLookup, run: runLookup},
+	ToolArithmetic:  safeTool(checkArithmetic, runArithmetic),
+	ToolUnitConvert: safeTool(checkConvert, runConvert),
+	ToolClaimLookup: safeTool(checkLookup, runLookup),
+}
+
+// safeTool is the tool of a typed check and run: the input is decoded
+// strictly and checked, when the task is submitted and again before it
+// runs (a bad input is then errToolFailed).
+func safeTool[In any](check func(In) error, run func(context.Context, toolEnv, In) (map[string]any, error)) tool {
+	decode := func(input json.RawMessage) (In, error) {
+		var in In
+		if err := protocol.DecodeStrict(input, &in); err != nil {
+			return in, fmt.Errorf("input: %w", err)
+		}
+		return in, check(in)
+	}
+	return tool{
+		check: func(input json.RawMessage) error {
+			_, err := decode(input)
+			return err
+		},
+		run: func(ctx context.Context, env toolEnv, input json.RawMessage) (map[string]any, error) {
+			in, err := decode(input)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", errToolFailed, err)
+			}
+			return run(ctx, env, in)
+		},
+	}
 }
 
 // SafeTools returns the names of the built-in safe tools, sorted.
 func SafeTools() []string { return slices.Sorted(maps.Keys(safeTools)) }
-
-// decodeStrict decodes a tool's input strictly.
-func decodeStrict(input json.RawMessage, v any) error {
-	if err := protocol.DecodeStrict(input, v); err != nil {
-		return fmt.Errorf("input: %w", err)
-	}
-	return nil
-}
 
 type arithmeticInput struct {
 	Op       string    `json:"op"`
@@ -72,11 +90,7 @@ type arithmeticInput struct {
 
 var arithmeticOps = []string{"add", "sub", "mul", "div", "min", "max"}
 
-func checkArithmetic(input json.RawMessage) error {
-	var in arithmeticInput
-	if err := decodeStrict(input, &in); err != nil {
-		return err
-	}
+func checkArithmetic(in arithmeticInput) error {
 	if !slices.Contains(arithmeticOps, in.Op) {
 		return fmt.Errorf("op must be one of %v", arithmeticOps)
 	}
@@ -86,12 +100,7 @@ func checkArithmetic(input json.RawMessage) error {
 	return nil
 }
 
-func runArithmetic(_ context.Context, _ toolEnv, input json.RawMessage) (map[string]any, error) {
-	if err := checkArithmetic(input); err != nil {
-		return nil, fmt.Errorf("%w: %w", errToolFailed, err)
-	}
-	var in arithmeticInput
-	_ = json.Unmarshal(input, &in) // checked above
+func runArithmetic(_ context.Context, _ toolEnv, in arithmeticInput) (map[string]any, error) {
 	r := in.Operands[0]
 	for _, x := range in.Operands[1:] {
 		switch in.Op {
@@ -140,11 +149,7 @@ type convertInput struct {
 	To    string  `json:"to"`
 }
 
-func checkConvert(input json.RawMessage) error {
-	var in convertInput
-	if err := decodeStrict(input, &in); err != nil {
-		return err
-	}
+func checkConvert(in convertInput) error {
 	from, ok := units[in.From]
 	if !ok {
 		return fmt.Errorf("unknown unit %q (one of %v)", in.From, slices.Sorted(maps.Keys(units)))
@@ -159,12 +164,7 @@ func checkConvert(input json.RawMessage) error {
 	return nil
 }
 
-func runConvert(_ context.Context, _ toolEnv, input json.RawMessage) (map[string]any, error) {
-	if err := checkConvert(input); err != nil {
-		return nil, fmt.Errorf("%w: %w", errToolFailed, err)
-	}
-	var in convertInput
-	_ = json.Unmarshal(input, &in) // checked above
+func runConvert(_ context.Context, _ toolEnv, in convertInput) (map[string]any, error) {
 	r := in.Value * units[in.From].factor / units[in.To].factor
 	if math.IsInf(r, 0) || math.IsNaN(r) {
 		return nil, fmt.Errorf("%w: the result is not a finite number", errToolFailed)
@@ -177,11 +177,7 @@ type lookupInput struct {
 	ClaimID  string `json:"claim_id"`
 }
 
-func checkLookup(input json.RawMessage) error {
-	var in lookupInput
-	if err := decodeStrict(input, &in); err != nil {
-		return err
-	}
+func checkLookup(in lookupInput) error {
 	if (in.ClaimKey == "") == (in.ClaimID == "") {
 		return errors.New("exactly one of claim_key and claim_id is required")
 	}
@@ -189,15 +185,10 @@ func checkLookup(input json.RawMessage) error {
 }
 
 // runLookup reads a claim of the session's deal in the tenant's registry.
-func runLookup(ctx context.Context, env toolEnv, input json.RawMessage) (map[string]any, error) {
-	if err := checkLookup(input); err != nil {
-		return nil, fmt.Errorf("%w: %w", errToolFailed, err)
-	}
+func runLookup(ctx context.Context, env toolEnv, in lookupInput) (map[string]any, error) {
 	if env.registry == nil {
 		return nil, fmt.Errorf("%w: no claim registry is configured", errToolFailed)
 	}
-	var in lookupInput
-	_ = json.Unmarshal(input, &in) // checked above
 	b, err := env.registry.DealBundleGet(ctx, env.dealID)
 	switch {
 	case errors.Is(err, debate.ErrNotFound):

@@ -130,6 +130,19 @@ func (v *invariants) add(seq int64, rule, format string, args ...any) {
 	v.problems = append(v.problems, ledger.Problem{Seq: seq, Rule: rule, Detail: fmt.Sprintf(format, args...)})
 }
 
+// stored checks that what (`claim "c-1"`) references artifacts, each held
+// by an earlier artifact.created; none is the problem's detail without one.
+func (v *invariants) stored(seq int64, rule, what, none string, hashes []string) {
+	if len(hashes) == 0 {
+		v.add(seq, rule, "%s %s", what, none)
+	}
+	for _, h := range hashes {
+		if !v.artifacts[h] {
+			v.add(seq, rule, "%s references artifact %s, which no earlier artifact.created holds", what, h)
+		}
+	}
+}
+
 // CheckInvariants checks seed 003's invariants that the ledger's own rules
 // do not: the lifecycle follows the state machine, each transition signed
 // by its designated role with its guard met; every intent is for a
@@ -262,14 +275,7 @@ func (v *invariants) event(e *debate.Event) {
 		case e.Type == EventExecutionFailed && st == tools.StatusSuccess:
 			v.add(e.Seq, RuleToolAudit, "execution %q failed, its tool call audit says SUCCESS", m.ExecutionID)
 		}
-		if len(m.Hashes) == 0 {
-			v.add(e.Seq, RuleArtifact, "execution %q stores no input or output artifact", m.ExecutionID)
-		}
-		for _, h := range m.Hashes {
-			if !v.artifacts[h] {
-				v.add(e.Seq, RuleArtifact, "execution %q references artifact %s, which no earlier artifact.created holds", m.ExecutionID, h)
-			}
-		}
+		v.stored(e.Seq, RuleArtifact, fmt.Sprintf("execution %q", m.ExecutionID), "stores no input or output artifact", m.Hashes)
 		delete(v.open, m.IntentID)
 		if e.Type == EventExecutionCompleted {
 			v.completed[m.ExecutionID] = true
@@ -308,14 +314,7 @@ func (v *invariants) claim(e *debate.Event, m *payload) {
 	}
 	v.claims[m.ClaimID] = true
 	v.facts.Claims++
-	if len(m.EvidenceRefs) == 0 {
-		v.add(e.Seq, RuleEvidence, "claim %q references no artifact", m.ClaimID)
-	}
-	for _, h := range m.EvidenceRefs {
-		if !v.artifacts[h] {
-			v.add(e.Seq, RuleEvidence, "claim %q references artifact %s, which no earlier artifact.created holds", m.ClaimID, h)
-		}
-	}
+	v.stored(e.Seq, RuleEvidence, fmt.Sprintf("claim %q", m.ClaimID), "references no artifact", m.EvidenceRefs)
 	for _, x := range m.ExecutionIDs {
 		if !v.completed[x] {
 			v.add(e.Seq, RuleEvidence, "claim %q rests on execution %q, which has not completed", m.ClaimID, x)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -446,9 +447,7 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 func (p *proto) visible(s *state, n *Node) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
 	if len(n.Inputs) == 0 {
-		for k, v := range s.Outputs {
-			out[k] = v
-		}
+		maps.Copy(out, s.Outputs)
 		return out
 	}
 	for _, k := range n.Inputs {
@@ -479,18 +478,12 @@ func dealData(dealID string, b *debate.DealBundle) map[string]any {
 	}
 	out["company"], out["stage"], out["sector"] = b.Deal.CompanyName, b.Deal.Stage, b.Deal.Sector
 	claims := make([]map[string]any, 0, min(len(b.Claims), maxDealClaims))
-	for _, c := range b.Claims {
-		if len(claims) == maxDealClaims {
-			break
-		}
+	for _, c := range b.Claims[:cap(claims)] {
 		claims = append(claims, map[string]any{"claim_id": c.ID, "key": c.Key, "class": c.Class, "text": c.Text,
 			"materiality": c.Materiality})
 	}
 	calcs := make([]map[string]any, 0, min(len(b.Calcs), maxDealClaims))
-	for _, c := range b.Calcs {
-		if len(calcs) == maxDealClaims {
-			break
-		}
+	for _, c := range b.Calcs[:cap(calcs)] {
 		calcs = append(calcs, map[string]any{"calc_id": c.ID, "type": c.Type, "input_claim_ids": c.InputClaimIDs})
 	}
 	out["claims"], out["calcs"] = claims, calcs
@@ -718,12 +711,12 @@ func (p *proto) evaluate(s *state, round int) (reason, why string) {
 			fired, w = s.Tokens >= r.Tokens, fmt.Sprintf("%d of %d tokens used", s.Tokens, r.Tokens)
 		case StopConsensus:
 			vals, complete := p.positions(s, r, round)
-			fired = complete && len(distinct(vals)) == 1
+			fired = complete && distinct(maps.Values(vals)) == 1
 			w = "positions " + positionString(vals)
 		case StopStableDissent:
 			key := fmt.Sprint(i)
 			vals, complete := p.positions(s, r, round)
-			if !complete || len(distinct(vals)) < 2 {
+			if !complete || distinct(maps.Values(vals)) < 2 {
 				delete(s.Dissent, key)
 			} else {
 				s.Dissent[key] = append(s.Dissent[key], positionString(vals))
@@ -732,7 +725,7 @@ func (p *proto) evaluate(s *state, round int) (reason, why string) {
 				}
 			}
 			h := s.Dissent[key]
-			fired = len(h) >= r.Rounds && len(distinct(h)) == 1
+			fired = len(h) >= r.Rounds && distinct(slices.Values(h)) == 1
 			w = fmt.Sprintf("%d round(s) of the same dissent, %d needed", len(h), r.Rounds)
 		case StopJudgeVerdict:
 			if s.AnsweredIn[r.Node] == round {
@@ -772,19 +765,13 @@ func (p *proto) positions(s *state, r StopRule, round int) (map[string]string, b
 	return out, s.AnsweredIn[r.Node] == round
 }
 
-func distinct[M ~map[string]string | ~[]string](vals M) map[string]bool {
+// distinct counts the distinct values.
+func distinct(vals iter.Seq[string]) int {
 	out := map[string]bool{}
-	switch v := any(vals).(type) {
-	case map[string]string:
-		for _, x := range v {
-			out[x] = true
-		}
-	case []string:
-		for _, x := range v {
-			out[x] = true
-		}
+	for x := range vals {
+		out[x] = true
 	}
-	return out
+	return len(out)
 }
 
 func positionString(vals map[string]string) string {

@@ -284,6 +284,22 @@ func unknownFields(v *debate.Violations, path string, val any, t reflect.Type) {
 	}
 }
 
+// checkNames checks a role's list of tools or gates (what: "tool"): each
+// one of known (all: "the gates"), none twice.
+func checkNames(v *debate.Violations, field, what, all string, names, known []string) {
+	seen := map[string]bool{}
+	for j, x := range names {
+		f := fmt.Sprintf("%s[%d]", field, j)
+		switch {
+		case !slices.Contains(known, x):
+			v.Add(f, "unknown %s %q; %s are %s", what, x, all, strings.Join(known, ", "))
+		case seen[x]:
+			v.Add(f, "duplicate %s %q", what, x)
+		}
+		seen[x] = true
+	}
+}
+
 func join(path, key string) string {
 	if path == "" {
 		return key
@@ -338,28 +354,8 @@ func (d *Document) Validate(builtin func(name string) bool) error {
 			v.Add(f+".prompt", "is %d bytes, more than %d", len(r.Prompt), MaxPromptBytes)
 		}
 		checkOutputSchema(&v, f+".output", r.Output)
-		seen := map[string]bool{}
-		for j, t := range r.Tools {
-			tf := fmt.Sprintf("%s.tools[%d]", f, j)
-			switch {
-			case !tools.Known(t):
-				v.Add(tf, "unknown tool %q; the server's tools are %s", t, strings.Join(tools.Names, ", "))
-			case seen[t]:
-				v.Add(tf, "duplicate tool %q", t)
-			}
-			seen[t] = true
-		}
-		gseen := map[string]bool{}
-		for j, g := range r.Gates {
-			gf := fmt.Sprintf("%s.gates[%d]", f, j)
-			switch {
-			case g != GateSchema && g != GateNoFreeFacts && g != GateMuhasabah:
-				v.Add(gf, "unknown gate %q; the gates are schema, no_free_facts, muhasabah", g)
-			case gseen[g]:
-				v.Add(gf, "duplicate gate %q", g)
-			}
-			gseen[g] = true
-		}
+		checkNames(&v, f+".tools", "tool", "the server's tools", r.Tools, tools.Names)
+		checkNames(&v, f+".gates", "gate", "the gates", r.Gates, []string{GateSchema, GateNoFreeFacts, GateMuhasabah})
 	}
 
 	nodes := map[string]*Node{}
@@ -400,9 +396,13 @@ func (d *Document) Validate(builtin func(name string) bool) error {
 				v.Add(field, "is %d bytes, more than %d", len(t), MaxTaskBytes)
 			}
 		}
-		none := func(field string, set bool, kind string) {
-			if set {
-				v.Add(f+"."+field, "a %s node has no %s", kind, field)
+		has := map[string]bool{"role": n.Role != "", "task": n.Task != "", "branches": len(n.Branches) > 0,
+			"inputs": len(n.Inputs) > 0, "repeat": n.Repeat != "", "verdict": n.Verdict != ""}
+		none := func(fields ...string) {
+			for _, field := range fields {
+				if has[field] {
+					v.Add(f+"."+field, "a %s node has no %s", n.Kind, field)
+				}
 			}
 		}
 		target := func(field, id string) {
@@ -428,8 +428,7 @@ func (d *Document) Validate(builtin func(name string) bool) error {
 		case KindCall, KindJudge:
 			role(f+".role", n.Role)
 			task(f+".task", n.Task)
-			none("branches", len(n.Branches) > 0, n.Kind)
-			none("repeat", n.Repeat != "", n.Kind)
+			none("branches", "repeat")
 			inputs(false)
 			if n.Kind == KindJudge {
 				switch r := roles[n.Role]; {
@@ -439,13 +438,10 @@ func (d *Document) Validate(builtin func(name string) bool) error {
 					v.Add(f+".verdict", "role %q's output schema has no property %q", n.Role, n.Verdict)
 				}
 			} else {
-				none("verdict", n.Verdict != "", n.Kind)
+				none("verdict")
 			}
 		case KindParallel:
-			none("role", n.Role != "", n.Kind)
-			none("task", n.Task != "", n.Kind)
-			none("repeat", n.Repeat != "", n.Kind)
-			none("verdict", n.Verdict != "", n.Kind)
+			none("role", "task", "repeat", "verdict")
 			inputs(false)
 			if len(n.Branches) < 2 || len(n.Branches) > MaxBranches {
 				v.Add(f+".branches", "a parallel node has 2 to %d branches", MaxBranches)
@@ -455,19 +451,11 @@ func (d *Document) Validate(builtin func(name string) bool) error {
 				task(fmt.Sprintf("%s.branches[%d].task", f, j), b.Task)
 			}
 		case KindJoin:
-			none("role", n.Role != "", n.Kind)
-			none("task", n.Task != "", n.Kind)
-			none("branches", len(n.Branches) > 0, n.Kind)
-			none("repeat", n.Repeat != "", n.Kind)
-			none("verdict", n.Verdict != "", n.Kind)
+			none("role", "task", "branches", "repeat", "verdict")
 			inputs(true)
 		case KindLoop:
 			loops = true
-			none("role", n.Role != "", n.Kind)
-			none("task", n.Task != "", n.Kind)
-			none("branches", len(n.Branches) > 0, n.Kind)
-			none("inputs", len(n.Inputs) > 0, n.Kind)
-			none("verdict", n.Verdict != "", n.Kind)
+			none("role", "task", "branches", "inputs", "verdict")
 			if n.Repeat == "" {
 				v.Add(f+".repeat", "required: the node the next round starts at")
 			}

@@ -1,6 +1,7 @@
 package legal
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -248,9 +249,7 @@ func Decide(s Signals) Decision {
 	held, critical, major, conflictCritiques, unresolved := criteria(s)
 	d := Decision{Round: s.Round, Critical: critical, Major: major, UnresolvedConflicts: len(unresolved), ConflictCritiques: conflictCritiques,
 		AnswerChange: map[string]float64{}, Unevidenced: map[string]float64{}, Criteria: []string{}, Escalation: []string{}}
-	for a, ch := range s.Change {
-		d.AnswerChange[a] = ch
-	}
+	maps.Copy(d.AnswerChange, s.Change)
 	for _, a := range []string{AgentNLA, AgentALA} {
 		if o := s.Outputs[a]; o != nil {
 			d.Unevidenced[a] = unevidenced(o)

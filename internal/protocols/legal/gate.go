@@ -62,6 +62,14 @@ func (v *violations) add(rule, field, format string, args ...any) {
 	*v = append(*v, debate.Violation{Rule: rule, Field: field, Detail: fmt.Sprintf(format, args...)})
 }
 
+// equal checks that an answer restates the round, agent or target it was
+// asked for (an int or a string, shown as Go writes it: 2, "NLA").
+func (v *violations) equal(field string, got, want any) {
+	if got != want {
+		v.add(RuleSchema, field, "must be %#v, got %#v", want, got)
+	}
+}
+
 // text checks a required bounded text.
 func (v *violations) text(field, s string) {
 	switch {
@@ -94,12 +102,8 @@ func checkOutput(raw json.RawMessage, round int, agent string, sources map[strin
 		return nil, v
 	}
 	o.normalize()
-	if o.Round != round {
-		v.add(RuleSchema, "round", "must be %d, got %d", round, o.Round)
-	}
-	if o.Agent != agent {
-		v.add(RuleSchema, "agent", "must be %q, got %q", agent, o.Agent)
-	}
+	v.equal("round", o.Round, round)
+	v.equal("agent", o.Agent, agent)
 	v.text("answer", o.Answer)
 	switch {
 	case len(o.Claims) == 0:
@@ -157,18 +161,10 @@ func checkCritiques(raw json.RawMessage, round int, agent string, target *Output
 		v.add(RuleSchema, "critique", "not a critique object: %v", err)
 		return nil, v
 	}
-	if cs.Critiques == nil {
-		cs.Critiques = []Critique{}
-	}
-	if cs.Round != round {
-		v.add(RuleSchema, "round", "must be %d, got %d", round, cs.Round)
-	}
-	if cs.Agent != agent {
-		v.add(RuleSchema, "agent", "must be %q, got %q", agent, cs.Agent)
-	}
-	if cs.Target != target.Agent {
-		v.add(RuleSchema, "target", "must be %q, got %q", target.Agent, cs.Target)
-	}
+	cs.Critiques = protocol.NonNil(cs.Critiques)
+	v.equal("round", cs.Round, round)
+	v.equal("agent", cs.Agent, agent)
+	v.equal("target", cs.Target, target.Agent)
 	switch {
 	case round == 1 && len(cs.Critiques) < MinCritiquesRound1:
 		v.add(RuleEchoChamber, "critiques", "round 1 needs at least %d critiques of the other agent, got %d", MinCritiquesRound1, len(cs.Critiques))
@@ -217,12 +213,7 @@ func checkSynthesis(raw json.RawMessage, finals map[string]*Output, sum *Summary
 		v.add(RuleSchema, "synthesis", "not a synthesis object: %v", err)
 		return nil, v
 	}
-	if s.AgreedClaims == nil {
-		s.AgreedClaims = []string{}
-	}
-	if s.DisputedClaims == nil {
-		s.DisputedClaims = []string{}
-	}
+	s.AgreedClaims, s.DisputedClaims = protocol.NonNil(s.AgreedClaims), protocol.NonNil(s.DisputedClaims)
 	v.text("answer", s.Answer)
 	v.text("rationale", s.Rationale)
 	for _, refs := range []struct {
@@ -255,21 +246,11 @@ func hasClaim(outs map[string]*Output, ref string) bool {
 
 // normalize makes nil lists empty, so outputs encode as the seed's JSON.
 func (o *Output) normalize() {
-	if o.Claims == nil {
-		o.Claims = []Claim{}
-	}
-	if o.Uncertainties == nil {
-		o.Uncertainties = []string{}
-	}
-	if o.OpenQuestions == nil {
-		o.OpenQuestions = []string{}
-	}
+	o.Claims = protocol.NonNil(o.Claims)
+	o.Uncertainties = protocol.NonNil(o.Uncertainties)
+	o.OpenQuestions = protocol.NonNil(o.OpenQuestions)
 	for i := range o.Claims {
-		if o.Claims[i].Evidence == nil {
-			o.Claims[i].Evidence = []string{}
-		}
-		if o.Claims[i].Assumptions == nil {
-			o.Claims[i].Assumptions = []string{}
-		}
+		o.Claims[i].Evidence = protocol.NonNil(o.Claims[i].Evidence)
+		o.Claims[i].Assumptions = protocol.NonNil(o.Claims[i].Assumptions)
 	}
 }

@@ -166,14 +166,10 @@ func rulesAnswer(r *Request) *Output {
 		if k := tripleKey(p.Triple); k != "" {
 			byKey[k] = len(o.Claims)
 		}
-		conf := confText
-		if p.Triple != nil {
-			conf = confTriple
-		}
-		var t *Triple
+		conf, t := confText, (*Triple)(nil)
 		if p.Triple != nil {
 			tc := *p.Triple
-			t = &tc
+			conf, t = confTriple, &tc
 		}
 		o.Claims = append(o.Claims, Claim{ID: fmt.Sprintf("C%d", len(o.Claims)+1), Statement: sentence(p.Text),
 			Evidence: []string{p.SourceID}, Confidence: conf, Assumptions: []string{assumptionFor(p.Domain)}, Triple: t})
@@ -445,13 +441,7 @@ func rulesRevision(r *Request) *Output {
 			}
 		}
 	}
-	kept := o.Claims[:0]
-	for _, c := range o.Claims {
-		if !drop[c.ID] {
-			kept = append(kept, c)
-		}
-	}
-	o.Claims = kept
+	o.Claims = slices.DeleteFunc(o.Claims, func(c Claim) bool { return drop[c.ID] })
 	if len(o.Claims) == 0 {
 		o.Claims = append(o.Claims, Claim{ID: "C1", Risk: true, Confidence: confNoSource, Evidence: []string{},
 			Statement:   fmt.Sprintf("After the critiques, no %s claim of this answer stands on the context.", label(r.Agent)),

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Summary is debate_summary.json (seed §7): the supervisor's input besides
@@ -76,17 +78,11 @@ func summarize(o *Options, caseID string, s *state, d Decision) *Summary {
 	nla, ala := s.Outputs[AgentNLA], s.Outputs[AgentALA]
 	sum := &Summary{Query: o.Query, CaseID: caseID, Rounds: d.Round, Outcome: d.Outcome,
 		ConvergenceCriteria: d.Criteria, EscalationRules: d.Escalation, NeedsHumanReview: d.NeedsHumanReview,
-		AgreedClaims: []AgreedClaim{}, DisputedClaims: []DisputedClaim{}, Conflicts: Conflicts(nla, ala),
-		Risks: []ClaimNote{}, AnswerChange: d.AnswerChange, Rejections: slices.Clone(s.Rejections)}
+		AgreedClaims: []AgreedClaim{}, DisputedClaims: []DisputedClaim{}, Conflicts: protocol.NonNil(Conflicts(nla, ala)),
+		Risks: []ClaimNote{}, AnswerChange: d.AnswerChange, Rejections: protocol.NonNil(slices.Clone(s.Rejections))}
 	sum.StopReason = ReasonConverged
 	if d.Outcome == OutcomeEscalated {
 		sum.StopReason = ReasonEscalated
-	}
-	if sum.Conflicts == nil {
-		sum.Conflicts = []Conflict{}
-	}
-	if sum.Rejections == nil {
-		sum.Rejections = []Rejection{}
 	}
 	if nla != nil && ala != nil {
 		for _, n := range nla.Claims {

@@ -38,15 +38,7 @@ func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, a asked, ou
 	if err != nil {
 		return ans.Model, fmt.Errorf("stratmaster: %s: %w", role, err)
 	}
-	if len(ans.Violations) == 0 {
-		if err = json.Unmarshal(ans.Raw, out); err != nil {
-			ans.Violations = []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-		}
-	}
-	if len(ans.Violations) > 0 {
-		return ans.Model, &protocol.Rejected{Role: role, Schema: a.schema, Violations: ans.Violations}
-	}
-	return ans.Model, nil
+	return ans.Model, ans.Decode(role, a.schema, out)
 }
 
 // work is a node's work.
@@ -87,12 +79,8 @@ func (p *proto) guarded(role string, f work) func(context.Context, *turn) (*orch
 		}
 		s.Status, s.StopReason = StatusNeedsReview, reason
 		s.StopWhy = fmt.Sprintf("%s failed %d attempt(s): %v", role, in.Attempt, err)
-		out, serr := saveWith(s, append(events, closing(&turn{NodeInput: in, Opts: o, State: s})...)...)
-		if serr != nil {
-			return nil, serr
-		}
-		out.Stop = &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: reason}
-		return out, nil
+		closed := &turn{NodeInput: in, Opts: o, State: s}
+		return closed.Save(append(events, closing(closed)...), &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: reason})
 	}
 }
 

@@ -64,13 +64,12 @@ type Review struct {
 // is code, not a prompt: the same work gives the same review whatever the
 // backend.
 func review(c *Constitution, pass int, hs []Hypothesis, plan *Plan, ev map[string]Evidence) Review {
-	r := Review{Pass: pass, ConstitutionID: c.ID, ConstitutionVersion: c.Version, Passed: true,
+	r := Review{Pass: pass, ConstitutionID: c.ID, ConstitutionVersion: c.Version,
 		Principles: []PrincipleResult{}, Metrics: []MetricResult{}, Feedback: []Feedback{}}
 	for _, p := range c.Principles {
 		res, fb := checkPrinciple(p, hs, plan, ev)
 		r.Principles = append(r.Principles, res)
 		if !res.Passed {
-			r.Passed = false
 			r.Feedback = append(r.Feedback, fb)
 		}
 	}
@@ -78,10 +77,10 @@ func review(c *Constitution, pass int, hs []Hypothesis, plan *Plan, ev map[strin
 		res, fb := scoreMetric(m, hs, ev)
 		r.Metrics = append(r.Metrics, res)
 		if !res.Passed {
-			r.Passed = false
 			r.Feedback = append(r.Feedback, fb)
 		}
 	}
+	r.Passed = len(r.Feedback) == 0
 	return r
 }
 
@@ -103,12 +102,7 @@ func idsOf(hs []Hypothesis) []string {
 }
 
 func hasGradeA(h Hypothesis, ev map[string]Evidence) bool {
-	for _, id := range h.EvidenceIDs {
-		if ev[id].SourceGrade == debate.GradeA {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(h.EvidenceIDs, func(id string) bool { return ev[id].SourceGrade == debate.GradeA })
 }
 
 // checkPrinciple checks one principle and, when it fails, says what to do.
@@ -201,17 +195,15 @@ func scoreMetric(m Metric, hs []Hypothesis, ev map[string]Evidence) (MetricResul
 		fb.Action, fb.Detail = ActionBroadenResearch, "broaden the research: too few hypotheses"
 	case MetricMeanConfidence:
 		sum := 0.0
-		for _, h := range hs {
-			sum += h.Confidence
-		}
-		if len(hs) > 0 {
-			res.Value = round2(sum / float64(len(hs)))
-		}
 		var weak []Hypothesis
 		for _, h := range hs {
+			sum += h.Confidence
 			if h.Confidence < m.Threshold {
 				weak = append(weak, h)
 			}
+		}
+		if len(hs) > 0 {
+			res.Value = round2(sum / float64(len(hs)))
 		}
 		fb.Action, fb.ClaimIDs, fb.HypothesisIDs = ActionGatherEvidence, claimsOf(weak), idsOf(weak)
 		fb.Detail = "corroborate the weakest hypotheses"

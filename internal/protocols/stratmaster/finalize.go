@@ -25,7 +25,7 @@ func ReviewArtifact(pass int) string { return fmt.Sprintf("constitution_review_p
 // with its feedback (while revisions remain), or gives up for review.
 func (p *proto) review(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
 	in, s := t.NodeInput, t.State
-	r := review(t.Opts.cons, s.Pass, s.Hypotheses, s.Plan, s.evidenceByID())
+	r := review(t.Opts.cons, s.Pass, s.Hypotheses, s.Plan, evidenceByID(s.Evidence))
 	sum := reviewSummary{Pass: s.Pass, Passed: r.Passed}
 	for _, pr := range r.Principles {
 		if !pr.Passed {
@@ -58,7 +58,7 @@ func (p *proto) review(_ context.Context, t *turn) (*orchestrator.NodeOutput, er
 		s.StopWhy = fmt.Sprintf("after %d revision(s) pass %d still breaks %s", s.Revisions, s.Pass, strings.Join(sum.Failed, ", "))
 		events = append(events, statusEvent(s, in, s.StopWhy))
 	}
-	return saveWith(s, events...)
+	return t.Save(events, nil)
 }
 
 // afterReview goes back to research unless the review ended the task.
@@ -107,12 +107,7 @@ func (p *proto) finalize(_ context.Context, t *turn) (*orchestrator.NodeOutput, 
 	if s.StopReason == "" { // unreachable through the graph; never complete by default
 		s.Status, s.StopReason, s.StopWhy = StatusNeedsReview, ReasonUnsatisfied, "finalize reached without a decision"
 	}
-	out, err := saveWith(s, closing(t)...)
-	if err != nil {
-		return nil, err
-	}
-	out.Stop = &orchestrator.Stop{Status: debateStatus(s.Status), Reason: s.StopReason}
-	return out, nil
+	return t.Save(closing(t), &orchestrator.Stop{Status: debateStatus(s.Status), Reason: s.StopReason})
 }
 
 // closing is what ends a task, whichever node ends it: the artifacts, the

@@ -88,9 +88,7 @@ func CanonicalStatement(s string) string {
 // The same statement over the same evidence has the same fingerprint
 // whatever the order its evidence was cited in.
 func Fingerprint(statement string, evidenceIDs []string) string {
-	ids := slices.Clone(evidenceIDs)
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
+	ids := slices.Compact(slices.Sorted(slices.Values(evidenceIDs)))
 	sum := sha256.Sum256([]byte(CanonicalStatement(statement) + "\n" + strings.Join(ids, "\n")))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

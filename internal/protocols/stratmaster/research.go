@@ -163,7 +163,7 @@ func (p *proto) research(ctx context.Context, t *turn) (*orchestrator.NodeOutput
 		s.Status, s.StopReason = StatusFailed, ReasonNoEvidence
 		s.StopWhy = "the research found no evidence in the deal for the question"
 	}
-	return saveWith(s, events...)
+	return t.Save(events, nil)
 }
 
 // call runs one researcher tool call and decodes a SUCCESS output into T.
@@ -190,34 +190,31 @@ func call[T any](ctx context.Context, inv *tools.Invoker, tool string, args map[
 // checkPlan is the gate of a research plan: bounded, well-formed queries,
 // and lookups of the deal's own claims.
 func checkPlan(pl researchPlan, claims map[string]bool) []debate.Violation {
-	var vs []debate.Violation
-	add := func(field, format string, args ...any) {
-		vs = append(vs, debate.Violation{Rule: "RESEARCH_PLAN", Field: field, Detail: fmt.Sprintf(format, args...)})
-	}
+	v := violations{rule: "RESEARCH_PLAN"}
 	if len(pl.Searches) > maxSearches {
-		add("searches", "at most %d searches, got %d", maxSearches, len(pl.Searches))
+		v.add("searches", "at most %d searches, got %d", maxSearches, len(pl.Searches))
 	}
 	for i, sp := range pl.Searches {
 		f := fmt.Sprintf("searches[%d]", i)
 		if q := strings.TrimSpace(sp.Query); q == "" || len(q) > maxQueryLen {
-			add(f+".query", "must be 1 to %d bytes", maxQueryLen)
+			v.add(f+".query", "must be 1 to %d bytes", maxQueryLen)
 		}
 		if sp.MinGrade != "" && !slices.Contains(debate.SourceGrades, sp.MinGrade) {
-			add(f+".min_grade", "must be A, B, C or D")
+			v.add(f+".min_grade", "must be A, B, C or D")
 		}
 		if sp.Limit < 0 || sp.Limit > 50 {
-			add(f+".limit", "must be between 1 and 50")
+			v.add(f+".limit", "must be between 1 and 50")
 		}
 	}
 	if len(pl.Lookups) > maxLookups {
-		add("lookups", "at most %d lookups, got %d", maxLookups, len(pl.Lookups))
+		v.add("lookups", "at most %d lookups, got %d", maxLookups, len(pl.Lookups))
 	}
 	for i, id := range pl.Lookups {
 		if !claims[id] {
-			add(fmt.Sprintf("lookups[%d]", i), "%q is not a claim of the deal", id)
+			v.add(fmt.Sprintf("lookups[%d]", i), "%q is not a claim of the deal", id)
 		}
 	}
-	return vs
+	return v.list
 }
 
 // afterResearch ends the task when there is no evidence at all.

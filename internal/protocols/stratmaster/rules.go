@@ -1,6 +1,7 @@
 package stratmaster
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -105,17 +106,12 @@ func ruleResearch(d researchData) researchPlan {
 	return p
 }
 
-// baseConfidence is a claim's confidence from its sanad grade.
+var gradeConfidence = map[debate.Grade]float64{debate.GradeA: 0.85, debate.GradeB: 0.7, debate.GradeC: 0.5}
+
+// baseConfidence is a claim's confidence from its sanad grade (0.25 for D
+// or none).
 func baseConfidence(g debate.Grade) float64 {
-	switch g {
-	case debate.GradeA:
-		return 0.85
-	case debate.GradeB:
-		return 0.7
-	case debate.GradeC:
-		return 0.5
-	}
-	return 0.25
+	return cmp.Or(gradeConfidence[g], 0.25)
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
@@ -225,10 +221,7 @@ func lowerFirst(s string) string {
 // graded-apart evidence or on a conflicting claim.
 func ruleChallenge(d challengeData) challengeAnswer {
 	out := challengeAnswer{Challenges: []Challenge{}}
-	ev := map[string]Evidence{}
-	for _, e := range d.Evidence {
-		ev[e.EvidenceID] = e
-	}
+	ev := evidenceByID(d.Evidence)
 	verdicts := map[string]debate.Verdict{}
 	for _, c := range d.Claims {
 		verdicts[c.ClaimID] = c.Verdict
@@ -264,10 +257,7 @@ func trimIDs(reasons []string, id string) []string {
 // evidence items with one graded A or B, and concedes the others.
 func ruleRebut(d rebuttalData) rebuttalAnswer {
 	out := rebuttalAnswer{Responses: []Response{}}
-	ev := map[string]Evidence{}
-	for _, e := range d.Evidence {
-		ev[e.EvidenceID] = e
-	}
+	ev := evidenceByID(d.Evidence)
 	hs := map[string]Hypothesis{}
 	for _, h := range d.Hypotheses {
 		hs[h.ID] = h

@@ -1,6 +1,7 @@
 package stratmaster
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -18,19 +19,13 @@ const (
 	StatusFailed      = "failed"       // debate failed
 )
 
-// debateStatus maps a seed status onto the debate status.
+var debateStatuses = map[string]debate.DebateStatus{StatusPending: debate.DebateQueued, StatusInProgress: debate.DebateRunning,
+	StatusNeedsReview: debate.DebateNeedsReview, StatusFailed: debate.DebateFailed}
+
+// debateStatus maps a seed status onto the debate status (completed for
+// any other).
 func debateStatus(seed string) debate.DebateStatus {
-	switch seed {
-	case StatusPending:
-		return debate.DebateQueued
-	case StatusInProgress:
-		return debate.DebateRunning
-	case StatusNeedsReview:
-		return debate.DebateNeedsReview
-	case StatusFailed:
-		return debate.DebateFailed
-	}
-	return debate.DebateCompleted
+	return cmp.Or(debateStatuses[seed], debate.DebateCompleted)
 }
 
 // Directives are the critic's actionable feedback, accumulated over the
@@ -143,10 +138,10 @@ func loadState(raw json.RawMessage) (*state, error) {
 	return &s, nil
 }
 
-// evidenceByID indexes the collected evidence.
-func (s *state) evidenceByID() map[string]Evidence {
-	m := make(map[string]Evidence, len(s.Evidence))
-	for _, e := range s.Evidence {
+// evidenceByID indexes evidence by id.
+func evidenceByID(evs []Evidence) map[string]Evidence {
+	m := make(map[string]Evidence, len(evs))
+	for _, e := range evs {
 		m[e.EvidenceID] = e
 	}
 	return m
@@ -155,7 +150,7 @@ func (s *state) evidenceByID() map[string]Evidence {
 // addEvidence adds items not collected yet (the first provenance wins) and
 // returns the ids of the new ones; the evidence stays sorted by id.
 func (s *state) addEvidence(items []Evidence) []string {
-	have := s.evidenceByID()
+	have := evidenceByID(s.Evidence)
 	var added []string
 	for _, e := range items {
 		if _, ok := have[e.EvidenceID]; ok {

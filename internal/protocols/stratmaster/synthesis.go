@@ -56,7 +56,7 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 	if err != nil {
 		return nil, err
 	}
-	ev := s.evidenceByID()
+	ev := evidenceByID(s.Evidence)
 	claims := v.claimsFor(s.Evidence)
 	claimSet := map[string]bool{}
 	verdicts := map[string]debate.Verdict{}
@@ -97,9 +97,7 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 	s.Hypotheses = s.Hypotheses[:0]
 	seen := map[string]bool{}
 	for _, d := range ans.Hypotheses {
-		ids := slices.Clone(d.EvidenceIDs)
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
+		ids := slices.Compact(slices.Sorted(slices.Values(d.EvidenceIDs)))
 		fp := Fingerprint(d.Statement, ids)
 		if seen[fp] {
 			continue
@@ -115,12 +113,12 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 	}
 	s.SetAside = ans.SetAside
 	s.DebateReasons = debateReasons(s.Hypotheses, ev, verdicts)
-	return saveWith(s, orchestrator.Emit{Type: EventHypotheses, Payload: map[string]any{
+	return t.Save([]orchestrator.Emit{{Type: EventHypotheses, Payload: map[string]any{
 		"pass": s.Pass, "hypotheses": protocol.NonNil(s.Hypotheses), "set_aside": protocol.NonNil(s.SetAside),
 		"debate_required": len(s.DebateReasons) > 0, "debate_reasons": protocol.NonNil(s.DebateReasons),
 		"thresholds": map[string]any{"confidence": DebateConfidenceThreshold, "grade_spread": ConflictGradeSpread},
 		"model":      model,
-	}})
+	}}}, nil)
 }
 
 // afterSynthesis debates the hypotheses when there is a reason to.
@@ -146,7 +144,7 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 	if err != nil {
 		return nil, err
 	}
-	ev, hs := s.evidenceByID(), s.hypothesisIDs()
+	ev, hs := evidenceByID(s.Evidence), s.hypothesisIDs()
 	var ans challengeAnswer
 	model, err := p.ask(ctx, in, asked{
 		schema: SchemaChallenges, task: fmt.Sprintf("challenge the hypotheses of pass %d", s.Pass),
@@ -177,8 +175,8 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 		turns = append(turns, DebateTurn{Pass: s.Pass, Speaker: RoleAdversary, HypothesisID: c.HypothesisID, Kind: "challenge", Text: c.Argument})
 	}
 	s.DebateLog = append(s.DebateLog, turns...)
-	return saveWith(s, orchestrator.Emit{Type: EventDebateTurn, Payload: map[string]any{
-		"pass": s.Pass, "speaker": RoleAdversary, "challenges": protocol.NonNil(ans.Challenges), "turns": turns, "model": model}})
+	return t.Save([]orchestrator.Emit{{Type: EventDebateTurn, Payload: map[string]any{
+		"pass": s.Pass, "speaker": RoleAdversary, "challenges": protocol.NonNil(ans.Challenges), "turns": turns, "model": model}}}, nil)
 }
 
 // rebut is the strategist's turn of the debate: a conceded challenge costs
@@ -233,8 +231,8 @@ func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, e
 		}
 	}
 	s.DebateLog = append(s.DebateLog, turns...)
-	return saveWith(s, orchestrator.Emit{Type: EventDebateTurn, Payload: map[string]any{
-		"pass": s.Pass, "speaker": RoleStrategist, "responses": protocol.NonNil(ans.Responses), "turns": turns, "model": model}})
+	return t.Save([]orchestrator.Emit{{Type: EventDebateTurn, Payload: map[string]any{
+		"pass": s.Pass, "speaker": RoleStrategist, "responses": protocol.NonNil(ans.Responses), "turns": turns, "model": model}}}, nil)
 }
 
 // strategise is the strategist's plan over the pass's hypotheses.
@@ -276,14 +274,5 @@ func (p *proto) strategise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 	}
 	plan.Recommendations, plan.Risks = protocol.NonNil(plan.Recommendations), protocol.NonNil(plan.Risks)
 	s.Plan = &plan
-	return saveWith(s, orchestrator.Emit{Type: EventPlan, Payload: map[string]any{"pass": s.Pass, "plan": plan, "model": model}})
-}
-
-// saveWith saves the state and emits the events.
-func saveWith(s *state, events ...orchestrator.Emit) (*orchestrator.NodeOutput, error) {
-	st, err := protocol.Encode(s)
-	if err != nil {
-		return nil, err
-	}
-	return &orchestrator.NodeOutput{State: st, Events: events}, nil
+	return t.Save([]orchestrator.Emit{{Type: EventPlan, Payload: map[string]any{"pass": s.Pass, "plan": plan, "model": model}}}, nil)
 }
