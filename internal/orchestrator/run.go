@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,17 +71,10 @@ func retry[T any](ctx context.Context, s *step, n *Node, phase string, first int
 			slog.String("phase", phase), slog.Int("round", s.round), slog.Int("attempt", a),
 			slog.Duration("backoff", delay), slog.String("error", msg))
 		if err := s.e.sleep(ctx, delay); err != nil {
-			o.canceled, o.cancelErr = true, cmpErr(ctx.Err(), err)
+			o.canceled, o.cancelErr = true, cmp.Or(ctx.Err(), err)
 			return zero, o
 		}
 	}
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // call runs f in its own goroutine under timeout, recovering a panic into an
