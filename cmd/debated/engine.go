@@ -40,26 +40,6 @@ import (
 	"github.com/debated/debated/internal/tools"
 )
 
-// parseSigningKeys reads "v1:BASE64,v2:BASE64" (the last version signs,
-// unless current names another).
-func parseSigningKeys(spec, current string) (*ledger.Keyring, error) {
-	secrets, current, err := parseSecrets("DEBATED_SIGNING_KEYS", spec, current)
-	if err != nil {
-		return nil, err
-	}
-	return ledger.NewKeyring(secrets, current)
-}
-
-// embeddedKeyring loads the embedded store's signing secret from the data
-// folder, making one on first use, so ledgers verify across restarts.
-func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
-	spec, err := dataDirSecret(dataDir, "signing.key", "v1:")
-	if err != nil {
-		return nil, err
-	}
-	return parseSigningKeys(spec, "")
-}
-
 // dataDirSecret returns the secret (prefix, then BASE64) kept in the data
 // folder's file name, making a random 32-byte one on first use (the
 // embedded store's signing, checkpoint ("v1:") and encryption ("") keys).
@@ -173,17 +153,19 @@ func (p pgSearcher) SearchEvidence(ctx context.Context, dealID, query string, _ 
 }
 
 // signingKeyring is the keyring that signs debate ledgers and deal audit
-// logs: DEBATED_SIGNING_KEYS, or on the embedded store a secret kept in the
-// data folder.
+// logs: DEBATED_SIGNING_KEYS (the last version signs unless
+// DEBATED_SIGNING_KEY_CURRENT names another), or on the embedded store a
+// secret kept in the data folder, so ledgers verify across restarts.
 func signingKeyring(cfg config) (*ledger.Keyring, error) {
-	switch {
-	case cfg.signingKeys != "":
-		return parseSigningKeys(cfg.signingKeys, cfg.signingKeyCurrent)
-	case cfg.databaseURL == "":
-		return embeddedKeyring(cfg.dataDir)
-	default:
-		return nil, errors.New("DEBATED_SIGNING_KEYS is required with PostgreSQL: every replica must sign with the same keys")
+	current := cfg.signingKeyCurrent
+	if cfg.signingKeys == "" {
+		current = "" // the data folder's one secret signs
 	}
+	secrets, current, err := keyringSecrets(cfg, "DEBATED_SIGNING_KEYS", cfg.signingKeys, current, "signing.key")
+	if err != nil {
+		return nil, err
+	}
+	return ledger.NewKeyring(secrets, current)
 }
 
 // scheduler carries debates on: River jobs on PostgreSQL, the in-process
