@@ -20,9 +20,9 @@ type outcome struct {
 	attempts int           // the number of the last attempt made
 	retries  []failedTrial // attempts that failed and were retried, in order
 	err      error         // the last attempt's error when the node gave up
-	canceled bool          // ctx was cancelled (shutdown): no commit
-	// cancelErr is what Step returns when canceled.
-	cancelErr error
+	// canceled, when ctx was cancelled (shutdown), is what Step returns
+	// instead of a commit.
+	canceled error
 }
 
 type failedTrial struct {
@@ -32,9 +32,6 @@ type failedTrial struct {
 
 // retryEvents turns the retried attempts into node.retry events.
 func (o outcome) retryEvents(node, phase string) []pendingEvent {
-	if len(o.retries) == 0 {
-		return nil
-	}
 	out := make([]pendingEvent, len(o.retries))
 	for i, r := range o.retries {
 		out[i] = pendingEvent{typ: EventNodeRetry, actor: ActorEngine, node: node,
@@ -56,7 +53,7 @@ func retry[T any](ctx context.Context, s *step, n *Node, phase string, first int
 			return v, o
 		}
 		if ctx.Err() != nil {
-			o.canceled, o.cancelErr = true, ctx.Err()
+			o.canceled = ctx.Err()
 			return zero, o
 		}
 		if a >= n.maxAttempts() || isPermanent(err) {
@@ -71,7 +68,7 @@ func retry[T any](ctx context.Context, s *step, n *Node, phase string, first int
 			slog.String("phase", phase), slog.Int("round", s.round), slog.Int("attempt", a),
 			slog.Duration("backoff", delay), slog.String("error", msg))
 		if err := s.e.sleep(ctx, delay); err != nil {
-			o.canceled, o.cancelErr = true, cmp.Or(ctx.Err(), err)
+			o.canceled = cmp.Or(ctx.Err(), err)
 			return zero, o
 		}
 	}
@@ -175,7 +172,7 @@ func (s *step) runGroup(ctx context.Context, g *Node, state []byte, hash string)
 	}
 	_ = eg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nodeResult{canceled: true, cancelErr: err}
+		return nodeResult{canceled: err}
 	}
 
 	res := nodeResult{attempts: 1}
@@ -184,8 +181,8 @@ func (s *step) runGroup(ctx context.Context, g *Node, state []byte, hash string)
 	var stop *Stop
 	for i, b := range g.Branches {
 		r := results[i]
-		if r.o.canceled {
-			return nodeResult{canceled: true, cancelErr: r.o.cancelErr}
+		if r.o.canceled != nil {
+			return nodeResult{canceled: r.o.canceled}
 		}
 		res.events = append(res.events, r.o.retryEvents(b.Name, "")...)
 		res.attempts = max(res.attempts, r.o.attempts)

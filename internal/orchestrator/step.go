@@ -169,8 +169,8 @@ func (s *step) run(ctx context.Context) (*debate.StepCommit, error) {
 	if first {
 		state, initRes = s.init(ctx, node)
 		switch {
-		case initRes.canceled:
-			return nil, initRes.cancelErr
+		case initRes.canceled != nil:
+			return nil, initRes.canceled
 		case initRes.err != nil:
 			s.t1 = s.e.now()
 			return s.failure(node, "", nodeResult{events: initRes.retryEvents(node.Name, "init"), attempts: initRes.attempts, err: initRes.err}, "init")
@@ -184,8 +184,8 @@ func (s *step) run(ctx context.Context) (*debate.StepCommit, error) {
 	} else {
 		res = s.runTask(ctx, node, state, inHash)
 	}
-	if res.canceled {
-		return nil, res.cancelErr
+	if res.canceled != nil {
+		return nil, res.canceled
 	}
 	s.t1 = s.e.now()
 	res.events = append(initRes.retryEvents(node.Name, "init"), res.events...)
@@ -261,13 +261,12 @@ type nodeResult struct {
 	// branches in declared order.
 	err            error
 	failedBranches []string
-	canceled       bool
-	cancelErr      error
+	canceled       error // see outcome
 }
 
 func (s *step) runTask(ctx context.Context, n *Node, state []byte, hash string) nodeResult {
 	out, o := retry(ctx, s, n, "", s.firstAttempt(), s.taskAttempt(n, state, hash, false))
-	res := nodeResult{out: out, attempts: o.attempts, err: o.err, canceled: o.canceled, cancelErr: o.cancelErr}
+	res := nodeResult{out: out, attempts: o.attempts, err: o.err, canceled: o.canceled}
 	res.events = o.retryEvents(n.Name, "")
 	if out != nil {
 		res.events = append(res.events, out.events...)
