@@ -63,7 +63,7 @@ func dataDirSecret(dataDir, name, prefix string) (string, error) {
 
 // protocols registers every protocol the service runs.
 func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box, keys *ledger.Keyring, transcripts *idis.Transcripts) (*orchestrator.Registry, *custom.Catalog, error) {
-	newModelWith := func(base, key, model string, client *http.Client) (*llm.Backend, error) {
+	newModel := func(base, key, model string, client *http.Client) (*llm.Backend, error) {
 		return llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
 			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets, HTTPClient: client,
@@ -73,13 +73,12 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	// The deployment's own model is the operator's choice (often a local
 	// server); a tenant's is checked again at every connection, on the
 	// address actually dialled, unless the operator allows private ones.
-	newModel := func(base, key, model string) (*llm.Backend, error) { return newModelWith(base, key, model, nil) }
 	newTenantModel := func(base, key, model string) (*llm.Backend, error) {
 		var client *http.Client
 		if !cfg.llmAllowPrivate {
 			client = netguard.HTTPClient()
 		}
-		return newModelWith(base, key, model, client)
+		return newModel(base, key, model, client)
 	}
 	var service *llm.Backend // nil: the rules backends
 	if cfg.llmBaseURL != "" {
@@ -87,7 +86,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 			return nil, nil, errors.New("DEBATED_LLM_MODEL is required with DEBATED_LLM_BASE_URL")
 		}
 		var err error
-		if service, err = newModel(cfg.llmBaseURL, cfg.llmAPIKey, cfg.llmModel); err != nil {
+		if service, err = newModel(cfg.llmBaseURL, cfg.llmAPIKey, cfg.llmModel, nil); err != nil {
 			return nil, nil, err
 		}
 		log.Info("roles are model-backed", slog.String("model", cfg.llmModel))

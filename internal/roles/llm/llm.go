@@ -211,9 +211,7 @@ func NewBackend(cfg Config) (*Backend, error) {
 	cfg.Retry.MaxRetryAfter = cmp.Or(cfg.Retry.MaxRetryAfter, DefaultMaxRetryAfter)
 	cfg.TranscriptChars = cmp.Or(cfg.TranscriptChars, DefaultTranscriptChars)
 	cfg.DataChars = cmp.Or(cfg.DataChars, DefaultDataChars)
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
+	cfg.HTTPClient = cmp.Or(cfg.HTTPClient, &http.Client{})
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
@@ -223,9 +221,7 @@ func NewBackend(cfg Config) (*Backend, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Redactor == nil {
-		cfg.Redactor = redact.New()
-	}
+	cfg.Redactor = cmp.Or(cfg.Redactor, redact.New())
 	cfg.Redactor.Add(cfg.APIKey)
 
 	oc := openai.DefaultConfig(cfg.APIKey)
