@@ -40,26 +40,6 @@ import (
 	"github.com/debated/debated/internal/tools"
 )
 
-// parseSigningKeys reads "v1:BASE64,v2:BASE64" (the last version signs,
-// unless current names another).
-func parseSigningKeys(spec, current string) (*ledger.Keyring, error) {
-	secrets, current, err := parseSecrets("DEBATED_SIGNING_KEYS", spec, current)
-	if err != nil {
-		return nil, err
-	}
-	return ledger.NewKeyring(secrets, current)
-}
-
-// embeddedKeyring loads the embedded store's signing secret from the data
-// folder, making one on first use, so ledgers verify across restarts.
-func embeddedKeyring(dataDir string) (*ledger.Keyring, error) {
-	spec, err := dataDirSecret(dataDir, "signing.key", "v1:")
-	if err != nil {
-		return nil, err
-	}
-	return parseSigningKeys(spec, "")
-}
-
 // dataDirSecret returns the secret (prefix, then BASE64) kept in the data
 // folder's file name, making a random 32-byte one on first use (the
 // embedded store's signing, checkpoint ("v1:") and encryption ("") keys).
@@ -83,7 +63,7 @@ func dataDirSecret(dataDir, name, prefix string) (string, error) {
 
 // protocols registers every protocol the service runs.
 func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box, keys *ledger.Keyring, transcripts *idis.Transcripts) (*orchestrator.Registry, *custom.Catalog, error) {
-	newModelWith := func(base, key, model string, client *http.Client) (*llm.Backend, error) {
+	newModel := func(base, key, model string, client *http.Client) (*llm.Backend, error) {
 		return llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
 			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets, HTTPClient: client,
@@ -93,13 +73,12 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	// The deployment's own model is the operator's choice (often a local
 	// server); a tenant's is checked again at every connection, on the
 	// address actually dialled, unless the operator allows private ones.
-	newModel := func(base, key, model string) (*llm.Backend, error) { return newModelWith(base, key, model, nil) }
 	newTenantModel := func(base, key, model string) (*llm.Backend, error) {
 		var client *http.Client
 		if !cfg.llmAllowPrivate {
 			client = netguard.HTTPClient()
 		}
-		return newModelWith(base, key, model, client)
+		return newModel(base, key, model, client)
 	}
 	var service *llm.Backend // nil: the rules backends
 	if cfg.llmBaseURL != "" {
@@ -107,7 +86,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 			return nil, nil, errors.New("DEBATED_LLM_MODEL is required with DEBATED_LLM_BASE_URL")
 		}
 		var err error
-		if service, err = newModel(cfg.llmBaseURL, cfg.llmAPIKey, cfg.llmModel); err != nil {
+		if service, err = newModel(cfg.llmBaseURL, cfg.llmAPIKey, cfg.llmModel, nil); err != nil {
 			return nil, nil, err
 		}
 		log.Info("roles are model-backed", slog.String("model", cfg.llmModel))
@@ -173,17 +152,19 @@ func (p pgSearcher) SearchEvidence(ctx context.Context, dealID, query string, _ 
 }
 
 // signingKeyring is the keyring that signs debate ledgers and deal audit
-// logs: DEBATED_SIGNING_KEYS, or on the embedded store a secret kept in the
-// data folder.
+// logs: DEBATED_SIGNING_KEYS (the last version signs unless
+// DEBATED_SIGNING_KEY_CURRENT names another), or on the embedded store a
+// secret kept in the data folder, so ledgers verify across restarts.
 func signingKeyring(cfg config) (*ledger.Keyring, error) {
-	switch {
-	case cfg.signingKeys != "":
-		return parseSigningKeys(cfg.signingKeys, cfg.signingKeyCurrent)
-	case cfg.databaseURL == "":
-		return embeddedKeyring(cfg.dataDir)
-	default:
-		return nil, errors.New("DEBATED_SIGNING_KEYS is required with PostgreSQL: every replica must sign with the same keys")
+	current := cfg.signingKeyCurrent
+	if cfg.signingKeys == "" {
+		current = "" // the data folder's one secret signs
 	}
+	secrets, current, err := keyringSecrets(cfg, "DEBATED_SIGNING_KEYS", cfg.signingKeys, current, "signing.key")
+	if err != nil {
+		return nil, err
+	}
+	return ledger.NewKeyring(secrets, current)
 }
 
 // scheduler carries debates on: River jobs on PostgreSQL, the in-process

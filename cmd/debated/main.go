@@ -9,6 +9,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -272,12 +273,7 @@ type envFlags struct {
 }
 
 // env returns the variable name, or def when it is empty.
-func (f *envFlags) env(name, def string) string {
-	if v := f.getenv(name); v != "" {
-		return v
-	}
-	return def
-}
+func (f *envFlags) env(name, def string) string { return cmp.Or(f.getenv(name), def) }
 
 // envVar declares the flag name with declare (a flag.FlagSet method), its
 // default the variable envName parsed with parse (def when unset), and the
@@ -335,9 +331,7 @@ type stores interface {
 // keys.
 func openStores(ctx context.Context, cfg config, keys *ledger.Keyring, log *slog.Logger) (stores, error) {
 	if cfg.databaseURL == "" {
-		if err := os.MkdirAll(cfg.dataDir, 0o750); err != nil {
-			return nil, fmt.Errorf("data dir: %w", err)
-		}
+		// serve made the data folder before the keyring was read.
 		path := filepath.Join(cfg.dataDir, "debated.db")
 		log.InfoContext(ctx, "using the embedded store", slog.String("path", path))
 		return sqlite.OpenConfig(ctx, sqlite.Config{Path: path, DealSealer: ledger.NewDealSealer(keys)})

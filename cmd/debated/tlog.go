@@ -1,9 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -64,10 +64,7 @@ func parseSecrets(name, spec, current string) (map[string][]byte, string, error)
 	if last == "" {
 		return nil, "", fmt.Errorf("%s is empty", name)
 	}
-	if current == "" {
-		current = last
-	}
-	return secrets, current, nil
+	return secrets, cmp.Or(current, last), nil
 }
 
 // checkpointKeyring returns the checkpoint keyring: from
@@ -76,22 +73,30 @@ func parseSecrets(name, spec, current string) (map[string][]byte, string, error)
 // that every replica signs the same checkpoints. They are never stored in
 // the database.
 func checkpointKeyring(cfg config) (*tlog.Keyring, error) {
-	spec, current := cfg.tlog.keys, cfg.tlog.current
-	switch {
-	case spec != "":
-	case cfg.databaseURL == "":
-		var err error
-		if spec, err = dataDirSecret(cfg.dataDir, "checkpoint.key", "v1:"); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, errors.New("DEBATED_CHECKPOINT_KEYS is required with PostgreSQL: every replica must sign checkpoints with the same keys")
-	}
-	secrets, current, err := parseSecrets("DEBATED_CHECKPOINT_KEYS", spec, current)
+	secrets, current, err := keyringSecrets(cfg, "DEBATED_CHECKPOINT_KEYS", cfg.tlog.keys, cfg.tlog.current, "checkpoint.key")
 	if err != nil {
 		return nil, err
 	}
 	return tlog.NewKeyring(cfg.tlog.origin, secrets, current)
+}
+
+// keyringSecrets returns the secrets of a keyring and its current version
+// (see parseSecrets): spec, read from the variable envName, or on the
+// embedded store a secret kept in the data folder's file, made on first
+// use. With PostgreSQL spec is required, so that every replica signs with
+// the same keys; they are never stored in the database.
+func keyringSecrets(cfg config, envName, spec, current, file string) (map[string][]byte, string, error) {
+	switch {
+	case spec != "":
+	case cfg.databaseURL == "":
+		var err error
+		if spec, err = dataDirSecret(cfg.dataDir, file, "v1:"); err != nil {
+			return nil, "", err
+		}
+	default:
+		return nil, "", fmt.Errorf("%s is required with PostgreSQL: every replica must sign with the same keys", envName)
+	}
+	return parseSecrets(envName, spec, current)
 }
 
 // logStore is what the transparency log needs of a store.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"strings"
@@ -28,10 +29,7 @@ func setupTracing(ctx context.Context, getenv func(string) string, log *slog.Log
 	if err != nil {
 		return off, err
 	}
-	name := getenv("OTEL_SERVICE_NAME")
-	if name == "" {
-		name = "debated"
-	}
+	name := cmp.Or(getenv("OTEL_SERVICE_NAME"), "debated")
 	res, err := sdkresource.Merge(sdkresource.Default(), sdkresource.NewSchemaless(semconv.ServiceName(name)))
 	if err != nil {
 		return off, err

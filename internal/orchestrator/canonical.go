@@ -146,13 +146,6 @@ func (s *orderedSet) add(xs ...string) {
 	}
 }
 
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
 // panicError is a recovered panic as an error. Its text omits the stack
 // (logged instead), so it is reproducible and leaks no internals.
 func panicError(v any) error { return fmt.Errorf("panic: %v", v) }

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -204,26 +205,13 @@ type Stop struct {
 
 func (n *Node) isGroup() bool { return len(n.Branches) > 0 }
 
-func (n *Node) timeout() time.Duration {
-	if n.Timeout > 0 {
-		return n.Timeout
-	}
-	return DefaultTimeout
-}
+// timeout and maxAttempts apply the defaults of a validated node (whose
+// limits are never negative).
+func (n *Node) timeout() time.Duration { return cmp.Or(n.Timeout, DefaultTimeout) }
 
-func (n *Node) maxAttempts() int {
-	if n.MaxAttempts > 0 {
-		return n.MaxAttempts
-	}
-	return DefaultMaxAttempts
-}
+func (n *Node) maxAttempts() int { return cmp.Or(n.MaxAttempts, DefaultMaxAttempts) }
 
-func (n *Node) actor() string {
-	if n.Actor == "" {
-		return ActorEngine
-	}
-	return n.Actor
-}
+func (n *Node) actor() string { return cmp.Or(n.Actor, ActorEngine) }
 
 // Validate checks the protocol's shape: a name, MaxSteps > 0, unique
 // non-reserved roles, unique node names, an existing Start, task nodes with

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,9 +20,9 @@ type outcome struct {
 	attempts int           // the number of the last attempt made
 	retries  []failedTrial // attempts that failed and were retried, in order
 	err      error         // the last attempt's error when the node gave up
-	canceled bool          // ctx was cancelled (shutdown): no commit
-	// cancelErr is what Step returns when canceled.
-	cancelErr error
+	// canceled, when ctx was cancelled (shutdown), is what Step returns
+	// instead of a commit.
+	canceled error
 }
 
 type failedTrial struct {
@@ -31,9 +32,6 @@ type failedTrial struct {
 
 // retryEvents turns the retried attempts into node.retry events.
 func (o outcome) retryEvents(node, phase string) []pendingEvent {
-	if len(o.retries) == 0 {
-		return nil
-	}
 	out := make([]pendingEvent, len(o.retries))
 	for i, r := range o.retries {
 		out[i] = pendingEvent{typ: EventNodeRetry, actor: ActorEngine, node: node,
@@ -55,7 +53,7 @@ func retry[T any](ctx context.Context, s *step, n *Node, phase string, first int
 			return v, o
 		}
 		if ctx.Err() != nil {
-			o.canceled, o.cancelErr = true, ctx.Err()
+			o.canceled = ctx.Err()
 			return zero, o
 		}
 		if a >= n.maxAttempts() || isPermanent(err) {
@@ -70,17 +68,10 @@ func retry[T any](ctx context.Context, s *step, n *Node, phase string, first int
 			slog.String("phase", phase), slog.Int("round", s.round), slog.Int("attempt", a),
 			slog.Duration("backoff", delay), slog.String("error", msg))
 		if err := s.e.sleep(ctx, delay); err != nil {
-			o.canceled, o.cancelErr = true, cmpErr(ctx.Err(), err)
+			o.canceled = cmp.Or(ctx.Err(), err)
 			return zero, o
 		}
 	}
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // call runs f in its own goroutine under timeout, recovering a panic into an
@@ -181,7 +172,7 @@ func (s *step) runGroup(ctx context.Context, g *Node, state []byte, hash string)
 	}
 	_ = eg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nodeResult{canceled: true, cancelErr: err}
+		return nodeResult{canceled: err}
 	}
 
 	res := nodeResult{attempts: 1}
@@ -190,8 +181,8 @@ func (s *step) runGroup(ctx context.Context, g *Node, state []byte, hash string)
 	var stop *Stop
 	for i, b := range g.Branches {
 		r := results[i]
-		if r.o.canceled {
-			return nodeResult{canceled: true, cancelErr: r.o.cancelErr}
+		if r.o.canceled != nil {
+			return nodeResult{canceled: r.o.canceled}
 		}
 		res.events = append(res.events, r.o.retryEvents(b.Name, "")...)
 		res.attempts = max(res.attempts, r.o.attempts)

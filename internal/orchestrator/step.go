@@ -2,11 +2,13 @@ package orchestrator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/debated/debated/internal/debate"
@@ -167,8 +169,8 @@ func (s *step) run(ctx context.Context) (*debate.StepCommit, error) {
 	if first {
 		state, initRes = s.init(ctx, node)
 		switch {
-		case initRes.canceled:
-			return nil, initRes.cancelErr
+		case initRes.canceled != nil:
+			return nil, initRes.canceled
 		case initRes.err != nil:
 			s.t1 = s.e.now()
 			return s.failure(node, "", nodeResult{events: initRes.retryEvents(node.Name, "init"), attempts: initRes.attempts, err: initRes.err}, "init")
@@ -182,8 +184,8 @@ func (s *step) run(ctx context.Context) (*debate.StepCommit, error) {
 	} else {
 		res = s.runTask(ctx, node, state, inHash)
 	}
-	if res.canceled {
-		return nil, res.cancelErr
+	if res.canceled != nil {
+		return nil, res.canceled
 	}
 	s.t1 = s.e.now()
 	res.events = append(initRes.retryEvents(node.Name, "init"), res.events...)
@@ -259,13 +261,12 @@ type nodeResult struct {
 	// branches in declared order.
 	err            error
 	failedBranches []string
-	canceled       bool
-	cancelErr      error
+	canceled       error // see outcome
 }
 
 func (s *step) runTask(ctx context.Context, n *Node, state []byte, hash string) nodeResult {
 	out, o := retry(ctx, s, n, "", s.firstAttempt(), s.taskAttempt(n, state, hash, false))
-	res := nodeResult{out: out, attempts: o.attempts, err: o.err, canceled: o.canceled, cancelErr: o.cancelErr}
+	res := nodeResult{out: out, attempts: o.attempts, err: o.err, canceled: o.canceled}
 	res.events = o.retryEvents(n.Name, "")
 	if out != nil {
 		res.events = append(res.events, out.events...)
@@ -317,10 +318,7 @@ func (s *step) check(n *Node, out *NodeOutput, state []byte, hash string, branch
 		c.events = make([]pendingEvent, 0, len(out.Events))
 	}
 	for i, em := range out.Events {
-		actor := em.Actor
-		if actor == "" {
-			actor = n.actor()
-		}
+		actor := cmp.Or(em.Actor, n.actor())
 		switch _, engine := engineGuard[em.Type]; {
 		case em.Type == "":
 			return nil, fmt.Errorf("events[%d]: empty event type", i)
@@ -391,19 +389,10 @@ func (s *step) next(n *Node, state []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("next: %w", err)
 	}
-	if name != "" && !contains(n.Edges, name) {
+	if name != "" && !slices.Contains(n.Edges, name) {
 		return "", fmt.Errorf("next: %q is not an edge of %q", name, n.Name)
 	}
 	return name, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // success builds the commit of a node that completed.
@@ -480,12 +469,7 @@ func (s *step) success(n *Node, inHash string, res nodeResult) (*debate.StepComm
 	return s.finish(commit, events), nil
 }
 
-func stopStatus(st *Stop) debate.DebateStatus {
-	if st.Status == "" {
-		return debate.DebateCompleted
-	}
-	return st.Status
-}
+func stopStatus(st *Stop) debate.DebateStatus { return cmp.Or(st.Status, debate.DebateCompleted) }
 
 func nonNil(xs []string) []string {
 	if xs == nil {
@@ -521,7 +505,7 @@ func (s *step) at(pend []pendingEvent) []pendingEvent {
 // failure builds the commit of a node that failed all its attempts (seed
 // 004: needs_review). No checkpoint: the last one stays the resume point.
 func (s *step) failure(n *Node, inHash string, res nodeResult, phase string) (*debate.StepCommit, error) {
-	msg := s.e.redact(errText(res.err))
+	msg := s.e.redact(res.err.Error())
 	pend := s.opening(n, inHash)
 	for _, ev := range s.at(res.events) {
 		// A failed group's successful branches never merged: their

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/debated/debated/internal/debate"
@@ -131,13 +132,10 @@ func (l *Local) Submit(tenantID, debateID string) {
 		l.again[ref] = true
 		return
 	}
-	for _, q := range l.queue {
-		if q == ref {
-			return
-		}
+	if !slices.Contains(l.queue, ref) {
+		l.queue = append(l.queue, ref)
+		l.dispatchLocked()
 	}
-	l.queue = append(l.queue, ref)
-	l.dispatchLocked()
 }
 
 func (l *Local) dispatchLocked() {

@@ -85,9 +85,7 @@ func New(cfg Config) (*Runner, error) {
 		return nil, errors.New("runner: store and engine are required")
 	}
 	cfg.CommitTimeout = cmp.Or(cfg.CommitTimeout, 10*time.Second)
-	if cfg.Tracer == nil {
-		cfg.Tracer = otel.Tracer("github.com/debated/debated/internal/runner")
-	}
+	cfg.Tracer = cmp.Or(cfg.Tracer, otel.Tracer("github.com/debated/debated/internal/runner"))
 	ahead, _ := cfg.Engine.(Pipeliner)
 	return &Runner{cfg: cfg, log: cmp.Or(cfg.Logger, slog.Default()), ahead: ahead}, nil
 }

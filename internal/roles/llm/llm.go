@@ -204,17 +204,14 @@ func NewBackend(cfg Config) (*Backend, error) {
 	cfg.MaxTokens = cmp.Or(cfg.MaxTokens, DefaultMaxTokens)
 	cfg.CallTimeout = cmp.Or(cfg.CallTimeout, DefaultCallTimeout)
 	cfg.MaxToolRounds = cmp.Or(cfg.MaxToolRounds, DefaultMaxToolRounds)
-	cfg.MaxRepairs = cmp.Or(cfg.MaxRepairs, DefaultMaxRepairs)
-	cfg.MaxRepairs = max(cfg.MaxRepairs, 0)
+	cfg.MaxRepairs = max(cmp.Or(cfg.MaxRepairs, DefaultMaxRepairs), 0)
 	cfg.Retry.Attempts = cmp.Or(cfg.Retry.Attempts, DefaultAttempts)
 	cfg.Retry.Base = cmp.Or(cfg.Retry.Base, DefaultBackoffBase)
 	cfg.Retry.Max = cmp.Or(cfg.Retry.Max, DefaultBackoffMax)
 	cfg.Retry.MaxRetryAfter = cmp.Or(cfg.Retry.MaxRetryAfter, DefaultMaxRetryAfter)
 	cfg.TranscriptChars = cmp.Or(cfg.TranscriptChars, DefaultTranscriptChars)
 	cfg.DataChars = cmp.Or(cfg.DataChars, DefaultDataChars)
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
+	cfg.HTTPClient = cmp.Or(cfg.HTTPClient, &http.Client{})
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
@@ -224,21 +221,13 @@ func NewBackend(cfg Config) (*Backend, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	lg := cfg.Logger
-	if lg == nil {
-		lg = slog.Default()
-	}
-	if cfg.Redactor == nil {
-		cfg.Redactor = redact.New()
-	}
+	cfg.Redactor = cmp.Or(cfg.Redactor, redact.New())
 	cfg.Redactor.Add(cfg.APIKey)
 
 	oc := openai.DefaultConfig(cfg.APIKey)
-	if cfg.BaseURL != "" {
-		oc.BaseURL = cfg.BaseURL
-	}
+	oc.BaseURL = cmp.Or(cfg.BaseURL, oc.BaseURL)
 	oc.HTTPClient = metaDoer{c: cfg.HTTPClient}
-	return &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), log: lg, redact: cfg.Redactor, used: map[string]int{}}, nil
+	return &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), log: cmp.Or(cfg.Logger, slog.Default()), redact: cfg.Redactor, used: map[string]int{}}, nil
 }
 
 // Config returns the backend's configuration with its defaults applied.

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,10 +76,7 @@ func upstreamError(err error, status int, timedOut bool, r *redact.Redactor) *Up
 		// The text would only repeat "context deadline exceeded".
 	case errors.As(err, &apiErr):
 		status = max(status, apiErr.HTTPStatusCode)
-		text = apiErr.Message
-		if text == "" {
-			text = apiErr.Type
-		}
+		text = cmp.Or(apiErr.Message, apiErr.Type)
 	case errors.As(err, &reqErr):
 		status = max(status, reqErr.HTTPStatusCode)
 		text = string(reqErr.Body)
