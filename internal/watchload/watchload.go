@@ -285,6 +285,21 @@ type watcher struct {
 	err      error
 }
 
+// saw records an event with the given seq and commit time t, received at
+// now: it returns an error unless seq follows the last one seen, and
+// counts the latency of the events after the gate.
+func (w *watcher) saw(seq int64, t, now time.Time) error {
+	if seq != w.last+1 {
+		return fmt.Errorf("got seq %d after %d", seq, w.last)
+	}
+	w.last = seq
+	if w.last > w.gate {
+		w.lat = append(w.lat, now.Sub(t))
+		w.lastTime = t
+	}
+	return nil
+}
+
 // run watches from seq 0, says ready once it has the gate, and checks
 // that seqs come exactly once and in order.
 func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, ready chan<- error) {
@@ -312,15 +327,9 @@ func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, rea
 		w.msgs++
 		w.bytes += int64(proto.Size(msg))
 		for _, e := range apiconv.WatchEvents(msg) {
-			if e.GetSeq() != w.last+1 {
-				w.err = fmt.Errorf("got seq %d after %d", e.GetSeq(), w.last)
+			if err := w.saw(e.GetSeq(), e.GetTime().AsTime(), now); err != nil {
+				w.err = err
 				return
-			}
-			w.last = e.GetSeq()
-			if w.last > w.gate {
-				t := e.GetTime().AsTime()
-				w.lat = append(w.lat, now.Sub(t))
-				w.lastTime = t
 			}
 		}
 		if !signalled && w.last >= w.gate {
@@ -365,15 +374,7 @@ func (w *watcher) runLean(ctx context.Context, conn *grpc.ClientConn, ready chan
 		w.msgs++
 		w.bytes += int64(len(msg.b))
 		if err := scanEvents(msg.b, func(seq int64, t time.Time) error {
-			if seq != w.last+1 {
-				return fmt.Errorf("got seq %d after %d", seq, w.last)
-			}
-			w.last = seq
-			if w.last > w.gate {
-				w.lat = append(w.lat, now.Sub(t))
-				w.lastTime = t
-			}
-			return nil
+			return w.saw(seq, t, now)
 		}); err != nil {
 			w.err = err
 			return

@@ -46,3 +46,23 @@ func TestScanEventsReadsWhatFullDecodeReads(t *testing.T) {
 	}
 	require.Error(t, scanEvents([]byte{0x0a, 0x05, 0x10}, func(int64, time.Time) error { return nil }), "a cut message")
 }
+
+// TestWatcherSaw: a watcher takes seqs exactly once and in order, and
+// counts the latency of the events after the gate only.
+func TestWatcherSaw(t *testing.T) {
+	t.Parallel()
+	commit := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	now := commit.Add(30 * time.Millisecond)
+	w := &watcher{gate: 2}
+	for seq := int64(1); seq <= 3; seq++ {
+		require.NoError(t, w.saw(seq, commit, now))
+	}
+	require.Equal(t, int64(3), w.last)
+	require.Equal(t, []time.Duration{30 * time.Millisecond}, w.lat, "only the event after the gate")
+	require.Equal(t, commit, w.lastTime)
+
+	require.EqualError(t, w.saw(3, commit, now), "got seq 3 after 3", "a repeated seq")
+	require.EqualError(t, w.saw(5, commit, now), "got seq 5 after 3", "a gap")
+	require.Equal(t, int64(3), w.last, "a refused seq is not recorded")
+	require.Len(t, w.lat, 1)
+}
