@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/testutil/dectest"
 )
 
 func hashFixture() *debate.DealBundle {
@@ -14,14 +15,14 @@ func hashFixture() *debate.DealBundle {
 	return &debate.DealBundle{
 		Deal: debate.Deal{ID: "deal-1", ExternalRef: "X-1", CompanyName: "Acme", Stage: "SEED", Sector: "SaaS", Status: "NEW", MaterialityThreshold: debate.MustDecimal("0.5"), CreatedAt: at, UpdatedAt: at},
 		Claims: []debate.Claim{
-			{ID: "c2", DealID: "deal-1", Key: "C2", Class: debate.ClaimClassFinancial, Text: "GM 70%", Materiality: debate.MaterialityHigh, Value: &debate.ClaimValue{Value: decf(70), Unit: "percent"}, CreatedAt: at},
+			{ID: "c2", DealID: "deal-1", Key: "C2", Class: debate.ClaimClassFinancial, Text: "GM 70%", Materiality: debate.MaterialityHigh, Value: &debate.ClaimValue{Value: dectest.F(70), Unit: "percent"}, CreatedAt: at},
 			{ID: "c1", DealID: "deal-1", Key: "C1", Class: debate.ClaimClassTraction, Text: "ARR $1M", Materiality: debate.MaterialityLow},
 		},
 		Evidence:  []debate.EvidenceItem{{ID: "e1", SourceSpanID: "s1", SourceGrade: debate.GradeB}},
 		Spans:     []debate.Span{{ID: "s1", DocumentID: "d1", Type: debate.SpanTypePageText, Locator: debate.Locator{Page: 3, BBox: []float64{}}, TextExcerpt: "ARR"}},
 		Sanads:    []debate.Sanad{{ID: "n1", ClaimID: "c1", PrimaryEvidenceID: "e1", Chain: []debate.ChainNode{{ID: "x", Type: debate.ChainNodeSource}}}},
 		Documents: []debate.Document{{ID: "d1", ArtifactType: debate.ArtifactPitchDeck, VersionLabel: "v1", IngestedAt: at}},
-		Calcs:     []debate.Calc{{ID: "k1", Type: debate.CalcGrossMargin, Inputs: decimals(map[string]float64{"a": 1})}},
+		Calcs:     []debate.Calc{{ID: "k1", Type: debate.CalcGrossMargin, Inputs: dectest.Map(map[string]float64{"a": 1})}},
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/testutil/dectest"
 )
 
 // dealValues are the seven headline figures of an authored deal and how its
@@ -99,7 +100,7 @@ func newBuilder(name, company string, v dealValues) *builder {
 		}
 		bl.b.Claims = append(bl.b.Claims, debate.Claim{
 			ID: id, DealID: bl.b.Deal.ID, Key: key, Class: s.class, Text: s.text, Predicate: s.pred,
-			Value:       &debate.ClaimValue{Value: decf(s.value), Unit: s.unit, Currency: cur, AsOf: "2025-12-31", TimeWindow: s.window},
+			Value:       &debate.ClaimValue{Value: dectest.F(s.value), Unit: s.unit, Currency: cur, AsOf: "2025-12-31", TimeWindow: s.window},
 			Materiality: s.mat, ICBound: true, PrimarySpanID: sp, CreatedBy: "analyst-1", CreatedAt: bl.t0, UpdatedAt: bl.t0,
 		})
 		bl.claim[key], bl.span[key], bl.prim[key] = id, sp, ev
@@ -206,7 +207,7 @@ func (bl *builder) addCalc(t debate.CalcType, claimKeys []string, inputs map[str
 		ids = append(ids, bl.claim[k])
 	}
 	bl.b.Calcs = append(bl.b.Calcs, debate.Calc{
-		ID: id, CalcSanadID: bl.id(), Type: t, InputClaimIDs: ids, Inputs: decimals(inputs), InputSpanIDs: spans,
+		ID: id, CalcSanadID: bl.id(), Type: t, InputClaimIDs: ids, Inputs: dectest.Map(inputs), InputSpanIDs: spans,
 		FormulaHash: "sha256:authored-" + string(t), CodeVersion: "authored@1", CreatedAt: bl.t0.Add(2 * time.Hour),
 	})
 	return id

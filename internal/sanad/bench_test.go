@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/testutil/dectest"
 )
 
 // syntheticDeal builds a deal of n claims cycling through the seven
@@ -65,7 +66,7 @@ func syntheticDeal(n int) *debate.DealBundle {
 		item("k"+id, "model", cell, debate.GradeB)
 		b.Claims = append(b.Claims, debate.Claim{
 			ID: id, Key: fmt.Sprintf("S%06d", i), Class: debate.ClaimClassFinancial, Text: "The deck states " + deck + ".", Predicate: pred,
-			Value:       &debate.ClaimValue{Value: decf(v), Unit: unit, AsOf: "2025-12-31", TimeWindow: w},
+			Value:       &debate.ClaimValue{Value: dectest.F(v), Unit: unit, AsOf: "2025-12-31", TimeWindow: w},
 			Materiality: debate.MaterialityHigh, PrimarySpanID: "s-p" + id,
 		})
 		b.Sanads = append(b.Sanads, debate.Sanad{
@@ -83,7 +84,7 @@ func syntheticDeal(n int) *debate.DealBundle {
 	}
 	for j := 0; j < len(runwayIDs) && j < len(burnIDs) && j < n/100; j++ {
 		b.Calcs = append(b.Calcs, debate.Calc{ID: fmt.Sprintf("calc%05d", j), Type: debate.CalcRunway,
-			InputClaimIDs: []string{burnIDs[j], runwayIDs[j]}, Inputs: decimals(map[string]float64{"cash_balance": 5e6, "monthly_burn": 250000})})
+			InputClaimIDs: []string{burnIDs[j], runwayIDs[j]}, Inputs: dectest.Map(map[string]float64{"cash_balance": 5e6, "monthly_burn": 250000})})
 	}
 	return b
 }

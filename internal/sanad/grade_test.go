@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/testutil/dectest"
 )
 
 // mini builds small one-deal bundles for table tests.
@@ -72,7 +73,7 @@ func (m *mini) claim(key, predicate string, value float64, unit string, w *debat
 	}
 	m.b.Claims = append(m.b.Claims, debate.Claim{
 		ID: id, DealID: m.b.Deal.ID, Key: key, Class: debate.ClaimClassFinancial, Text: "The company states " + predicate + ".", Predicate: predicate,
-		Value:       &debate.ClaimValue{Value: decf(value), Unit: unit, AsOf: "2025-12-31", TimeWindow: w},
+		Value:       &debate.ClaimValue{Value: dectest.F(value), Unit: unit, AsOf: "2025-12-31", TimeWindow: w},
 		Materiality: debate.MaterialityHigh, PrimarySpanID: span,
 	})
 	s := debate.Sanad{ID: m.id("sanad"), ClaimID: id, PrimaryEvidenceID: primary, CorroboratingEvidenceIDs: corr}
@@ -413,17 +414,17 @@ func TestCalcRecomputation(t *testing.T) {
 		grade   debate.Grade
 		inconst bool
 	}{
-		{"gross margin agrees", debate.Calc{Type: debate.CalcGrossMargin, Inputs: decimals(map[string]float64{"revenue": 12500000, "cogs": 3937500})}, 68.5, false,
+		{"gross margin agrees", debate.Calc{Type: debate.CalcGrossMargin, Inputs: dectest.Map(map[string]float64{"revenue": 12500000, "cogs": 3937500})}, 68.5, false,
 			map[string]float64{"gross_margin_percent": 68.5}, debate.GradeD, false},
-		{"gross margin disagrees", debate.Calc{Type: debate.CalcGrossMargin, Inputs: decimals(map[string]float64{"revenue": 12500000, "cogs": 3937500})}, 71, false,
+		{"gross margin disagrees", debate.Calc{Type: debate.CalcGrossMargin, Inputs: dectest.Map(map[string]float64{"revenue": 12500000, "cogs": 3937500})}, 71, false,
 			map[string]float64{"gross_margin_percent": 68.5}, debate.GradeD, true},
-		{"gross margin from gross profit, other input spellings", debate.Calc{Type: debate.CalcGrossMargin, Inputs: decimals(map[string]float64{"Total Revenue": 2000000, "Gross Profit": 1370100})}, 68.51, false,
+		{"gross margin from gross profit, other input spellings", debate.Calc{Type: debate.CalcGrossMargin, Inputs: dectest.Map(map[string]float64{"Total Revenue": 2000000, "Gross Profit": 1370100})}, 68.51, false,
 			map[string]float64{"gross_margin_percent": 68.51}, debate.GradeD, false},
-		{"runway half-up", debate.Calc{Type: debate.CalcRunway, Inputs: decimals(map[string]float64{"cash_balance": 4930000, "monthly_burn": -200000})}, 24.7, true,
+		{"runway half-up", debate.Calc{Type: debate.CalcRunway, Inputs: dectest.Map(map[string]float64{"cash_balance": 4930000, "monthly_burn": -200000})}, 24.7, true,
 			map[string]float64{"runway_months": 24.7}, debate.GradeD, false},
-		{"runway disagrees", debate.Calc{Type: debate.CalcRunway, Inputs: decimals(map[string]float64{"cash": 9000000, "burn": 410000})}, 20.5, true,
+		{"runway disagrees", debate.Calc{Type: debate.CalcRunway, Inputs: dectest.Map(map[string]float64{"cash": 9000000, "burn": 410000})}, 20.5, true,
 			map[string]float64{"runway_months": 22}, debate.GradeD, true},
-		{"runway without burn", debate.Calc{Type: debate.CalcRunway, Inputs: decimals(map[string]float64{"cash": 9000000})}, 20.5, true,
+		{"runway without burn", debate.Calc{Type: debate.CalcRunway, Inputs: dectest.Map(map[string]float64{"cash": 9000000})}, 20.5, true,
 			map[string]float64{}, debate.GradeD, false},
 	}
 	for _, tt := range tests {
@@ -455,7 +456,7 @@ func TestCalcRecomputation(t *testing.T) {
 	rev := m.ev(m.model, "Revenue: 12500000", debate.GradeA, "")
 	cogs := m.ev(m.model, "COGS: 3937500", debate.GradeB, "")
 	m.b.Calcs = []debate.Calc{{ID: "calc-1", Type: debate.CalcGrossMargin, InputClaimIDs: []string{gm},
-		Inputs:       decimals(map[string]float64{"revenue": 12500000, "cogs": 3937500}),
+		Inputs:       dectest.Map(map[string]float64{"revenue": 12500000, "cogs": 3937500}),
 		InputSpanIDs: map[string]string{"revenue": m.item(rev).SourceSpanID, "cogs": m.item(cogs).SourceSpanID}}}
 	g := Grade(&m.b)
 	cl, _ := g.Claim("K1")

@@ -285,6 +285,21 @@ type watcher struct {
 	err      error
 }
 
+// saw records an event with the given seq and commit time t, received at
+// now: it returns an error unless seq follows the last one seen, and
+// counts the latency of the events after the gate.
+func (w *watcher) saw(seq int64, t, now time.Time) error {
+	if seq != w.last+1 {
+		return fmt.Errorf("got seq %d after %d", seq, w.last)
+	}
+	w.last = seq
+	if w.last > w.gate {
+		w.lat = append(w.lat, now.Sub(t))
+		w.lastTime = t
+	}
+	return nil
+}
+
 // run watches from seq 0, says ready once it has the gate, and checks
 // that seqs come exactly once and in order.
 func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, ready chan<- error) {
@@ -293,41 +308,21 @@ func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, rea
 		ready <- err
 		return
 	}
-	signalled := false
-	defer func() {
-		if !signalled {
-			ready <- w.err
+	var msg *debatedv1.WatchDebateResponse
+	w.follow(ready, func() (int, error) {
+		var err error
+		if msg, err = st.Recv(); err != nil {
+			return 0, err
 		}
-	}()
-	for {
-		msg, err := st.Recv()
-		now := time.Now()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			w.err = err
-			return
-		}
-		w.msgs++
-		w.bytes += int64(proto.Size(msg))
+		return proto.Size(msg), nil
+	}, func(saw func(seq int64, t time.Time) error) error {
 		for _, e := range apiconv.WatchEvents(msg) {
-			if e.GetSeq() != w.last+1 {
-				w.err = fmt.Errorf("got seq %d after %d", e.GetSeq(), w.last)
-				return
-			}
-			w.last = e.GetSeq()
-			if w.last > w.gate {
-				t := e.GetTime().AsTime()
-				w.lat = append(w.lat, now.Sub(t))
-				w.lastTime = t
+			if err := saw(e.GetSeq(), e.GetTime().AsTime()); err != nil {
+				return err
 			}
 		}
-		if !signalled && w.last >= w.gate {
-			signalled = true
-			ready <- nil
-		}
-	}
+		return nil
+	})
 }
 
 // runLean is run reading only each event's seq and time from the wire:
@@ -345,15 +340,31 @@ func (w *watcher) runLean(ctx context.Context, conn *grpc.ClientConn, ready chan
 		ready <- err
 		return
 	}
+	var msg rawMsg
+	w.follow(ready, func() (int, error) {
+		if err := st.RecvMsg(&msg); err != nil {
+			return 0, err
+		}
+		return len(msg.b), nil
+	}, func(saw func(seq int64, t time.Time) error) error {
+		return scanEvents(msg.b, saw)
+	})
+}
+
+// follow is the receive loop of run and runLean: recv receives the next
+// message and returns its size in bytes (io.EOF at the stream's end);
+// events hands each event of that message, in order, to saw. follow says
+// ready once the gate has been seen, or else sends the error (nil at a
+// clean end) that stopped it; it keeps that error in w.err.
+func (w *watcher) follow(ready chan<- error, recv func() (int, error), events func(saw func(seq int64, t time.Time) error) error) {
 	signalled := false
 	defer func() {
 		if !signalled {
 			ready <- w.err
 		}
 	}()
-	var msg rawMsg
 	for {
-		err := st.RecvMsg(&msg)
+		n, err := recv()
 		now := time.Now()
 		if errors.Is(err, io.EOF) {
 			return
@@ -363,17 +374,9 @@ func (w *watcher) runLean(ctx context.Context, conn *grpc.ClientConn, ready chan
 			return
 		}
 		w.msgs++
-		w.bytes += int64(len(msg.b))
-		if err := scanEvents(msg.b, func(seq int64, t time.Time) error {
-			if seq != w.last+1 {
-				return fmt.Errorf("got seq %d after %d", seq, w.last)
-			}
-			w.last = seq
-			if w.last > w.gate {
-				w.lat = append(w.lat, now.Sub(t))
-				w.lastTime = t
-			}
-			return nil
+		w.bytes += int64(n)
+		if err := events(func(seq int64, t time.Time) error {
+			return w.saw(seq, t, now)
 		}); err != nil {
 			w.err = err
 			return

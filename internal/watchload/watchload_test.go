@@ -1,6 +1,8 @@
 package watchload
 
 import (
+	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -45,4 +47,92 @@ func TestScanEventsReadsWhatFullDecodeReads(t *testing.T) {
 		}
 	}
 	require.Error(t, scanEvents([]byte{0x0a, 0x05, 0x10}, func(int64, time.Time) error { return nil }), "a cut message")
+}
+
+// TestWatcherSaw: a watcher takes seqs exactly once and in order, and
+// counts the latency of the events after the gate only.
+func TestWatcherSaw(t *testing.T) {
+	t.Parallel()
+	commit := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	now := commit.Add(30 * time.Millisecond)
+	w := &watcher{gate: 2}
+	for seq := int64(1); seq <= 3; seq++ {
+		require.NoError(t, w.saw(seq, commit, now))
+	}
+	require.Equal(t, int64(3), w.last)
+	require.Equal(t, []time.Duration{30 * time.Millisecond}, w.lat, "only the event after the gate")
+	require.Equal(t, commit, w.lastTime)
+
+	require.EqualError(t, w.saw(3, commit, now), "got seq 3 after 3", "a repeated seq")
+	require.EqualError(t, w.saw(5, commit, now), "got seq 5 after 3", "a gap")
+	require.Equal(t, int64(3), w.last, "a refused seq is not recorded")
+	require.Len(t, w.lat, 1)
+}
+
+// TestWatcherFollow: the receive loop counts messages and bytes, says
+// ready once when the gate has been seen, and otherwise reports what
+// stopped it: a clean end (nil), a receive error or a seq out of order.
+func TestWatcherFollow(t *testing.T) {
+	t.Parallel()
+	commit := time.Now().Add(-time.Second)
+	// stream feeds msgs (each a list of seqs), then err.
+	stream := func(msgs [][]int64, err error) (func() (int, error), func(func(int64, time.Time) error) error) {
+		i := -1
+		recv := func() (int, error) {
+			if i+1 == len(msgs) {
+				return 0, err
+			}
+			i++
+			return 10 * len(msgs[i]), nil
+		}
+		events := func(saw func(int64, time.Time) error) error {
+			for _, seq := range msgs[i] {
+				if err := saw(seq, commit); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return recv, events
+	}
+	for _, tc := range []struct {
+		name   string
+		msgs   [][]int64
+		end    error
+		ready  string // "" for nil
+		err    string // w.err after the loop
+		n, lat int    // messages received, latencies counted
+	}{
+		{name: "gate then a clean end", msgs: [][]int64{{1, 2}, {3}, {4}}, end: io.EOF, n: 3, lat: 2},
+		{name: "ended before the gate", msgs: [][]int64{{1}}, end: io.EOF, n: 1},
+		{name: "receive error before the gate", msgs: [][]int64{{1}}, end: errors.New("reset"), ready: "reset", err: "reset", n: 1},
+		{name: "receive error after the gate", msgs: [][]int64{{1, 2}}, end: errors.New("reset"), err: "reset", n: 1},
+		{name: "a gap before the gate", msgs: [][]int64{{1, 3}}, end: io.EOF, ready: "got seq 3 after 1", err: "got seq 3 after 1", n: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := &watcher{gate: 2}
+			ready := make(chan error, 8) // room for a second ready, which must not come
+			recv, events := stream(tc.msgs, tc.end)
+			w.follow(ready, recv, events)
+			require.Len(t, ready, 1, "ready is said exactly once")
+			if got := <-ready; tc.ready == "" {
+				require.NoError(t, got)
+			} else {
+				require.EqualError(t, got, tc.ready)
+			}
+			if tc.err == "" {
+				require.NoError(t, w.err)
+			} else {
+				require.EqualError(t, w.err, tc.err)
+			}
+			require.Equal(t, int64(tc.n), w.msgs)
+			seqs := 0
+			for _, m := range tc.msgs[:tc.n] {
+				seqs += len(m)
+			}
+			require.Equal(t, int64(10*seqs), w.bytes)
+			require.Len(t, w.lat, tc.lat)
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/roles/llm"
+	"github.com/debated/debated/internal/testutil/openaitest"
 )
 
 var answerSchema = json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`)
@@ -25,7 +26,7 @@ func jsonCall(check func(json.RawMessage) []debate.Violation) llm.JSONCall {
 // data escaped inside the DATA block, repairs an answer its gate rejects,
 // and reports the model calls for the ledger.
 func TestJSONCallGatesAndRepairs(t *testing.T) {
-	e := setup(t, answer("not json"), answerJSON(map[string]any{"answer": ""}), answerJSON(map[string]any{"answer": "yes"}))
+	e := setup(t, openaitest.Reply("not json"), openaitest.ReplyJSON(map[string]any{"answer": ""}), openaitest.ReplyJSON(map[string]any{"answer": "yes"}))
 	b, err := llm.NewBackend(e.cfg)
 	require.NoError(t, err)
 	nonEmpty := func(a json.RawMessage) []debate.Violation {
@@ -42,21 +43,21 @@ func TestJSONCallGatesAndRepairs(t *testing.T) {
 	require.Equal(t, 3, res.Model.Calls)
 	require.Equal(t, "legal.nla.v1", res.Model.PromptID)
 	require.Len(t, res.Model.PromptSHA256, 64)
-	reqs := e.srv.requests()
+	reqs := e.srv.Requests()
 	require.Len(t, reqs, 3)
 	require.Equal(t, "legal_answer", reqs[0].ResponseFormat.JSONSchema.Name)
 	require.JSONEq(t, string(answerSchema), string(reqs[0].ResponseFormat.JSONSchema.Schema))
 	user := reqs[0].Messages[1].Content
 	require.Equal(t, 1, strings.Count(user, "<<<END DATA>>>"), "the data cannot close the DATA block")
-	require.Contains(t, reqs[1].last().Content, "not a JSON object")
-	require.Contains(t, reqs[2].last().Content, "EMPTY")
+	require.Contains(t, reqs[1].Last().Content, "not a JSON object")
+	require.Contains(t, reqs[2].Last().Content, "EMPTY")
 }
 
 // TestJSONCallGivesUpAfterRepairs: an answer still invalid after the
 // repairs comes back with its violations, and no error.
 func TestJSONCallGivesUpAfterRepairs(t *testing.T) {
 	e := setup(t)
-	e.srv.loop = answer(`{"answer":""}`)
+	e.srv.SetLoop(openaitest.Reply(`{"answer":""}`))
 	b, err := llm.NewBackend(e.cfg)
 	require.NoError(t, err)
 	res, err := b.JSON(context.Background(), jsonCall(func(json.RawMessage) []debate.Violation {
@@ -64,7 +65,7 @@ func TestJSONCallGivesUpAfterRepairs(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	require.Len(t, res.Violations, 1)
-	require.Equal(t, 1+llm.DefaultMaxRepairs, len(e.srv.requests()))
+	require.Equal(t, 1+llm.DefaultMaxRepairs, len(e.srv.Requests()))
 	_, err = b.JSON(context.Background(), llm.JSONCall{Role: "x"})
 	require.ErrorIs(t, err, debate.ErrInvalid)
 }
@@ -72,7 +73,7 @@ func TestJSONCallGivesUpAfterRepairs(t *testing.T) {
 // TestJSONCallRetriesAndBudget: a 500 is retried; a budget too small for
 // the call stops it before it is sent.
 func TestJSONCallRetriesAndBudget(t *testing.T) {
-	e := setup(t, fail(500), answerJSON(map[string]any{"answer": "ok"}))
+	e := setup(t, openaitest.Fail(500), openaitest.ReplyJSON(map[string]any{"answer": "ok"}))
 	b, err := llm.NewBackend(e.cfg)
 	require.NoError(t, err)
 	res, err := b.JSON(context.Background(), jsonCall(nil))
@@ -86,5 +87,5 @@ func TestJSONCallRetriesAndBudget(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b2.JSON(context.Background(), jsonCall(nil))
 	require.ErrorIs(t, err, llm.ErrBudgetExceeded)
-	require.Empty(t, e2.srv.requests())
+	require.Empty(t, e2.srv.Requests())
 }

@@ -4,6 +4,12 @@
 // each request the way a model would, usually by running a protocol's
 // rules backend over the DATA block the request carries, never with a
 // canned answer.
+//
+// Scripted is its variant for tests of the model client itself (package
+// llm and the protocols' model roles): it answers each request with the
+// next Step of a script (a reply, tool calls, an HTTP error, no answer at
+// all) and records the whole wire request, so that retries, repairs, tool
+// rounds and cancellation can be asserted.
 package openaitest
 
 import (

@@ -20,16 +20,17 @@ import (
 	"github.com/debated/debated/internal/protocols/idis/model"
 	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/openaitest"
 	"github.com/debated/debated/internal/tools"
 )
 
 func TestGoodTurnWithToolCall(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.srv.script = []step{
-		callTools(call{tools.LookupClaim, fmt.Sprintf(`{"claim_id":%q,"include_sanad":true}`, e.claim["C1"])}),
-		answerJSON(e.valid()),
-	}
+	e.srv.SetScript(
+		openaitest.ReplyTools(openaitest.ToolCall{Name: tools.LookupClaim, Args: fmt.Sprintf(`{"claim_id":%q,"include_sanad":true}`, e.claim["C1"])}),
+		openaitest.ReplyJSON(e.valid()),
+	)
 	in, ft := e.input(debate.RoleAdvocate)
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
@@ -39,14 +40,14 @@ func TestGoodTurnWithToolCall(t *testing.T) {
 	require.Equal(t, tools.LookupClaim, out.ToolCalls[0].Tool)
 	require.Len(t, ft.calls, 1)
 
-	reqs := e.srv.requests()
+	reqs := e.srv.Requests()
 	require.Len(t, reqs, 2)
 	for _, r := range reqs {
 		require.Equal(t, "test-model", r.Model)
 		require.Equal(t, 1000, r.MaxTokens)
-		require.Equal(t, "Bearer "+apiKey, r.auth)
+		require.Equal(t, "Bearer "+apiKey, r.Auth)
 		// Only the advocate's permitted tools are offered.
-		require.Equal(t, idis.Matrix.Tools(debate.RoleAdvocate), r.toolNames())
+		require.Equal(t, idis.Matrix.Tools(debate.RoleAdvocate), r.ToolNames())
 		// The JSON schema response format.
 		require.NotNil(t, r.ResponseFormat)
 		require.Equal(t, "json_schema", r.ResponseFormat.Type)
@@ -62,7 +63,7 @@ func TestGoodTurnWithToolCall(t *testing.T) {
 		require.Equal(t, "user", r.Messages[1].Role)
 	}
 	// The tool result goes back as the tool message of the call.
-	last := reqs[1].last()
+	last := reqs[1].Last()
 	require.Equal(t, "tool", last.Role)
 	require.Equal(t, "call_0", last.ToolCallID)
 	require.Contains(t, last.Content, `"status":"SUCCESS"`)
@@ -83,31 +84,31 @@ func TestOffersOnlyPermittedTools(t *testing.T) {
 		out := e.valid()
 		out["agent_id"], out["role"] = role, role
 		delete(out, "position")
-		e.srv.script = []step{answerJSON(out)}
+		e.srv.SetScript(openaitest.ReplyJSON(out))
 		in, _ := e.input(role)
 		_, err := e.role(t, role).Turn(t.Context(), in)
 		require.NoError(t, err)
-		reqs := e.srv.requests()
+		reqs := e.srv.Requests()
 		require.Len(t, reqs, 1)
-		require.Equal(t, idis.Matrix.Tools(role), reqs[0].toolNames(), role)
+		require.Equal(t, idis.Matrix.Tools(role), reqs[0].ToolNames(), role)
 	}
 }
 
 func TestRepairMalformedJSON(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.srv.script = []step{answer(`{"agent_id": "advocate", "content": `), answerJSON(e.valid())}
+	e.srv.SetScript(openaitest.Reply(`{"agent_id": "advocate", "content": `), openaitest.ReplyJSON(e.valid()))
 	in, _ := e.input(debate.RoleAdvocate)
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
 	requireValid(t, e, out)
-	reqs := e.srv.requests()
+	reqs := e.srv.Requests()
 	require.Len(t, reqs, 2)
 	// The repair request carries the bad answer and the violations.
 	msgs := reqs[1].Messages
 	require.Equal(t, "assistant", msgs[len(msgs)-2].Role)
-	require.Equal(t, "user", reqs[1].last().Role)
-	require.Contains(t, reqs[1].last().Content, `"rule":"SCHEMA"`)
+	require.Equal(t, "user", reqs[1].Last().Role)
+	require.Contains(t, reqs[1].Last().Content, `"rule":"SCHEMA"`)
 }
 
 func TestRepairGateFailure(t *testing.T) {
@@ -117,14 +118,14 @@ func TestRepairGateFailure(t *testing.T) {
 	bad["content"] = "ARR is $12,500,000 and will triple by 2027."
 	bad["claim_refs"] = []string{}
 	bad["muhasabah_record"].(map[string]any)["supported_claim_ids"] = []string{}
-	e.srv.script = []step{answerJSON(bad), answerJSON(e.valid())}
+	e.srv.SetScript(openaitest.ReplyJSON(bad), openaitest.ReplyJSON(e.valid()))
 	in, _ := e.input(debate.RoleAdvocate)
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
 	requireValid(t, e, out)
-	reqs := e.srv.requests()
+	reqs := e.srv.Requests()
 	require.Len(t, reqs, 2)
-	require.Contains(t, reqs[1].last().Content, gate.RuleNoFreeFacts)
+	require.Contains(t, reqs[1].Last().Content, gate.RuleNoFreeFacts)
 }
 
 func TestForeignClaimsReturnedAfterRepairs(t *testing.T) {
@@ -134,7 +135,7 @@ func TestForeignClaimsReturnedAfterRepairs(t *testing.T) {
 	bad := e.valid()
 	bad["claim_refs"] = []string{other.Claims[0].ID}
 	bad["muhasabah_record"].(map[string]any)["supported_claim_ids"] = []string{other.Claims[0].ID}
-	e.srv.script = []step{answerJSON(bad), answerJSON(bad), answerJSON(bad)}
+	e.srv.SetScript(openaitest.ReplyJSON(bad), openaitest.ReplyJSON(bad), openaitest.ReplyJSON(bad))
 	in, _ := e.input(debate.RoleAdvocate)
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err, "an invalid output is a result for the gate, not an error")
@@ -142,12 +143,12 @@ func TestForeignClaimsReturnedAfterRepairs(t *testing.T) {
 	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade), debate.IDISRoles)
 	require.False(t, res.Valid)
 	require.Contains(t, rules(res.Violations), gate.RuleUnknownRef)
-	require.Len(t, e.srv.requests(), 3, "one answer and two repairs")
+	require.Len(t, e.srv.Requests(), 3, "one answer and two repairs")
 }
 
 func TestUnparseableAfterRepairsIsRejectedOutput(t *testing.T) {
 	t.Parallel()
-	e := setup(t, answer("no"), answer("still no"), answer("never"))
+	e := setup(t, openaitest.Reply("no"), openaitest.Reply("still no"), openaitest.Reply("never"))
 	in, _ := e.input(debate.RoleRiskOfficer)
 	out, err := e.role(t, debate.RoleRiskOfficer).Turn(t.Context(), in)
 	require.NoError(t, err)
@@ -159,10 +160,10 @@ func TestUnparseableAfterRepairsIsRejectedOutput(t *testing.T) {
 func TestForbiddenToolCallRefused(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.srv.script = []step{
-		callTools(call{tools.FlagDefect, fmt.Sprintf(`{"claim_id":%q}`, e.claim["C1"])}),
-		answerJSON(e.valid()),
-	}
+	e.srv.SetScript(
+		openaitest.ReplyTools(openaitest.ToolCall{Name: tools.FlagDefect, Args: fmt.Sprintf(`{"claim_id":%q}`, e.claim["C1"])}),
+		openaitest.ReplyJSON(e.valid()),
+	)
 	in, ft := e.input(debate.RoleAdvocate)
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
@@ -170,7 +171,7 @@ func TestForbiddenToolCallRefused(t *testing.T) {
 	require.Empty(t, out.ToolCalls, "a refused call is not recorded as made")
 	require.Len(t, ft.res, 1)
 	require.Equal(t, tools.StatusDenied, ft.res[0].Status)
-	last := e.srv.requests()[1].last()
+	last := e.srv.Requests()[1].Last()
 	require.Equal(t, "tool", last.Role)
 	require.Contains(t, last.Content, `"status":"DENIED"`)
 }
@@ -178,19 +179,19 @@ func TestForbiddenToolCallRefused(t *testing.T) {
 func Test429HonoursRetryAfter(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.srv.script = []step{fail(429, "Retry-After", "7"), answerJSON(e.valid())}
+	e.srv.SetScript(openaitest.Fail(429, "Retry-After", "7"), openaitest.ReplyJSON(e.valid()))
 	in, _ := e.input(debate.RoleAdvocate)
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
 	requireValid(t, e, out)
 	require.Equal(t, []time.Duration{7 * time.Second}, e.sleepsSeen())
-	require.Len(t, e.srv.requests(), 2)
+	require.Len(t, e.srv.Requests(), 2)
 }
 
 func Test500ThenSuccess(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.srv.script = []step{fail(500), fail(503), answerJSON(e.valid())}
+	e.srv.SetScript(openaitest.Fail(500), openaitest.Fail(503), openaitest.ReplyJSON(e.valid()))
 	in, _ := e.input(debate.RoleAdvocate)
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
@@ -201,17 +202,17 @@ func Test500ThenSuccess(t *testing.T) {
 
 func TestNonRetryableStatusFails(t *testing.T) {
 	t.Parallel()
-	e := setup(t, fail(400))
+	e := setup(t, openaitest.Fail(400))
 	in, _ := e.input(debate.RoleAdvocate)
 	_, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.ErrorIs(t, err, llm.ErrModel)
-	require.Len(t, e.srv.requests(), 1)
+	require.Len(t, e.srv.Requests(), 1)
 	require.Empty(t, e.sleepsSeen())
 }
 
 func TestTimeoutFailsAfterThreeAttempts(t *testing.T) {
 	t.Parallel()
-	e := setup(t, block(nil), block(nil), block(nil))
+	e := setup(t, openaitest.Block(nil), openaitest.Block(nil), openaitest.Block(nil))
 	// Long enough for each request to reach the server on a loaded
 	// machine before its attempt times out (the server counts requests).
 	e.cfg.CallTimeout = 300 * time.Millisecond
@@ -219,38 +220,38 @@ func TestTimeoutFailsAfterThreeAttempts(t *testing.T) {
 	_, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.ErrorIs(t, err, llm.ErrModel)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Len(t, e.srv.requests(), 3)
+	require.Len(t, e.srv.Requests(), 3)
 	require.Len(t, e.sleepsSeen(), 2)
 }
 
 func TestCancellationStopsInFlightCall(t *testing.T) {
 	t.Parallel()
 	entered := make(chan struct{}, 1)
-	e := setup(t, block(entered))
+	e := setup(t, openaitest.Block(entered))
 	in, _ := e.input(debate.RoleAdvocate)
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-entered; cancel() }()
 	_, err := e.role(t, debate.RoleAdvocate).Turn(ctx, in)
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotErrorIs(t, err, llm.ErrModel)
-	require.Len(t, e.srv.requests(), 1, "no retry after cancellation")
+	require.Len(t, e.srv.Requests(), 1, "no retry after cancellation")
 }
 
 func TestToolLoopBounded(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	e.cfg.MaxToolRounds = 2
-	lookup := call{tools.LookupClaim, fmt.Sprintf(`{"claim_id":%q}`, e.claim["C1"])}
-	e.srv.script = []step{callTools(lookup), callTools(lookup), answerJSON(e.valid())}
+	lookup := openaitest.ToolCall{Name: tools.LookupClaim, Args: fmt.Sprintf(`{"claim_id":%q}`, e.claim["C1"])}
+	e.srv.SetScript(openaitest.ReplyTools(lookup), openaitest.ReplyTools(lookup), openaitest.ReplyJSON(e.valid()))
 	in, ft := e.input(debate.RoleAdvocate)
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
 	requireValid(t, e, out)
-	reqs := e.srv.requests()
+	reqs := e.srv.Requests()
 	require.Len(t, reqs, 3)
 	require.NotEmpty(t, reqs[1].Tools)
 	require.Empty(t, reqs[2].Tools, "the last call offers no tools")
-	require.Contains(t, reqs[2].last().Content, "tool budget")
+	require.Contains(t, reqs[2].Last().Content, "tool budget")
 	require.Len(t, ft.calls, 2)
 }
 
@@ -259,11 +260,11 @@ func TestModelThatNeverStopsCallingTools(t *testing.T) {
 	e := setup(t)
 	e.cfg.MaxToolRounds = 1
 	e.cfg.MaxRepairs = -1
-	e.srv.loop = callTools(call{tools.LookupClaim, `{"claim_id":"x"}`})
+	e.srv.SetLoop(openaitest.ReplyTools(openaitest.ToolCall{Name: tools.LookupClaim, Args: `{"claim_id":"x"}`}))
 	in, ft := e.input(debate.RoleAdvocate)
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
-	require.Len(t, e.srv.requests(), 2, "one tool round, then one call without tools")
+	require.Len(t, e.srv.Requests(), 2, "one tool round, then one call without tools")
 	require.Len(t, ft.calls, 1, "tool calls of the tool-less answer are ignored")
 	res := gate.Validate(out, gate.NewFacts(e.deal, e.grade), debate.IDISRoles)
 	require.False(t, res.Valid)
@@ -277,17 +278,17 @@ func TestPromptInjectionStaysInData(t *testing.T) {
 	for i := range e.deal.Spans {
 		e.deal.Spans[i].TextExcerpt = attack
 	}
-	e.srv.script = []step{
-		callTools(call{tools.FlagDefect, fmt.Sprintf(`{"claim_id":%q,"defect_type":"CONCEALMENT"}`, e.claim["C1"])}),
-		answerJSON(e.valid()),
-	}
+	e.srv.SetScript(
+		openaitest.ReplyTools(openaitest.ToolCall{Name: tools.FlagDefect, Args: fmt.Sprintf(`{"claim_id":%q,"defect_type":"CONCEALMENT"}`, e.claim["C1"])}),
+		openaitest.ReplyJSON(e.valid()),
+	)
 	in, ft := e.input(debate.RoleAdvocate)
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
 	requireValid(t, e, out)
 	require.Equal(t, tools.StatusDenied, ft.res[0].Status, "the injected call is refused by the server")
 
-	req := e.srv.requests()[0]
+	req := e.srv.Requests()[0]
 	sys, user := req.Messages[0].Content, req.Messages[1].Content
 	require.NotContains(t, sys, "Ignore previous")
 	for _, c := range e.deal.Claims[1:] {
@@ -326,13 +327,13 @@ func TestBudgetExceededBeforeCall(t *testing.T) {
 	in, _ := e.input(debate.RoleAdvocate)
 	_, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.ErrorIs(t, err, llm.ErrBudgetExceeded)
-	require.Empty(t, e.srv.requests(), "no request sent")
+	require.Empty(t, e.srv.Requests(), "no request sent")
 }
 
 func TestBudgetTracksUsagePerDebate(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.srv.loop = answerJSON(e.valid())
+	e.srv.SetLoop(openaitest.ReplyJSON(e.valid()))
 	e.cfg.Budget = 1_000_000
 	b, err := llm.NewBackend(e.cfg)
 	require.NoError(t, err)
@@ -346,7 +347,7 @@ func TestBudgetTracksUsagePerDebate(t *testing.T) {
 	b.AddUsage("debate-1", 1_000_000-150) // restored after a restart: spent
 	_, err = r.Turn(t.Context(), in)
 	require.ErrorIs(t, err, llm.ErrBudgetExceeded)
-	require.Len(t, e.srv.requests(), 1)
+	require.Len(t, e.srv.Requests(), 1)
 	in.DebateID = "debate-2" // another debate has its own budget
 	_, err = r.Turn(t.Context(), in)
 	require.NoError(t, err)
@@ -376,17 +377,17 @@ func (c *mapCache) Put(_ context.Context, key string, resp []byte) error {
 func TestCacheHitSendsNoRequest(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.srv.script = []step{
-		callTools(call{tools.LookupClaim, fmt.Sprintf(`{"claim_id":%q}`, e.claim["C1"])}),
-		answerJSON(e.valid()),
-	}
+	e.srv.SetScript(
+		openaitest.ReplyTools(openaitest.ToolCall{Name: tools.LookupClaim, Args: fmt.Sprintf(`{"claim_id":%q}`, e.claim["C1"])}),
+		openaitest.ReplyJSON(e.valid()),
+	)
 	cache := &mapCache{m: map[string][]byte{}}
 	e.cfg.Cache = cache
 	ctx := model.WithCacheKey(t.Context(), "debate-1/advocate_turn/1")
 	in, _ := e.input(debate.RoleAdvocate)
 	first, err := e.role(t, debate.RoleAdvocate).Turn(ctx, in)
 	require.NoError(t, err)
-	require.Len(t, e.srv.requests(), 2)
+	require.Len(t, e.srv.Requests(), 2)
 	require.Contains(t, cache.m, "debate-1/advocate_turn/1/advocate/0")
 	require.Contains(t, cache.m, "debate-1/advocate_turn/1/advocate/1")
 
@@ -397,7 +398,7 @@ func TestCacheHitSendsNoRequest(t *testing.T) {
 	require.Zero(t, first.Model.CachedCalls)
 	first.Model, second.Model = nil, nil
 	require.Equal(t, first, second)
-	require.Len(t, e.srv.requests(), 2, "the re-run sent no request")
+	require.Len(t, e.srv.Requests(), 2, "the re-run sent no request")
 	require.Len(t, ft.calls, 1, "tools still run through the server")
 	require.Len(t, *e.usage, 2, "cache hits are not reported as usage")
 }
@@ -438,18 +439,18 @@ func TestNewValidatesConfig(t *testing.T) {
 func TestNilToolsOffersNone(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.srv.script = []step{answerJSON(e.valid())}
+	e.srv.SetScript(openaitest.ReplyJSON(e.valid()))
 	in, _ := e.input(debate.RoleAdvocate)
 	in.Tools = nil
 	_, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
-	require.Empty(t, e.srv.requests()[0].Tools)
+	require.Empty(t, e.srv.Requests()[0].Tools)
 }
 
 func TestConcurrentTurns(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.srv.loop = answerJSON(e.valid())
+	e.srv.SetLoop(openaitest.ReplyJSON(e.valid()))
 	e.cfg.Budget = 10_000_000
 	r := e.role(t, debate.RoleAdvocate)
 	var wg sync.WaitGroup
@@ -473,7 +474,7 @@ func TestConcurrentTurns(t *testing.T) {
 // answer) against a fake server that answers at once.
 func BenchmarkTurnOverhead(b *testing.B) {
 	e := setup(b)
-	e.srv.loop = answerJSON(e.valid())
+	e.srv.SetLoop(openaitest.ReplyJSON(e.valid()))
 	e.cfg.Logger = nil
 	e.cfg.OnUsage = nil
 	rs, err := model.New(e.cfg)
@@ -496,7 +497,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 func TestRepairsAgainstTheProtocolsGate(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.srv.script = []step{answerJSON(e.valid()), answerJSON(e.valid())}
+	e.srv.SetScript(openaitest.ReplyJSON(e.valid()), openaitest.ReplyJSON(e.valid()))
 	in, _ := e.input(debate.RoleAdvocate)
 	calls := 0
 	in.Check = func(o *debate.AgentOutput) []debate.Violation {
@@ -509,8 +510,8 @@ func TestRepairsAgainstTheProtocolsGate(t *testing.T) {
 	out, err := e.role(t, debate.RoleAdvocate).Turn(t.Context(), in)
 	require.NoError(t, err)
 	requireValid(t, e, out)
-	reqs := e.srv.requests()
+	reqs := e.srv.Requests()
 	require.Len(t, reqs, 2)
-	require.Contains(t, reqs[1].last().Content, "PROTOCOL_RULE")
+	require.Contains(t, reqs[1].Last().Content, "PROTOCOL_RULE")
 	require.Equal(t, 2, calls)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/sanad"
+	"github.com/debated/debated/internal/testutil/dectest"
 )
 
 // ---------------------------------------------------------------------
@@ -85,7 +86,7 @@ func buildDeal(name, company string, specs []claimSpec) *debate.DealBundle {
 			cur = "USD"
 		}
 		c := debate.Claim{ID: cid, DealID: bl.b.Deal.ID, Key: s.key, Class: s.class, Text: s.text, Predicate: s.pred,
-			Value:       &debate.ClaimValue{Value: decf(s.value), Unit: s.unit, Currency: cur, AsOf: "2025-12-31", TimeWindow: s.window},
+			Value:       &debate.ClaimValue{Value: dectest.F(s.value), Unit: s.unit, Currency: cur, AsOf: "2025-12-31", TimeWindow: s.window},
 			Materiality: s.mat, ICBound: s.mat != debate.MaterialityMedium, CreatedBy: "analyst-1", CreatedAt: bl.t0, UpdatedAt: bl.t0}
 		sn := debate.Sanad{ID: bl.id(), ClaimID: cid, ExtractionConfidence: 0.95, DhabtScore: 0.9, CreatedAt: bl.t0, UpdatedAt: bl.t0}
 		if !s.noSpan {

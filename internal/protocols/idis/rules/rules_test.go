@@ -15,6 +15,7 @@ import (
 	"github.com/debated/debated/internal/protocols/idis/rules"
 	"github.com/debated/debated/internal/sanad"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/testutil/dectest"
 	"github.com/debated/debated/internal/testutil/gdbs"
 )
 
@@ -283,7 +284,7 @@ func TestContradictionFinderCalcDisagreement(t *testing.T) {
 	b.Spans = append(b.Spans,
 		debate.Span{ID: rev, DocumentID: b.Documents[1].ID, Type: debate.SpanTypeCell, Locator: debate.Locator{Sheet: "P&L", Cell: "B2"}, TextExcerpt: "Revenue: 4,500,000"},
 		debate.Span{ID: cogs, DocumentID: b.Documents[1].ID, Type: debate.SpanTypeCell, Locator: debate.Locator{Sheet: "P&L", Cell: "B3"}, TextExcerpt: "COGS: 1,417,500"})
-	b.Calcs = append(b.Calcs, debate.Calc{ID: "calc-gm-1", Type: debate.CalcGrossMargin, Inputs: decimals(map[string]float64{"revenue": 4_500_000, "cogs": 1_417_500}),
+	b.Calcs = append(b.Calcs, debate.Calc{ID: "calc-gm-1", Type: debate.CalcGrossMargin, Inputs: dectest.Map(map[string]float64{"revenue": 4_500_000, "cogs": 1_417_500}),
 		InputSpanIDs: map[string]string{"revenue": rev, "cogs": cogs}})
 	g := sanad.Grade(b)
 	out := turn(t, debate.RoleContradictionFinder, b, g, 1, nil, nil)
