@@ -161,6 +161,7 @@ const (
 	jArray
 	jObject
 	jFree // any JSON object
+	jAny  // any JSON value, null included
 )
 
 type jspec struct {
@@ -180,6 +181,12 @@ func strList() *jspec          { return array(str()) }
 func object(fields map[string]*jspec, required ...string) *jspec {
 	return &jspec{kind: jObject, fields: fields, required: required}
 }
+
+// anyValue and freeObject read through what the schema does not describe.
+var (
+	anyValue   = &jspec{kind: jAny}
+	freeObject = free()
+)
 
 // outputSchema mirrors debate.AgentOutput's JSON tags.
 var outputSchema = object(map[string]*jspec{
@@ -292,12 +299,24 @@ func (w *walker) add(path, format string, args ...any) {
 	}
 }
 
-// object walks the members of an object whose '{' was read.
-func (w *walker) object(path string, s *jspec) *walkErr {
+// descend enters a nested array or object, failing past MaxDepth; the
+// caller defers w.ascend.
+func (w *walker) descend(path string) *walkErr {
 	w.depth++
-	defer func() { w.depth-- }()
 	if w.depth > MaxDepth {
 		return &walkErr{path, fmt.Sprintf("is nested more than %d levels deep", MaxDepth)}
+	}
+	return nil
+}
+
+func (w *walker) ascend() { w.depth-- }
+
+// object walks the members of an object whose '{' was read. A free-form
+// object (jFree) takes any members, but no duplicate keys at any level.
+func (w *walker) object(path string, s *jspec) *walkErr {
+	defer w.ascend()
+	if e := w.descend(path); e != nil {
+		return e
 	}
 	seen := map[string]bool{}
 	for w.dec.More() {
@@ -313,11 +332,10 @@ func (w *walker) object(path string, s *jspec) *walkErr {
 		seen[key] = true
 		fs, ok := s.fields[key]
 		if !ok {
-			w.add(p, "is not a field of the schema")
-			if e := w.skip(p); e != nil {
-				return e
+			if s.kind != jFree {
+				w.add(p, "is not a field of the schema")
 			}
-			continue
+			fs = anyValue
 		}
 		if e := w.value(p, fs); e != nil {
 			return e
@@ -334,10 +352,33 @@ func (w *walker) object(path string, s *jspec) *walkErr {
 	return nil
 }
 
+// array walks the elements of an array whose '[' was read.
+func (w *walker) array(path string, elem *jspec) *walkErr {
+	defer w.ascend()
+	if e := w.descend(path); e != nil {
+		return e
+	}
+	for i := 0; w.dec.More(); i++ {
+		if e := w.value(fmt.Sprintf("%s[%d]", path, i), elem); e != nil {
+			return e
+		}
+	}
+	if _, err := w.dec.Token(); err != nil { // ']'
+		return syntaxErr(path, err)
+	}
+	return nil
+}
+
+// value walks the next value against s. A value of the wrong type (or any
+// value, for jAny) is still read through, checking it is well formed,
+// without duplicate keys and not too deep.
 func (w *walker) value(path string, s *jspec) *walkErr {
 	tok, err := w.dec.Token()
 	if err != nil {
 		return syntaxErr(path, err)
+	}
+	if s.kind == jAny {
+		return w.skipTok(path, tok)
 	}
 	if tok == nil {
 		w.add(path, "must not be null")
@@ -374,95 +415,25 @@ func (w *walker) value(path string, s *jspec) *walkErr {
 			w.add(path, "must be an array")
 			return w.skipTok(path, tok)
 		}
-		w.depth++
-		defer func() { w.depth-- }()
-		if w.depth > MaxDepth {
-			return &walkErr{path, fmt.Sprintf("is nested more than %d levels deep", MaxDepth)}
-		}
-		for i := 0; w.dec.More(); i++ {
-			if e := w.value(fmt.Sprintf("%s[%d]", path, i), s.elem); e != nil {
-				return e
-			}
-		}
-		if _, err := w.dec.Token(); err != nil { // ']'
-			return syntaxErr(path, err)
-		}
+		return w.array(path, s.elem)
 	case jObject, jFree:
 		if d, ok := tok.(json.Delim); !ok || d != '{' {
 			w.add(path, "must be a JSON object")
 			return w.skipTok(path, tok)
-		}
-		if s.kind == jFree {
-			return w.freeObject(path)
 		}
 		return w.object(path, s)
 	}
 	return nil
 }
 
-// skip reads and discards the next value (checking it is well formed,
-// without duplicate keys and not too deep).
-func (w *walker) skip(path string) *walkErr {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return syntaxErr(path, err)
-	}
-	return w.skipTok(path, tok)
-}
-
-// skipTok discards the rest of a value whose first token was read.
+// skipTok reads through the rest of a value whose first token was read,
+// whatever it holds.
 func (w *walker) skipTok(path string, tok json.Token) *walkErr {
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return nil
-	}
-	switch d {
-	case '{':
-		return w.freeObject(path)
-	case '[':
-		w.depth++
-		defer func() { w.depth-- }()
-		if w.depth > MaxDepth {
-			return &walkErr{path, fmt.Sprintf("is nested more than %d levels deep", MaxDepth)}
-		}
-		for i := 0; w.dec.More(); i++ {
-			if e := w.skip(fmt.Sprintf("%s[%d]", path, i)); e != nil {
-				return e
-			}
-		}
-		if _, err := w.dec.Token(); err != nil {
-			return syntaxErr(path, err)
-		}
-	}
-	return nil
-}
-
-// freeObject walks a free-form object whose '{' was read: any members, but
-// no duplicate keys at any level.
-func (w *walker) freeObject(path string) *walkErr {
-	w.depth++
-	defer func() { w.depth-- }()
-	if w.depth > MaxDepth {
-		return &walkErr{path, fmt.Sprintf("is nested more than %d levels deep", MaxDepth)}
-	}
-	seen := map[string]bool{}
-	for w.dec.More() {
-		tok, err := w.dec.Token()
-		if err != nil {
-			return syntaxErr(path, err)
-		}
-		key, _ := tok.(string)
-		p := join(path, key)
-		if seen[key] {
-			w.add(p, "appears more than once")
-		}
-		seen[key] = true
-		if e := w.skip(p); e != nil {
-			return e
-		}
-	}
-	if _, err := w.dec.Token(); err != nil {
-		return syntaxErr(path, err)
+	switch tok {
+	case json.Delim('{'):
+		return w.object(path, freeObject)
+	case json.Delim('['):
+		return w.array(path, anyValue)
 	}
 	return nil
 }
