@@ -1,7 +1,8 @@
 package gate
 
 import (
-	stdmaps "maps"
+	"maps"
+	"slices"
 
 	"github.com/debated/debated/internal/debate"
 )
@@ -114,21 +115,9 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 		}
 		f.calcs[c.ID] = &CalcFact{ID: c.ID, Grade: debate.GradeD, InputClaimIDs: append([]string(nil), c.InputClaimIDs...)}
 	}
-	for _, e := range b.Evidence {
-		if e.ID != "" {
-			f.evidence[e.ID] = true
-		}
-	}
-	for _, s := range b.Spans {
-		if s.ID != "" {
-			f.spans[s.ID] = true
-		}
-	}
-	for _, d := range b.Documents {
-		if d.ID != "" {
-			f.documents[d.ID] = true
-		}
-	}
+	addIDs(f.evidence, b.Evidence, func(e debate.EvidenceItem) string { return e.ID })
+	addIDs(f.spans, b.Spans, func(s debate.Span) string { return s.ID })
+	addIDs(f.documents, b.Documents, func(d debate.Document) string { return d.ID })
 	if g == nil {
 		return f
 	}
@@ -157,6 +146,15 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 		}
 	}
 	return f
+}
+
+// addIDs adds the non-empty ids of xs to set.
+func addIDs[T any](set map[string]bool, xs []T, id func(T) string) {
+	for _, x := range xs {
+		if s := id(x); s != "" {
+			set[s] = true
+		}
+	}
 }
 
 // normGrade maps an unknown grade to D, so it is never trusted.
@@ -229,8 +227,8 @@ func (f *Facts) WithDefects(ds []debate.Defect) *Facts {
 		return f
 	}
 	c := *f
-	c.claims = stdmaps.Clone(f.claims)
-	c.defects = stdmaps.Clone(f.defects)
+	c.claims = maps.Clone(f.claims)
+	c.defects = maps.Clone(f.defects)
 	for _, d := range ds {
 		c.AddDefect(d)
 	}
@@ -248,11 +246,8 @@ func (f *Facts) DealID() string {
 // Claim returns what the gates know of the claim with the given id, or
 // false when it is not a claim of the deal.
 func (f *Facts) Claim(id string) (ClaimFact, bool) {
-	if f == nil {
-		return ClaimFact{}, false
-	}
-	c, ok := f.claims[id]
-	if !ok {
+	c := f.claim(id)
+	if c == nil {
 		return ClaimFact{}, false
 	}
 	return *c, true
@@ -261,15 +256,12 @@ func (f *Facts) Claim(id string) (ClaimFact, bool) {
 // Calc returns what the gates know of the calc with the given id, or false
 // when it is not a calc of the deal.
 func (f *Facts) Calc(id string) (CalcFact, bool) {
-	if f == nil {
-		return CalcFact{}, false
-	}
-	c, ok := f.calcs[id]
-	if !ok {
+	c := f.calc(id)
+	if c == nil {
 		return CalcFact{}, false
 	}
 	out := *c
-	out.InputClaimIDs = append([]string(nil), c.InputClaimIDs...)
+	out.InputClaimIDs = slices.Clone(c.InputClaimIDs)
 	return out, true
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -161,13 +162,8 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 	for i, r := range out.EvidenceRequests {
 		refs(fmt.Sprintf("evidence_requests[%d].claim_refs", i), r.ClaimRefs, false, nil)
 	}
-	all := make(map[string]bool, len(outRefs)+len(supported))
-	for id := range outRefs {
-		all[id] = true
-	}
-	for id := range supported {
-		all[id] = true
-	}
+	all := maps.Clone(outRefs)
+	maps.Copy(all, supported)
 
 	// No-Free-Facts (seed 000 §7.1 rule 1, seed 001 §1.2) on every text
 	// the output carries besides its challenges: the content, the
@@ -201,7 +197,7 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 		for _, pr := range challengeProblems(ch, f) {
 			add(RuleFrivolousChallenge, p+pr.field, "%s", pr.reason)
 		}
-		chRefs := maps(all)
+		chRefs := maps.Clone(all)
 		for _, id := range ch.ClaimRefs {
 			if f.isClaim(id) {
 				chRefs[id] = true
@@ -284,14 +280,6 @@ func effectiveConfidence(c float64) float64 {
 func fmtConf(c float64) string { return fmt.Sprintf("%.2f", c) }
 
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
-
-func maps(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m)+4)
-	for k := range m {
-		out[k] = true
-	}
-	return out
-}
 
 // weakSources lists the claims and calcs the output rests on (claim_refs,
 // calc_refs and the record's supported ids) that are weak, sorted by their

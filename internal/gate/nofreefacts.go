@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -159,12 +160,7 @@ func jsonTexts(ts []fieldText, path string, v any) []fieldText {
 			ts = jsonTexts(ts, fmt.Sprintf("%s[%d]", path, i), e)
 		}
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			p := path + "." + k
 			ts = append(ts, fieldText{p, k})
 			ts = jsonTexts(ts, p, x[k])
@@ -435,12 +431,7 @@ func lower(s string) string {
 }
 
 func hasUpper(s string) bool {
-	for _, r := range s {
-		if unicode.IsUpper(r) || unicode.IsTitle(r) {
-			return true
-		}
-	}
-	return false
+	return strings.ContainsFunc(s, func(r rune) bool { return unicode.IsUpper(r) || unicode.IsTitle(r) })
 }
 
 // allCaps: every letter is upper case (digits and underscores allowed).
@@ -475,14 +466,7 @@ func titleCase(s string) bool {
 	return !first
 }
 
-func hasDigit(s string) bool {
-	for _, r := range s {
-		if unicode.IsNumber(r) {
-			return true
-		}
-	}
-	return false
-}
+func hasDigit(s string) bool { return strings.ContainsFunc(s, unicode.IsNumber) }
 
 func (t token) text(src string) string { return src[t.a:t.b] }
 
@@ -628,10 +612,7 @@ func classifyNumber(toks []token, i int, src string, s *scan) {
 
 // span is the text from token a to token b-1.
 func span(toks []token, a, b int, src string) string {
-	b = min(b, len(toks))
-	if a < 0 {
-		a = 0
-	}
+	a, b = max(a, 0), min(b, len(toks))
 	return src[toks[a].a:toks[b-1].b]
 }
 

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -155,13 +156,8 @@ func stablePositions(ps map[string][]PositionBand) (string, bool) {
 	if len(ps) == 0 {
 		return "", false
 	}
-	agents := make([]string, 0, len(ps))
-	for a := range ps {
-		agents = append(agents, a)
-	}
-	slices.Sort(agents)
-	parts := make([]string, 0, len(agents))
-	for _, a := range agents {
+	parts := make([]string, 0, len(ps))
+	for _, a := range slices.Sorted(maps.Keys(ps)) {
 		hist := ps[a]
 		if len(hist) < StableRounds {
 			return "", false
