@@ -137,32 +137,21 @@ func (a *args) decode(name string, dst any, kind string) bool {
 	return true
 }
 
-func (a *args) str(name string) string {
-	var s string
-	a.decode(name, &s, "a string")
-	return s
-}
-
-func (a *args) boolean(name string, def bool) bool {
-	b := def
-	if !a.decode(name, &b, "a boolean") {
+// optional returns member name decoded as kind, or def when it is absent,
+// null or not of that kind (a type violation is then recorded).
+func optional[T any](a *args, name, kind string, def T) T {
+	v := def
+	if !a.decode(name, &v, kind) {
 		return def
 	}
-	return b
+	return v
 }
 
-func (a *args) integer(name string, def int) int {
-	n := def
-	if !a.decode(name, &n, "an integer") {
-		return def
-	}
-	return n
-}
-
+func (a *args) str(name string) string             { return optional(a, name, "a string", "") }
+func (a *args) boolean(name string, def bool) bool { return optional(a, name, "a boolean", def) }
+func (a *args) integer(name string, def int) int   { return optional(a, name, "an integer", def) }
 func (a *args) strs(name string) []string {
-	var ss []string
-	a.decode(name, &ss, "an array of strings")
-	return ss
+	return optional[[]string](a, name, "an array of strings", nil)
 }
 
 // id checks a required id argument.

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -181,17 +183,10 @@ func (x *dealIndex) indexRefs() {
 			x.refs[id] = true
 		}
 	}
-	for id := range x.claims {
-		add(id)
-	}
-	for id := range x.evidence {
-		add(id)
-	}
-	for id := range x.spans {
-		add(id)
-	}
-	for id := range x.documents {
-		add(id)
+	for _, ids := range []iter.Seq[string]{maps.Keys(x.claims), maps.Keys(x.evidence), maps.Keys(x.spans), maps.Keys(x.documents)} {
+		for id := range ids {
+			add(id)
+		}
 	}
 	for id, c := range x.calcs {
 		add(id)
@@ -235,22 +230,13 @@ func (x *dealIndex) indexSearch() {
 			}
 		}
 	}
-	ids := make([]string, 0, len(x.evidence))
-	for id := range x.evidence {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	x.docs = make([]searchDoc, 0, len(ids))
-	for _, id := range ids {
+	x.docs = make([]searchDoc, 0, len(x.evidence))
+	for _, id := range slices.Sorted(maps.Keys(x.evidence)) {
 		e := x.evidence[id]
-		doc := searchDoc{evidence: e, span: x.spans[e.SourceSpanID]}
+		doc := searchDoc{evidence: e, span: x.spans[e.SourceSpanID], classes: slices.Sorted(maps.Keys(classes[id]))}
 		if doc.span != nil {
 			doc.terms = termSet(doc.span.TextExcerpt)
 		}
-		for c := range classes[id] {
-			doc.classes = append(doc.classes, c)
-		}
-		slices.Sort(doc.classes)
 		x.docs = append(x.docs, doc)
 	}
 }
