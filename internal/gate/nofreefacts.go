@@ -249,21 +249,13 @@ func IDTokens(text string) iter.Seq2[int, int] {
 				i += n
 				continue
 			}
-			j := i
-			for j < len(text) {
-				r, n := utf8.DecodeRuneInString(text[j:])
-				if isIDSep(r) {
-					break
-				}
-				j += n
+			j := len(text)
+			if k := strings.IndexFunc(text[i:], isIDSep); k >= 0 {
+				j = i + k
 			}
-			a, b := i, j
-			for a < b && strings.IndexByte(idTrim, text[a]) >= 0 {
-				a++
-			}
-			for b > a && strings.IndexByte(idTrim, text[b-1]) >= 0 {
-				b--
-			}
+			run := text[i:j]
+			a := i + len(run) - len(strings.TrimLeft(run, idTrim))
+			b := i + len(strings.TrimRight(run, idTrim))
 			i = j
 			if a < b && !yield(a, b) {
 				return
@@ -315,16 +307,11 @@ func stripIDs(text string, f *Facts, s *scan) string {
 // isKeyShaped reports a token shaped like a claim key: "C" and 1 to 4
 // digits.
 func isKeyShaped(s string) bool {
-	if len(s) < 2 || len(s) > 5 || s[0] != 'C' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return len(s) >= 2 && len(s) <= 5 && s[0] == 'C' && allDigits(s[1:])
 }
+
+// allDigits reports a non-empty string of ASCII digits.
+func allDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // ---- tokens ----
 
@@ -616,19 +603,9 @@ func span(toks []token, a, b int, src string) string {
 	return src[toks[a].a:toks[b-1].b]
 }
 
-func isYear(s string) bool {
-	if len(s) != 4 {
-		return false
-	}
-	y := 0
-	for i := 0; i < 4; i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		y = y*10 + int(s[i]-'0')
-	}
-	return y >= 1900 && y <= 2199
-}
+// isYear: four digits from 1900 to 2199 (digit strings of one length
+// compare as their numbers).
+func isYear(s string) bool { return len(s) == 4 && allDigits(s) && s >= "1900" && s <= "2199" }
 
 // isPeriod: Q1–Q4, H1–H2, FY/CY with a year ("FY2025", "FY25").
 func isPeriod(w string) bool {
@@ -639,12 +616,7 @@ func isPeriod(w string) bool {
 	case len(u) == 2 && u[0] == 'H' && (u[1] == '1' || u[1] == '2'):
 		return true
 	case (strings.HasPrefix(u, "FY") || strings.HasPrefix(u, "CY")) && len(u) >= 4 && len(u) <= 6:
-		for _, c := range u[2:] {
-			if c < '0' || c > '9' {
-				return false
-			}
-		}
-		return true
+		return allDigits(u[2:])
 	}
 	return false
 }

@@ -461,13 +461,10 @@ func checkShape(v *debate.Violations, out *debate.AgentOutput, withConfidence bo
 	checkRefList(v, "claim_refs", out.ClaimRefs)
 	checkRefList(v, "calc_refs", out.CalcRefs)
 
-	if checkCount(v, "tool_calls", len(out.ToolCalls), MaxToolCalls) {
-		for i, tc := range out.ToolCalls {
-			p := fmt.Sprintf("tool_calls[%d]", i)
-			checkID(v, p+".tool", tc.Tool)
-			checkObject(v, p+".args", tc.Args, MaxToolArgsLen)
-		}
-	}
+	checkList(v, "tool_calls", out.ToolCalls, MaxToolCalls, func(p string, _ int, tc debate.ToolCall) {
+		checkID(v, p+".tool", tc.Tool)
+		checkObject(v, p+".args", tc.Args, MaxToolArgsLen)
+	})
 
 	m := &out.Muhasabah
 	checkRefList(v, "muhasabah_record.supported_claim_ids", m.SupportedClaimIDs)
@@ -475,27 +472,19 @@ func checkShape(v *debate.Violations, out *debate.AgentOutput, withConfidence bo
 	checkProse(v, "muhasabah_record.evidence_summary", m.EvidenceSummary, MaxTextLen, false)
 	checkProse(v, "muhasabah_record.counter_hypothesis", m.CounterHypothesis, MaxTextLen, false)
 	checkProse(v, "muhasabah_record.confidence_justification", m.ConfidenceJustification, MaxTextLen, false)
-	if checkCount(v, "muhasabah_record.falsifiability_tests", len(m.FalsifiabilityTests), MaxRecordItems) {
-		for i, t := range m.FalsifiabilityTests {
-			p := fmt.Sprintf("muhasabah_record.falsifiability_tests[%d]", i)
-			checkProse(v, p+".test_description", t.TestDescription, MaxTextLen, false)
-			checkProse(v, p+".required_evidence", t.RequiredEvidence, MaxTextLen, false)
-			checkProse(v, p+".pass_fail_rule", t.PassFailRule, MaxTextLen, false)
-		}
-	}
-	if checkCount(v, "muhasabah_record.uncertainties", len(m.Uncertainties), MaxRecordItems) {
-		for i, u := range m.Uncertainties {
-			p := fmt.Sprintf("muhasabah_record.uncertainties[%d]", i)
-			checkProse(v, p+".uncertainty", u.Uncertainty, MaxTextLen, false)
-			checkProse(v, p+".impact", u.Impact, MaxTextLen, false)
-			checkProse(v, p+".mitigation", u.Mitigation, MaxTextLen, false)
-		}
-	}
-	if checkCount(v, "muhasabah_record.failure_modes", len(m.FailureModes), MaxRecordItems) {
-		for i, s := range m.FailureModes {
-			checkProse(v, fmt.Sprintf("muhasabah_record.failure_modes[%d]", i), s, MaxTextLen, true)
-		}
-	}
+	checkList(v, "muhasabah_record.falsifiability_tests", m.FalsifiabilityTests, MaxRecordItems, func(p string, _ int, t debate.FalsifiabilityTest) {
+		checkProse(v, p+".test_description", t.TestDescription, MaxTextLen, false)
+		checkProse(v, p+".required_evidence", t.RequiredEvidence, MaxTextLen, false)
+		checkProse(v, p+".pass_fail_rule", t.PassFailRule, MaxTextLen, false)
+	})
+	checkList(v, "muhasabah_record.uncertainties", m.Uncertainties, MaxRecordItems, func(p string, _ int, u debate.Uncertainty) {
+		checkProse(v, p+".uncertainty", u.Uncertainty, MaxTextLen, false)
+		checkProse(v, p+".impact", u.Impact, MaxTextLen, false)
+		checkProse(v, p+".mitigation", u.Mitigation, MaxTextLen, false)
+	})
+	checkList(v, "muhasabah_record.failure_modes", m.FailureModes, MaxRecordItems, func(p string, _ int, s string) {
+		checkProse(v, p, s, MaxTextLen, true)
+	})
 	if withConfidence && !inUnit(m.Confidence) {
 		v.Add("muhasabah_record.confidence", "must be a number within [0, 1]")
 	}
@@ -512,43 +501,32 @@ func checkShape(v *debate.Violations, out *debate.AgentOutput, withConfidence bo
 		}
 	}
 
-	if checkCount(v, "challenges", len(out.Challenges), MaxChallenges) {
-		ids := map[string]int{}
-		for i, ch := range out.Challenges {
-			p := fmt.Sprintf("challenges[%d]", i)
-			checkID(v, p+".challenge_id", ch.ChallengeID)
-			if j, dup := ids[ch.ChallengeID]; dup && ch.ChallengeID != "" {
-				v.Add(p+".challenge_id", "repeats the id of challenges[%d]", j)
-			} else {
-				ids[ch.ChallengeID] = i
-			}
-			checkRefList(v, p+".claim_refs", ch.ClaimRefs)
-			checkRefList(v, p+".evidence_refs", ch.EvidenceRefs)
-			checkProse(v, p+".defect_type", ch.DefectType, MaxShortTextLen, false)
-			checkProse(v, p+".severity", ch.Severity, MaxShortTextLen, false)
-			checkProse(v, p+".cure_protocol", ch.CureProtocol, MaxShortTextLen, false)
-			checkProse(v, p+".description", ch.Description, MaxTextLen, false)
+	challengeIDs := map[string]int{}
+	checkList(v, "challenges", out.Challenges, MaxChallenges, func(p string, i int, ch debate.Challenge) {
+		checkID(v, p+".challenge_id", ch.ChallengeID)
+		if j, dup := challengeIDs[ch.ChallengeID]; dup && ch.ChallengeID != "" {
+			v.Add(p+".challenge_id", "repeats the id of challenges[%d]", j)
+		} else {
+			challengeIDs[ch.ChallengeID] = i
 		}
-	}
-	if checkCount(v, "rulings", len(out.Rulings), MaxRulings) {
-		for i, r := range out.Rulings {
-			p := fmt.Sprintf("rulings[%d]", i)
-			checkID(v, p+".challenge_id", r.ChallengeID)
-			checkProse(v, p+".reason", r.Reason, MaxTextLen, true)
-		}
-	}
-	if checkCount(v, "evidence_requests", len(out.EvidenceRequests), MaxEvidenceRequests) {
-		for i, r := range out.EvidenceRequests {
-			p := fmt.Sprintf("evidence_requests[%d]", i)
-			checkProse(v, p+".query", r.Query, MaxShortTextLen, true)
-			checkRefList(v, p+".claim_refs", r.ClaimRefs)
-		}
-	}
-	if checkCount(v, "open_questions", len(out.OpenQuestions), MaxOpenQuestions) {
-		for i, q := range out.OpenQuestions {
-			checkProse(v, fmt.Sprintf("open_questions[%d]", i), q, MaxTextLen, true)
-		}
-	}
+		checkRefList(v, p+".claim_refs", ch.ClaimRefs)
+		checkRefList(v, p+".evidence_refs", ch.EvidenceRefs)
+		checkProse(v, p+".defect_type", ch.DefectType, MaxShortTextLen, false)
+		checkProse(v, p+".severity", ch.Severity, MaxShortTextLen, false)
+		checkProse(v, p+".cure_protocol", ch.CureProtocol, MaxShortTextLen, false)
+		checkProse(v, p+".description", ch.Description, MaxTextLen, false)
+	})
+	checkList(v, "rulings", out.Rulings, MaxRulings, func(p string, _ int, r debate.Ruling) {
+		checkID(v, p+".challenge_id", r.ChallengeID)
+		checkProse(v, p+".reason", r.Reason, MaxTextLen, true)
+	})
+	checkList(v, "evidence_requests", out.EvidenceRequests, MaxEvidenceRequests, func(p string, _ int, r debate.EvidenceRequest) {
+		checkProse(v, p+".query", r.Query, MaxShortTextLen, true)
+		checkRefList(v, p+".claim_refs", r.ClaimRefs)
+	})
+	checkList(v, "open_questions", out.OpenQuestions, MaxOpenQuestions, func(p string, _ int, q string) {
+		checkProse(v, p, q, MaxTextLen, true)
+	})
 	if out.Timestamp != "" {
 		if _, err := time.Parse(time.RFC3339Nano, out.Timestamp); err != nil || len(out.Timestamp) > MaxShortTextLen {
 			v.Add("timestamp", "must be an RFC 3339 date-time")
@@ -571,11 +549,17 @@ func checkID(v *debate.Violations, field, id string) {
 
 // checkRefList checks a list of ids: at most MaxRefs, each a valid id.
 func checkRefList(v *debate.Violations, field string, ids []string) {
-	if !checkCount(v, field, len(ids), MaxRefs) {
+	checkList(v, field, ids, MaxRefs, func(p string, _ int, id string) { checkID(v, p, id) })
+}
+
+// checkList checks a list: at most limit entries, then each with check,
+// given its path ("field[i]") and index.
+func checkList[T any](v *debate.Violations, field string, xs []T, limit int, check func(path string, i int, x T)) {
+	if !checkCount(v, field, len(xs), limit) {
 		return
 	}
-	for i, id := range ids {
-		checkID(v, fmt.Sprintf("%s[%d]", field, i), id)
+	for i, x := range xs {
+		check(fmt.Sprintf("%s[%d]", field, i), i, x)
 	}
 }
 
