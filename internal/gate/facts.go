@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 
@@ -128,10 +129,7 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 		}
 		c.Grade = normGrade(cg.Grade)
 		c.BaseGrade = normGrade(cg.BaseGrade)
-		c.Corroboration = cg.Corroboration
-		if c.Corroboration == "" {
-			c.Corroboration = debate.CorroborationNone
-		}
+		c.Corroboration = cmp.Or(cg.Corroboration, debate.CorroborationNone)
 		c.Blocked = cg.Blocked
 		for _, d := range cg.Defects {
 			f.countDefect(d)
@@ -174,12 +172,8 @@ func (f *Facts) countDefect(d debate.Defect) {
 	}
 }
 
-func severity(d debate.Defect) debate.Severity {
-	if d.Severity == "" {
-		return d.Type.DefaultSeverity()
-	}
-	return d.Severity
-}
+// severity is the defect's severity, or its type's default when empty.
+func severity(d debate.Defect) debate.Severity { return cmp.Or(d.Severity, d.Type.DefaultSeverity()) }
 
 // AddDefect takes into account a defect flagged during the debate, as a
 // regrade would (SANAD.md): an OPEN FATAL defect makes its claim grade D and

@@ -293,10 +293,7 @@ func weakSources(out *debate.AgentOutput, f *Facts) []string {
 			continue
 		}
 		seen[id] = true
-		name := c.Key
-		if name == "" {
-			name = id
-		}
+		name := cmp.Or(c.Key, id)
 		why := fmt.Sprintf("grade %s, %s", c.Grade, c.Corroboration)
 		if c.FatalOpen {
 			why += ", open FATAL defect"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -90,15 +91,10 @@ func parseArgs(raw json.RawMessage, wellFormed bool, allowed []string) (*args, *
 	if v.Len() > 0 {
 		return nil, newBad(RuleArguments, &v)
 	}
-	var unknown []string
-	for k := range a.m {
+	for _, k := range slices.Sorted(maps.Keys(a.m)) {
 		if !slices.Contains(allowed, k) {
-			unknown = append(unknown, k)
+			v.Add(printable(k), "unknown field (the fields are %s)", strings.Join(allowed, ", "))
 		}
-	}
-	slices.Sort(unknown)
-	for _, k := range unknown {
-		v.Add(printable(k), "unknown field (the fields are %s)", strings.Join(allowed, ", "))
 	}
 	if v.Len() > 0 {
 		return nil, newBad(RuleArguments, &v)
