@@ -184,14 +184,8 @@ func (inv *Invoker) requestHumanReview(c call, a *args) (any, *bad) {
 	}, nil
 }
 
+// validRole reports a required_role of 1 to maxRoleLen upper-case ASCII
+// letters, digits and underscores.
 func validRole(s string) bool {
-	if len(s) == 0 || len(s) > maxRoleLen {
-		return false
-	}
-	for _, r := range s {
-		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '_' {
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= maxRoleLen && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
 }

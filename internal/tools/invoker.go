@@ -280,9 +280,7 @@ func (inv *Invoker) call(ctx context.Context, role string, tc debate.ToolCall) (
 		DebateID:     inv.debateID,
 		RoundNumber:  inv.round,
 		Timestamp:    c.at,
-	}
-	if res.Status == StatusDenied || res.Status == StatusInvalid {
-		audit.Rule = res.Rule
+		Rule:         res.Rule, // set by refusals (DENIED, INVALID) only
 	}
 	inv.mu.Lock()
 	inv.audits = append(inv.audits, entry[Audit]{role, c.seq, audit})
