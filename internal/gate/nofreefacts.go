@@ -423,34 +423,15 @@ func hasUpper(s string) bool {
 
 // allCaps: every letter is upper case (digits and underscores allowed).
 func allCaps(s string) bool {
-	letters := 0
-	for _, r := range s {
-		if unicode.IsLetter(r) {
-			if !unicode.IsUpper(r) {
-				return false
-			}
-			letters++
-		}
-	}
-	return letters > 0
+	return strings.ContainsFunc(s, unicode.IsLetter) &&
+		!strings.ContainsFunc(s, func(r rune) bool { return unicode.IsLetter(r) && !unicode.IsUpper(r) })
 }
 
-// titleCase: the first letter is upper case and no other is.
+// titleCase: the first rune is upper (or title) case and no other is upper
+// case.
 func titleCase(s string) bool {
-	first := true
-	for _, r := range s {
-		if first {
-			if !unicode.IsUpper(r) && !unicode.IsTitle(r) {
-				return false
-			}
-			first = false
-			continue
-		}
-		if unicode.IsUpper(r) {
-			return false
-		}
-	}
-	return !first
+	r, n := utf8.DecodeRuneInString(s)
+	return s != "" && (unicode.IsUpper(r) || unicode.IsTitle(r)) && !strings.ContainsFunc(s[n:], unicode.IsUpper)
 }
 
 func hasDigit(s string) bool { return strings.ContainsFunc(s, unicode.IsNumber) }
