@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -277,9 +278,7 @@ func (w *walker) document() *walkErr {
 }
 
 func syntaxErr(path string, err error) *walkErr {
-	if path == "" {
-		path = rootPath
-	}
+	path = cmp.Or(path, rootPath)
 	if errors.Is(err, io.EOF) {
 		return &walkErr{path, "is not valid JSON: unexpected end of input"}
 	}

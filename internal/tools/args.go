@@ -108,10 +108,7 @@ func printable(s string) string {
 	if s == "" {
 		return `""`
 	}
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ToValidUTF8(s[:min(len(s), 64)], "\uFFFD")
 }
 
 // present reports whether name was given a non-null value.

@@ -41,10 +41,7 @@ func canonicalArgs(raw []byte) (json.RawMessage, bool) {
 			return c, true
 		}
 	}
-	excerpt := raw
-	if len(excerpt) > malformedExcerptBytes {
-		excerpt = excerpt[:malformedExcerptBytes]
-	}
+	excerpt := raw[:min(len(raw), malformedExcerptBytes)]
 	m := map[string]any{
 		"malformed": true,
 		"bytes":     len(raw),
