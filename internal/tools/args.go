@@ -41,10 +41,6 @@ func (v *violations) Add(field, format string, args ...any) {
 
 func (v violations) Len() int { return len(v) }
 
-func (v violations) has(field string) bool {
-	return slices.ContainsFunc(v, func(fv debate.FieldViolation) bool { return fv.Field == field })
-}
-
 // bad is a refused call: its rule and the violations found.
 type bad struct {
 	rule string
@@ -212,7 +208,9 @@ func enum[E ~string](a *args, name string, e E, valid []E, required bool) {
 }
 
 // hasViolation reports whether name already has a (type) violation.
-func (a *args) hasViolation(name string) bool { return a.v.has(name) }
+func (a *args) hasViolation(name string) bool {
+	return slices.ContainsFunc(a.v, func(fv debate.FieldViolation) bool { return fv.Field == name })
+}
 
 // done returns the shape violations, if any.
 func (a *args) done() *bad { return newBad(RuleArguments, &a.v) }
