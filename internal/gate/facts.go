@@ -104,10 +104,8 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 			ID: c.ID, Key: c.Key, Grade: debate.GradeD, BaseGrade: debate.GradeD,
 			Material: c.Material(), Corroboration: debate.CorroborationNone,
 		}
-		if c.Key != "" {
-			if _, dup := f.keys[c.Key]; !dup {
-				f.keys[c.Key] = c.ID
-			}
+		if _, dup := f.keys[c.Key]; c.Key != "" && !dup {
+			f.keys[c.Key] = c.ID
 		}
 	}
 	for _, c := range b.Calcs {

@@ -226,15 +226,18 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 			add(RuleFalsifiabilityMissing, "muhasabah_record.falsifiability_tests", "confidence %s is above %.2f without a falsifiability test", fmtConf(conf), FalsifiabilityThreshold)
 		}
 	}
-	for i, t := range tests {
-		p := fmt.Sprintf("muhasabah_record.falsifiability_tests[%d]", i)
-		for _, fld := range []struct{ name, val string }{
-			{"test_description", t.TestDescription}, {"required_evidence", t.RequiredEvidence}, {"pass_fail_rule", t.PassFailRule},
-		} {
-			if blank(fld.val) {
-				add(RuleFalsifiabilityMissing, p+"."+fld.name, "is required: a falsifiability test states what it tests, the evidence it needs and its pass/fail rule")
+	// requireAll reports each blank field of a list item under rule.
+	requireAll := func(rule, path, why string, fields ...fieldText) {
+		for _, fld := range fields {
+			if blank(fld.text) {
+				add(rule, path+"."+fld.field, "is required: %s", why)
 			}
 		}
+	}
+	for i, t := range tests {
+		requireAll(RuleFalsifiabilityMissing, fmt.Sprintf("muhasabah_record.falsifiability_tests[%d]", i),
+			"a falsifiability test states what it tests, the evidence it needs and its pass/fail rule",
+			fieldText{"test_description", t.TestDescription}, fieldText{"required_evidence", t.RequiredEvidence}, fieldText{"pass_fail_rule", t.PassFailRule})
 	}
 
 	// Uncertainties (seed 000 §7.1 rules 3 and 4; seed 001 §4.8).
@@ -248,14 +251,9 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 		}
 	}
 	for i, u := range uncs {
-		p := fmt.Sprintf("muhasabah_record.uncertainties[%d]", i)
-		for _, fld := range []struct{ name, val string }{
-			{"uncertainty", u.Uncertainty}, {"impact", u.Impact}, {"mitigation", u.Mitigation},
-		} {
-			if blank(fld.val) {
-				add(RuleUncertaintiesMissing, p+"."+fld.name, "is required: an uncertainty states the weakness, its impact and its mitigation")
-			}
-		}
+		requireAll(RuleUncertaintiesMissing, fmt.Sprintf("muhasabah_record.uncertainties[%d]", i),
+			"an uncertainty states the weakness, its impact and its mitigation",
+			fieldText{"uncertainty", u.Uncertainty}, fieldText{"impact", u.Impact}, fieldText{"mitigation", u.Mitigation})
 	}
 	return sortViolations(vs)
 }

@@ -154,10 +154,8 @@ func stablePositions(ps map[string][]PositionBand) (string, bool) {
 			return "", false
 		}
 		last := hist[len(hist)-StableRounds:]
-		for _, p := range last[1:] {
-			if p != last[0] {
-				return "", false
-			}
+		if slices.ContainsFunc(last[1:], func(p PositionBand) bool { return p != last[0] }) {
+			return "", false
 		}
 		parts = append(parts, fmt.Sprintf("%s %s at %.1f", a, last[0].Recommendation, last[0].Band))
 	}
