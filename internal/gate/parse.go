@@ -75,19 +75,17 @@ const (
 // roles of the output's protocol; any other role is a SCHEMA violation.
 func ParseOutput(data []byte, roles []string) (*debate.AgentOutput, error) {
 	var v debate.Violations
-	if len(data) > MaxOutputBytes {
+	switch {
+	case len(data) > MaxOutputBytes:
 		v.Add(rootPath, "is %d bytes long, at most %d allowed", len(data), MaxOutputBytes)
-		return nil, v.Err()
-	}
-	if !utf8.Valid(data) {
+	case !utf8.Valid(data):
 		v.Add(rootPath, "is not valid UTF-8")
-		return nil, v.Err()
-	}
-	w := &walker{dec: json.NewDecoder(bytes.NewReader(data)), v: &v}
-	w.dec.UseNumber()
-	if err := w.document(); err != nil {
-		v.Add(err.path, "%s", err.msg)
-		return nil, v.Err()
+	default:
+		w := &walker{dec: json.NewDecoder(bytes.NewReader(data)), v: &v}
+		w.dec.UseNumber()
+		if err := w.document(); err != nil {
+			v.Add(err.path, "%s", err.msg)
+		}
 	}
 	if v.Len() > 0 {
 		return nil, v.Err()

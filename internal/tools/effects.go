@@ -80,12 +80,8 @@ func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
 	enum(a, "defect_type", typ, debate.DefectTypes, true)
 	enum(a, "severity", sev, debate.Severities, false)
 	enum(a, "cure_protocol", cure, debate.CureProtocols, false)
-	if !a.hasViolation("description") && desc != "" {
-		a.text("description", desc, false, debate.MaxTextLen)
-	}
-	if !a.hasViolation("evidence_refs") && len(refs) > 0 {
-		a.ids("evidence_refs", refs, 0, debate.MaxRefs)
-	}
+	a.text("description", desc, false, debate.MaxTextLen) // required below (RuleRequirement)
+	a.ids("evidence_refs", refs, 0, debate.MaxRefs)
 	if b := a.done(); b != nil {
 		return nil, b
 	}
