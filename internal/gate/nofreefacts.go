@@ -552,16 +552,11 @@ func classifyNumber(toks []token, i int, src string, s *scan) {
 	prevWord := lower(word(toks, i-1, src))
 	next := word(toks, i+1, src)
 	lnext := lower(next)
-	switch {
-	case i > 0 && toks[i-1].kind == tCurrency:
-		kind, first = "money", i-1
-	case currencyCodes[prevWord]:
+	if i > 0 && toks[i-1].kind == tCurrency || currencyCodes[prevWord] {
 		kind, first = "money", i-1
 	}
 	switch {
-	case i+1 < len(toks) && toks[i+1].kind == tPercent:
-		kind, last = "percentage", i+2
-	case percentWords[lnext]:
+	case i+1 < len(toks) && toks[i+1].kind == tPercent, percentWords[lnext]:
 		kind, last = "percentage", i+2
 	case scales[lnext] || currencyCodes[lnext]:
 		if kind == "number" {
