@@ -350,11 +350,11 @@ func tokenize(text string) []token {
 	for i := 0; i < len(text); {
 		r, n := utf8.DecodeRuneInString(text[i:])
 		start := i
+		i += n
 		var k tokKind
 		switch {
 		case unicode.IsLetter(r) || r == '_':
 			k = tWord
-			i += n
 			for i < len(text) {
 				r2, n2 := utf8.DecodeRuneInString(text[i:])
 				if !isWordRune(r2) {
@@ -364,27 +364,20 @@ func tokenize(text string) []token {
 			}
 		case unicode.IsNumber(r):
 			k = tNumber
-			i += n
 			for i < len(text) {
 				r2, n2 := utf8.DecodeRuneInString(text[i:])
-				if unicode.IsNumber(r2) {
-					i += n2
-					continue
+				r3, _ := utf8.DecodeRuneInString(text[i+n2:])
+				// A '.' or ',' followed by a digit continues the number
+				// ("4.5", "12,000").
+				if !unicode.IsNumber(r2) && !((r2 == '.' || r2 == ',') && unicode.IsNumber(r3)) {
+					break
 				}
-				if r2 == '.' || r2 == ',' {
-					if r3, _ := utf8.DecodeRuneInString(text[i+n2:]); i+n2 < len(text) && unicode.IsNumber(r3) {
-						i += n2
-						continue
-					}
-				}
-				break
+				i += n2
 			}
 		case unicode.Is(unicode.Sc, r):
 			k = tCurrency
-			i += n
 		case isPercent(r):
 			k = tPercent
-			i += n
 		default:
 			switch r {
 			case '.', '!', '?', '\n', '\r', '•', '¿', '¡', '。', '؟':
@@ -395,7 +388,6 @@ func tokenize(text string) []token {
 				// word may be capitalised.
 				sent = true
 			}
-			i += n
 			continue
 		}
 		toks = append(toks, token{kind: k, a: start, b: i, sentStart: sent, sentence: sentence, adjacent: start == lastEnd})
