@@ -369,10 +369,11 @@ func tokenize(text string) []token {
 				r3, _ := utf8.DecodeRuneInString(text[i+n2:])
 				// A '.' or ',' followed by a digit continues the number
 				// ("4.5", "12,000").
-				if !unicode.IsNumber(r2) && !((r2 == '.' || r2 == ',') && unicode.IsNumber(r3)) {
-					break
+				if unicode.IsNumber(r2) || (r2 == '.' || r2 == ',') && unicode.IsNumber(r3) {
+					i += n2
+					continue
 				}
-				i += n2
+				break
 			}
 		case unicode.Is(unicode.Sc, r):
 			k = tCurrency
