@@ -1,7 +1,9 @@
 package gate
 
 import (
-	stdmaps "maps"
+	"cmp"
+	"maps"
+	"slices"
 
 	"github.com/debated/debated/internal/debate"
 )
@@ -102,10 +104,8 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 			ID: c.ID, Key: c.Key, Grade: debate.GradeD, BaseGrade: debate.GradeD,
 			Material: c.Material(), Corroboration: debate.CorroborationNone,
 		}
-		if c.Key != "" {
-			if _, dup := f.keys[c.Key]; !dup {
-				f.keys[c.Key] = c.ID
-			}
+		if _, dup := f.keys[c.Key]; c.Key != "" && !dup {
+			f.keys[c.Key] = c.ID
 		}
 	}
 	for _, c := range b.Calcs {
@@ -114,21 +114,9 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 		}
 		f.calcs[c.ID] = &CalcFact{ID: c.ID, Grade: debate.GradeD, InputClaimIDs: append([]string(nil), c.InputClaimIDs...)}
 	}
-	for _, e := range b.Evidence {
-		if e.ID != "" {
-			f.evidence[e.ID] = true
-		}
-	}
-	for _, s := range b.Spans {
-		if s.ID != "" {
-			f.spans[s.ID] = true
-		}
-	}
-	for _, d := range b.Documents {
-		if d.ID != "" {
-			f.documents[d.ID] = true
-		}
-	}
+	addIDs(f.evidence, b.Evidence, func(e debate.EvidenceItem) string { return e.ID })
+	addIDs(f.spans, b.Spans, func(s debate.Span) string { return s.ID })
+	addIDs(f.documents, b.Documents, func(d debate.Document) string { return d.ID })
 	if g == nil {
 		return f
 	}
@@ -139,10 +127,7 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 		}
 		c.Grade = normGrade(cg.Grade)
 		c.BaseGrade = normGrade(cg.BaseGrade)
-		c.Corroboration = cg.Corroboration
-		if c.Corroboration == "" {
-			c.Corroboration = debate.CorroborationNone
-		}
+		c.Corroboration = cmp.Or(cg.Corroboration, debate.CorroborationNone)
 		c.Blocked = cg.Blocked
 		for _, d := range cg.Defects {
 			f.countDefect(d)
@@ -157,6 +142,15 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 		}
 	}
 	return f
+}
+
+// addIDs adds the non-empty ids of xs to set.
+func addIDs[T any](set map[string]bool, xs []T, id func(T) string) {
+	for _, x := range xs {
+		if s := id(x); s != "" {
+			set[s] = true
+		}
+	}
 }
 
 // normGrade maps an unknown grade to D, so it is never trusted.
@@ -176,12 +170,8 @@ func (f *Facts) countDefect(d debate.Defect) {
 	}
 }
 
-func severity(d debate.Defect) debate.Severity {
-	if d.Severity == "" {
-		return d.Type.DefaultSeverity()
-	}
-	return d.Severity
-}
+// severity is the defect's severity, or its type's default when empty.
+func severity(d debate.Defect) debate.Severity { return cmp.Or(d.Severity, d.Type.DefaultSeverity()) }
 
 // AddDefect takes into account a defect flagged during the debate, as a
 // regrade would (SANAD.md): an OPEN FATAL defect makes its claim grade D and
@@ -229,8 +219,8 @@ func (f *Facts) WithDefects(ds []debate.Defect) *Facts {
 		return f
 	}
 	c := *f
-	c.claims = stdmaps.Clone(f.claims)
-	c.defects = stdmaps.Clone(f.defects)
+	c.claims = maps.Clone(f.claims)
+	c.defects = maps.Clone(f.defects)
 	for _, d := range ds {
 		c.AddDefect(d)
 	}
@@ -248,11 +238,8 @@ func (f *Facts) DealID() string {
 // Claim returns what the gates know of the claim with the given id, or
 // false when it is not a claim of the deal.
 func (f *Facts) Claim(id string) (ClaimFact, bool) {
-	if f == nil {
-		return ClaimFact{}, false
-	}
-	c, ok := f.claims[id]
-	if !ok {
+	c := f.claim(id)
+	if c == nil {
 		return ClaimFact{}, false
 	}
 	return *c, true
@@ -261,15 +248,12 @@ func (f *Facts) Claim(id string) (ClaimFact, bool) {
 // Calc returns what the gates know of the calc with the given id, or false
 // when it is not a calc of the deal.
 func (f *Facts) Calc(id string) (CalcFact, bool) {
-	if f == nil {
-		return CalcFact{}, false
-	}
-	c, ok := f.calcs[id]
-	if !ok {
+	c := f.calc(id)
+	if c == nil {
 		return CalcFact{}, false
 	}
 	out := *c
-	out.InputClaimIDs = append([]string(nil), c.InputClaimIDs...)
+	out.InputClaimIDs = slices.Clone(c.InputClaimIDs)
 	return out, true
 }
 

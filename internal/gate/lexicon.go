@@ -12,10 +12,15 @@ import (
 
 func set(words string) map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(words) {
-		m[w] = true
-	}
+	addAll(m, strings.Fields(words)...)
 	return m
+}
+
+// addAll adds words to the set m.
+func addAll[S ~string](m map[string]bool, words ...S) {
+	for _, w := range words {
+		m[string(w)] = true
+	}
 }
 
 // lexicon maps a lower-case word to the kind of fact it asserts.
@@ -145,22 +150,12 @@ var codes = func() map[string]bool {
 		OPEN CURED WAIVED
 		CONSENSUS STABLE_DISSENT EVIDENCE_EXHAUSTED MAX_ROUNDS CRITICAL_DEFECT
 		SUCCESS DENIED INVALID ERROR`)
-	for _, t := range debate.DefectTypes {
-		m[string(t)] = true
-	}
-	for _, s := range debate.Severities {
-		m[string(s)] = true
-	}
-	for _, c := range debate.CureProtocols {
-		m[string(c)] = true
-	}
-	for _, r := range Rules {
-		m[r] = true
-	}
+	addAll(m, debate.DefectTypes...)
+	addAll(m, debate.Severities...)
+	addAll(m, debate.CureProtocols...)
+	addAll(m, Rules...)
 	// Role ids are codes too: the snake_case ones (sanad_breaker) read
 	// as single words.
-	for _, r := range strings.Fields(`advocate sanad_breaker contradiction_finder risk_officer arbiter`) {
-		m[r] = true
-	}
+	addAll(m, strings.Fields(`advocate sanad_breaker contradiction_finder risk_officer arbiter`)...)
 	return m
 }()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -161,13 +162,8 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 	for i, r := range out.EvidenceRequests {
 		refs(fmt.Sprintf("evidence_requests[%d].claim_refs", i), r.ClaimRefs, false, nil)
 	}
-	all := make(map[string]bool, len(outRefs)+len(supported))
-	for id := range outRefs {
-		all[id] = true
-	}
-	for id := range supported {
-		all[id] = true
-	}
+	all := maps.Clone(outRefs)
+	maps.Copy(all, supported)
 
 	// No-Free-Facts (seed 000 §7.1 rule 1, seed 001 §1.2) on every text
 	// the output carries besides its challenges: the content, the
@@ -201,7 +197,7 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 		for _, pr := range challengeProblems(ch, f) {
 			add(RuleFrivolousChallenge, p+pr.field, "%s", pr.reason)
 		}
-		chRefs := maps(all)
+		chRefs := maps.Clone(all)
 		for _, id := range ch.ClaimRefs {
 			if f.isClaim(id) {
 				chRefs[id] = true
@@ -230,15 +226,18 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 			add(RuleFalsifiabilityMissing, "muhasabah_record.falsifiability_tests", "confidence %s is above %.2f without a falsifiability test", fmtConf(conf), FalsifiabilityThreshold)
 		}
 	}
-	for i, t := range tests {
-		p := fmt.Sprintf("muhasabah_record.falsifiability_tests[%d]", i)
-		for _, fld := range []struct{ name, val string }{
-			{"test_description", t.TestDescription}, {"required_evidence", t.RequiredEvidence}, {"pass_fail_rule", t.PassFailRule},
-		} {
-			if blank(fld.val) {
-				add(RuleFalsifiabilityMissing, p+"."+fld.name, "is required: a falsifiability test states what it tests, the evidence it needs and its pass/fail rule")
+	// requireAll reports each blank field of a list item under rule.
+	requireAll := func(rule, path, why string, fields ...fieldText) {
+		for _, fld := range fields {
+			if blank(fld.text) {
+				add(rule, path+"."+fld.field, "is required: %s", why)
 			}
 		}
+	}
+	for i, t := range tests {
+		requireAll(RuleFalsifiabilityMissing, fmt.Sprintf("muhasabah_record.falsifiability_tests[%d]", i),
+			"a falsifiability test states what it tests, the evidence it needs and its pass/fail rule",
+			fieldText{"test_description", t.TestDescription}, fieldText{"required_evidence", t.RequiredEvidence}, fieldText{"pass_fail_rule", t.PassFailRule})
 	}
 
 	// Uncertainties (seed 000 §7.1 rules 3 and 4; seed 001 §4.8).
@@ -252,14 +251,9 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 		}
 	}
 	for i, u := range uncs {
-		p := fmt.Sprintf("muhasabah_record.uncertainties[%d]", i)
-		for _, fld := range []struct{ name, val string }{
-			{"uncertainty", u.Uncertainty}, {"impact", u.Impact}, {"mitigation", u.Mitigation},
-		} {
-			if blank(fld.val) {
-				add(RuleUncertaintiesMissing, p+"."+fld.name, "is required: an uncertainty states the weakness, its impact and its mitigation")
-			}
-		}
+		requireAll(RuleUncertaintiesMissing, fmt.Sprintf("muhasabah_record.uncertainties[%d]", i),
+			"an uncertainty states the weakness, its impact and its mitigation",
+			fieldText{"uncertainty", u.Uncertainty}, fieldText{"impact", u.Impact}, fieldText{"mitigation", u.Mitigation})
 	}
 	return sortViolations(vs)
 }
@@ -285,14 +279,6 @@ func fmtConf(c float64) string { return fmt.Sprintf("%.2f", c) }
 
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
-func maps(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m)+4)
-	for k := range m {
-		out[k] = true
-	}
-	return out
-}
-
 // weakSources lists the claims and calcs the output rests on (claim_refs,
 // calc_refs and the record's supported ids) that are weak, sorted by their
 // description.
@@ -305,10 +291,7 @@ func weakSources(out *debate.AgentOutput, f *Facts) []string {
 			continue
 		}
 		seen[id] = true
-		name := c.Key
-		if name == "" {
-			name = id
-		}
+		name := cmp.Or(c.Key, id)
 		why := fmt.Sprintf("grade %s, %s", c.Grade, c.Corroboration)
 		if c.FatalOpen {
 			why += ", open FATAL defect"

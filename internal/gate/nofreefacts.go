@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -159,12 +160,7 @@ func jsonTexts(ts []fieldText, path string, v any) []fieldText {
 			ts = jsonTexts(ts, fmt.Sprintf("%s[%d]", path, i), e)
 		}
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			p := path + "." + k
 			ts = append(ts, fieldText{p, k})
 			ts = jsonTexts(ts, p, x[k])
@@ -253,21 +249,13 @@ func IDTokens(text string) iter.Seq2[int, int] {
 				i += n
 				continue
 			}
-			j := i
-			for j < len(text) {
-				r, n := utf8.DecodeRuneInString(text[j:])
-				if isIDSep(r) {
-					break
-				}
-				j += n
+			j := len(text)
+			if k := strings.IndexFunc(text[i:], isIDSep); k >= 0 {
+				j = i + k
 			}
-			a, b := i, j
-			for a < b && strings.IndexByte(idTrim, text[a]) >= 0 {
-				a++
-			}
-			for b > a && strings.IndexByte(idTrim, text[b-1]) >= 0 {
-				b--
-			}
+			run := text[i:j]
+			a := i + len(run) - len(strings.TrimLeft(run, idTrim))
+			b := i + len(strings.TrimRight(run, idTrim))
 			i = j
 			if a < b && !yield(a, b) {
 				return
@@ -319,16 +307,11 @@ func stripIDs(text string, f *Facts, s *scan) string {
 // isKeyShaped reports a token shaped like a claim key: "C" and 1 to 4
 // digits.
 func isKeyShaped(s string) bool {
-	if len(s) < 2 || len(s) > 5 || s[0] != 'C' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return len(s) >= 2 && len(s) <= 5 && s[0] == 'C' && allDigits(s[1:])
 }
+
+// allDigits reports a non-empty string of ASCII digits.
+func allDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // ---- tokens ----
 
@@ -367,11 +350,11 @@ func tokenize(text string) []token {
 	for i := 0; i < len(text); {
 		r, n := utf8.DecodeRuneInString(text[i:])
 		start := i
+		i += n
 		var k tokKind
 		switch {
 		case unicode.IsLetter(r) || r == '_':
 			k = tWord
-			i += n
 			for i < len(text) {
 				r2, n2 := utf8.DecodeRuneInString(text[i:])
 				if !isWordRune(r2) {
@@ -381,27 +364,21 @@ func tokenize(text string) []token {
 			}
 		case unicode.IsNumber(r):
 			k = tNumber
-			i += n
 			for i < len(text) {
 				r2, n2 := utf8.DecodeRuneInString(text[i:])
-				if unicode.IsNumber(r2) {
+				r3, _ := utf8.DecodeRuneInString(text[i+n2:])
+				// A '.' or ',' followed by a digit continues the number
+				// ("4.5", "12,000").
+				if unicode.IsNumber(r2) || (r2 == '.' || r2 == ',') && unicode.IsNumber(r3) {
 					i += n2
 					continue
-				}
-				if r2 == '.' || r2 == ',' {
-					if r3, _ := utf8.DecodeRuneInString(text[i+n2:]); i+n2 < len(text) && unicode.IsNumber(r3) {
-						i += n2
-						continue
-					}
 				}
 				break
 			}
 		case unicode.Is(unicode.Sc, r):
 			k = tCurrency
-			i += n
 		case isPercent(r):
 			k = tPercent
-			i += n
 		default:
 			switch r {
 			case '.', '!', '?', '\n', '\r', '•', '¿', '¡', '。', '؟':
@@ -412,7 +389,6 @@ func tokenize(text string) []token {
 				// word may be capitalised.
 				sent = true
 			}
-			i += n
 			continue
 		}
 		toks = append(toks, token{kind: k, a: start, b: i, sentStart: sent, sentence: sentence, adjacent: start == lastEnd})
@@ -435,54 +411,23 @@ func lower(s string) string {
 }
 
 func hasUpper(s string) bool {
-	for _, r := range s {
-		if unicode.IsUpper(r) || unicode.IsTitle(r) {
-			return true
-		}
-	}
-	return false
+	return strings.ContainsFunc(s, func(r rune) bool { return unicode.IsUpper(r) || unicode.IsTitle(r) })
 }
 
 // allCaps: every letter is upper case (digits and underscores allowed).
 func allCaps(s string) bool {
-	letters := 0
-	for _, r := range s {
-		if unicode.IsLetter(r) {
-			if !unicode.IsUpper(r) {
-				return false
-			}
-			letters++
-		}
-	}
-	return letters > 0
+	return strings.ContainsFunc(s, unicode.IsLetter) &&
+		!strings.ContainsFunc(s, func(r rune) bool { return unicode.IsLetter(r) && !unicode.IsUpper(r) })
 }
 
-// titleCase: the first letter is upper case and no other is.
+// titleCase: the first rune is upper (or title) case and no other is upper
+// case.
 func titleCase(s string) bool {
-	first := true
-	for _, r := range s {
-		if first {
-			if !unicode.IsUpper(r) && !unicode.IsTitle(r) {
-				return false
-			}
-			first = false
-			continue
-		}
-		if unicode.IsUpper(r) {
-			return false
-		}
-	}
-	return !first
+	r, n := utf8.DecodeRuneInString(s)
+	return s != "" && (unicode.IsUpper(r) || unicode.IsTitle(r)) && !strings.ContainsFunc(s[n:], unicode.IsUpper)
 }
 
-func hasDigit(s string) bool {
-	for _, r := range s {
-		if unicode.IsNumber(r) {
-			return true
-		}
-	}
-	return false
-}
+func hasDigit(s string) bool { return strings.ContainsFunc(s, unicode.IsNumber) }
 
 func (t token) text(src string) string { return src[t.a:t.b] }
 
@@ -600,16 +545,11 @@ func classifyNumber(toks []token, i int, src string, s *scan) {
 	prevWord := lower(word(toks, i-1, src))
 	next := word(toks, i+1, src)
 	lnext := lower(next)
-	switch {
-	case i > 0 && toks[i-1].kind == tCurrency:
-		kind, first = "money", i-1
-	case currencyCodes[prevWord]:
+	if i > 0 && toks[i-1].kind == tCurrency || currencyCodes[prevWord] {
 		kind, first = "money", i-1
 	}
 	switch {
-	case i+1 < len(toks) && toks[i+1].kind == tPercent:
-		kind, last = "percentage", i+2
-	case percentWords[lnext]:
+	case i+1 < len(toks) && toks[i+1].kind == tPercent, percentWords[lnext]:
 		kind, last = "percentage", i+2
 	case scales[lnext] || currencyCodes[lnext]:
 		if kind == "number" {
@@ -628,26 +568,13 @@ func classifyNumber(toks []token, i int, src string, s *scan) {
 
 // span is the text from token a to token b-1.
 func span(toks []token, a, b int, src string) string {
-	b = min(b, len(toks))
-	if a < 0 {
-		a = 0
-	}
+	a, b = max(a, 0), min(b, len(toks))
 	return src[toks[a].a:toks[b-1].b]
 }
 
-func isYear(s string) bool {
-	if len(s) != 4 {
-		return false
-	}
-	y := 0
-	for i := 0; i < 4; i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		y = y*10 + int(s[i]-'0')
-	}
-	return y >= 1900 && y <= 2199
-}
+// isYear: four digits from 1900 to 2199 (digit strings of one length
+// compare as their numbers).
+func isYear(s string) bool { return len(s) == 4 && allDigits(s) && s >= "1900" && s <= "2199" }
 
 // isPeriod: Q1–Q4, H1–H2, FY/CY with a year ("FY2025", "FY25").
 func isPeriod(w string) bool {
@@ -658,12 +585,7 @@ func isPeriod(w string) bool {
 	case len(u) == 2 && u[0] == 'H' && (u[1] == '1' || u[1] == '2'):
 		return true
 	case (strings.HasPrefix(u, "FY") || strings.HasPrefix(u, "CY")) && len(u) >= 4 && len(u) <= 6:
-		for _, c := range u[2:] {
-			if c < '0' || c > '9' {
-				return false
-			}
-		}
-		return true
+		return allDigits(u[2:])
 	}
 	return false
 }

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,19 +75,17 @@ const (
 // roles of the output's protocol; any other role is a SCHEMA violation.
 func ParseOutput(data []byte, roles []string) (*debate.AgentOutput, error) {
 	var v debate.Violations
-	if len(data) > MaxOutputBytes {
+	switch {
+	case len(data) > MaxOutputBytes:
 		v.Add(rootPath, "is %d bytes long, at most %d allowed", len(data), MaxOutputBytes)
-		return nil, v.Err()
-	}
-	if !utf8.Valid(data) {
+	case !utf8.Valid(data):
 		v.Add(rootPath, "is not valid UTF-8")
-		return nil, v.Err()
-	}
-	w := &walker{dec: json.NewDecoder(bytes.NewReader(data)), v: &v}
-	w.dec.UseNumber()
-	if err := w.document(); err != nil {
-		v.Add(err.path, "%s", err.msg)
-		return nil, v.Err()
+	default:
+		w := &walker{dec: json.NewDecoder(bytes.NewReader(data)), v: &v}
+		w.dec.UseNumber()
+		if err := w.document(); err != nil {
+			v.Add(err.path, "%s", err.msg)
+		}
 	}
 	if v.Len() > 0 {
 		return nil, v.Err()
@@ -161,6 +160,7 @@ const (
 	jArray
 	jObject
 	jFree // any JSON object
+	jAny  // any JSON value, null included
 )
 
 type jspec struct {
@@ -180,6 +180,12 @@ func strList() *jspec          { return array(str()) }
 func object(fields map[string]*jspec, required ...string) *jspec {
 	return &jspec{kind: jObject, fields: fields, required: required}
 }
+
+// anyValue and freeObject read through what the schema does not describe.
+var (
+	anyValue   = &jspec{kind: jAny}
+	freeObject = free()
+)
 
 // outputSchema mirrors debate.AgentOutput's JSON tags.
 var outputSchema = object(map[string]*jspec{
@@ -270,9 +276,7 @@ func (w *walker) document() *walkErr {
 }
 
 func syntaxErr(path string, err error) *walkErr {
-	if path == "" {
-		path = rootPath
-	}
+	path = cmp.Or(path, rootPath)
 	if errors.Is(err, io.EOF) {
 		return &walkErr{path, "is not valid JSON: unexpected end of input"}
 	}
@@ -292,12 +296,24 @@ func (w *walker) add(path, format string, args ...any) {
 	}
 }
 
-// object walks the members of an object whose '{' was read.
-func (w *walker) object(path string, s *jspec) *walkErr {
+// descend enters a nested array or object, failing past MaxDepth; the
+// caller defers w.ascend.
+func (w *walker) descend(path string) *walkErr {
 	w.depth++
-	defer func() { w.depth-- }()
 	if w.depth > MaxDepth {
 		return &walkErr{path, fmt.Sprintf("is nested more than %d levels deep", MaxDepth)}
+	}
+	return nil
+}
+
+func (w *walker) ascend() { w.depth-- }
+
+// object walks the members of an object whose '{' was read. A free-form
+// object (jFree) takes any members, but no duplicate keys at any level.
+func (w *walker) object(path string, s *jspec) *walkErr {
+	defer w.ascend()
+	if e := w.descend(path); e != nil {
+		return e
 	}
 	seen := map[string]bool{}
 	for w.dec.More() {
@@ -313,11 +329,10 @@ func (w *walker) object(path string, s *jspec) *walkErr {
 		seen[key] = true
 		fs, ok := s.fields[key]
 		if !ok {
-			w.add(p, "is not a field of the schema")
-			if e := w.skip(p); e != nil {
-				return e
+			if s.kind != jFree {
+				w.add(p, "is not a field of the schema")
 			}
-			continue
+			fs = anyValue
 		}
 		if e := w.value(p, fs); e != nil {
 			return e
@@ -334,10 +349,33 @@ func (w *walker) object(path string, s *jspec) *walkErr {
 	return nil
 }
 
+// array walks the elements of an array whose '[' was read.
+func (w *walker) array(path string, elem *jspec) *walkErr {
+	defer w.ascend()
+	if e := w.descend(path); e != nil {
+		return e
+	}
+	for i := 0; w.dec.More(); i++ {
+		if e := w.value(fmt.Sprintf("%s[%d]", path, i), elem); e != nil {
+			return e
+		}
+	}
+	if _, err := w.dec.Token(); err != nil { // ']'
+		return syntaxErr(path, err)
+	}
+	return nil
+}
+
+// value walks the next value against s. A value of the wrong type (or any
+// value, for jAny) is still read through, checking it is well formed,
+// without duplicate keys and not too deep.
 func (w *walker) value(path string, s *jspec) *walkErr {
 	tok, err := w.dec.Token()
 	if err != nil {
 		return syntaxErr(path, err)
+	}
+	if s.kind == jAny {
+		return w.skipTok(path, tok)
 	}
 	if tok == nil {
 		w.add(path, "must not be null")
@@ -374,95 +412,25 @@ func (w *walker) value(path string, s *jspec) *walkErr {
 			w.add(path, "must be an array")
 			return w.skipTok(path, tok)
 		}
-		w.depth++
-		defer func() { w.depth-- }()
-		if w.depth > MaxDepth {
-			return &walkErr{path, fmt.Sprintf("is nested more than %d levels deep", MaxDepth)}
-		}
-		for i := 0; w.dec.More(); i++ {
-			if e := w.value(fmt.Sprintf("%s[%d]", path, i), s.elem); e != nil {
-				return e
-			}
-		}
-		if _, err := w.dec.Token(); err != nil { // ']'
-			return syntaxErr(path, err)
-		}
+		return w.array(path, s.elem)
 	case jObject, jFree:
 		if d, ok := tok.(json.Delim); !ok || d != '{' {
 			w.add(path, "must be a JSON object")
 			return w.skipTok(path, tok)
-		}
-		if s.kind == jFree {
-			return w.freeObject(path)
 		}
 		return w.object(path, s)
 	}
 	return nil
 }
 
-// skip reads and discards the next value (checking it is well formed,
-// without duplicate keys and not too deep).
-func (w *walker) skip(path string) *walkErr {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return syntaxErr(path, err)
-	}
-	return w.skipTok(path, tok)
-}
-
-// skipTok discards the rest of a value whose first token was read.
+// skipTok reads through the rest of a value whose first token was read,
+// whatever it holds.
 func (w *walker) skipTok(path string, tok json.Token) *walkErr {
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return nil
-	}
-	switch d {
-	case '{':
-		return w.freeObject(path)
-	case '[':
-		w.depth++
-		defer func() { w.depth-- }()
-		if w.depth > MaxDepth {
-			return &walkErr{path, fmt.Sprintf("is nested more than %d levels deep", MaxDepth)}
-		}
-		for i := 0; w.dec.More(); i++ {
-			if e := w.skip(fmt.Sprintf("%s[%d]", path, i)); e != nil {
-				return e
-			}
-		}
-		if _, err := w.dec.Token(); err != nil {
-			return syntaxErr(path, err)
-		}
-	}
-	return nil
-}
-
-// freeObject walks a free-form object whose '{' was read: any members, but
-// no duplicate keys at any level.
-func (w *walker) freeObject(path string) *walkErr {
-	w.depth++
-	defer func() { w.depth-- }()
-	if w.depth > MaxDepth {
-		return &walkErr{path, fmt.Sprintf("is nested more than %d levels deep", MaxDepth)}
-	}
-	seen := map[string]bool{}
-	for w.dec.More() {
-		tok, err := w.dec.Token()
-		if err != nil {
-			return syntaxErr(path, err)
-		}
-		key, _ := tok.(string)
-		p := join(path, key)
-		if seen[key] {
-			w.add(p, "appears more than once")
-		}
-		seen[key] = true
-		if e := w.skip(p); e != nil {
-			return e
-		}
-	}
-	if _, err := w.dec.Token(); err != nil {
-		return syntaxErr(path, err)
+	switch tok {
+	case json.Delim('{'):
+		return w.object(path, freeObject)
+	case json.Delim('['):
+		return w.array(path, anyValue)
 	}
 	return nil
 }
@@ -490,13 +458,10 @@ func checkShape(v *debate.Violations, out *debate.AgentOutput, withConfidence bo
 	checkRefList(v, "claim_refs", out.ClaimRefs)
 	checkRefList(v, "calc_refs", out.CalcRefs)
 
-	if checkCount(v, "tool_calls", len(out.ToolCalls), MaxToolCalls) {
-		for i, tc := range out.ToolCalls {
-			p := fmt.Sprintf("tool_calls[%d]", i)
-			checkID(v, p+".tool", tc.Tool)
-			checkObject(v, p+".args", tc.Args, MaxToolArgsLen)
-		}
-	}
+	checkList(v, "tool_calls", out.ToolCalls, MaxToolCalls, func(p string, _ int, tc debate.ToolCall) {
+		checkID(v, p+".tool", tc.Tool)
+		checkObject(v, p+".args", tc.Args, MaxToolArgsLen)
+	})
 
 	m := &out.Muhasabah
 	checkRefList(v, "muhasabah_record.supported_claim_ids", m.SupportedClaimIDs)
@@ -504,27 +469,19 @@ func checkShape(v *debate.Violations, out *debate.AgentOutput, withConfidence bo
 	checkProse(v, "muhasabah_record.evidence_summary", m.EvidenceSummary, MaxTextLen, false)
 	checkProse(v, "muhasabah_record.counter_hypothesis", m.CounterHypothesis, MaxTextLen, false)
 	checkProse(v, "muhasabah_record.confidence_justification", m.ConfidenceJustification, MaxTextLen, false)
-	if checkCount(v, "muhasabah_record.falsifiability_tests", len(m.FalsifiabilityTests), MaxRecordItems) {
-		for i, t := range m.FalsifiabilityTests {
-			p := fmt.Sprintf("muhasabah_record.falsifiability_tests[%d]", i)
-			checkProse(v, p+".test_description", t.TestDescription, MaxTextLen, false)
-			checkProse(v, p+".required_evidence", t.RequiredEvidence, MaxTextLen, false)
-			checkProse(v, p+".pass_fail_rule", t.PassFailRule, MaxTextLen, false)
-		}
-	}
-	if checkCount(v, "muhasabah_record.uncertainties", len(m.Uncertainties), MaxRecordItems) {
-		for i, u := range m.Uncertainties {
-			p := fmt.Sprintf("muhasabah_record.uncertainties[%d]", i)
-			checkProse(v, p+".uncertainty", u.Uncertainty, MaxTextLen, false)
-			checkProse(v, p+".impact", u.Impact, MaxTextLen, false)
-			checkProse(v, p+".mitigation", u.Mitigation, MaxTextLen, false)
-		}
-	}
-	if checkCount(v, "muhasabah_record.failure_modes", len(m.FailureModes), MaxRecordItems) {
-		for i, s := range m.FailureModes {
-			checkProse(v, fmt.Sprintf("muhasabah_record.failure_modes[%d]", i), s, MaxTextLen, true)
-		}
-	}
+	checkList(v, "muhasabah_record.falsifiability_tests", m.FalsifiabilityTests, MaxRecordItems, func(p string, _ int, t debate.FalsifiabilityTest) {
+		checkProse(v, p+".test_description", t.TestDescription, MaxTextLen, false)
+		checkProse(v, p+".required_evidence", t.RequiredEvidence, MaxTextLen, false)
+		checkProse(v, p+".pass_fail_rule", t.PassFailRule, MaxTextLen, false)
+	})
+	checkList(v, "muhasabah_record.uncertainties", m.Uncertainties, MaxRecordItems, func(p string, _ int, u debate.Uncertainty) {
+		checkProse(v, p+".uncertainty", u.Uncertainty, MaxTextLen, false)
+		checkProse(v, p+".impact", u.Impact, MaxTextLen, false)
+		checkProse(v, p+".mitigation", u.Mitigation, MaxTextLen, false)
+	})
+	checkList(v, "muhasabah_record.failure_modes", m.FailureModes, MaxRecordItems, func(p string, _ int, s string) {
+		checkProse(v, p, s, MaxTextLen, true)
+	})
 	if withConfidence && !inUnit(m.Confidence) {
 		v.Add("muhasabah_record.confidence", "must be a number within [0, 1]")
 	}
@@ -541,43 +498,32 @@ func checkShape(v *debate.Violations, out *debate.AgentOutput, withConfidence bo
 		}
 	}
 
-	if checkCount(v, "challenges", len(out.Challenges), MaxChallenges) {
-		ids := map[string]int{}
-		for i, ch := range out.Challenges {
-			p := fmt.Sprintf("challenges[%d]", i)
-			checkID(v, p+".challenge_id", ch.ChallengeID)
-			if j, dup := ids[ch.ChallengeID]; dup && ch.ChallengeID != "" {
-				v.Add(p+".challenge_id", "repeats the id of challenges[%d]", j)
-			} else {
-				ids[ch.ChallengeID] = i
-			}
-			checkRefList(v, p+".claim_refs", ch.ClaimRefs)
-			checkRefList(v, p+".evidence_refs", ch.EvidenceRefs)
-			checkProse(v, p+".defect_type", ch.DefectType, MaxShortTextLen, false)
-			checkProse(v, p+".severity", ch.Severity, MaxShortTextLen, false)
-			checkProse(v, p+".cure_protocol", ch.CureProtocol, MaxShortTextLen, false)
-			checkProse(v, p+".description", ch.Description, MaxTextLen, false)
+	challengeIDs := map[string]int{}
+	checkList(v, "challenges", out.Challenges, MaxChallenges, func(p string, i int, ch debate.Challenge) {
+		checkID(v, p+".challenge_id", ch.ChallengeID)
+		if j, dup := challengeIDs[ch.ChallengeID]; dup && ch.ChallengeID != "" {
+			v.Add(p+".challenge_id", "repeats the id of challenges[%d]", j)
+		} else {
+			challengeIDs[ch.ChallengeID] = i
 		}
-	}
-	if checkCount(v, "rulings", len(out.Rulings), MaxRulings) {
-		for i, r := range out.Rulings {
-			p := fmt.Sprintf("rulings[%d]", i)
-			checkID(v, p+".challenge_id", r.ChallengeID)
-			checkProse(v, p+".reason", r.Reason, MaxTextLen, true)
-		}
-	}
-	if checkCount(v, "evidence_requests", len(out.EvidenceRequests), MaxEvidenceRequests) {
-		for i, r := range out.EvidenceRequests {
-			p := fmt.Sprintf("evidence_requests[%d]", i)
-			checkProse(v, p+".query", r.Query, MaxShortTextLen, true)
-			checkRefList(v, p+".claim_refs", r.ClaimRefs)
-		}
-	}
-	if checkCount(v, "open_questions", len(out.OpenQuestions), MaxOpenQuestions) {
-		for i, q := range out.OpenQuestions {
-			checkProse(v, fmt.Sprintf("open_questions[%d]", i), q, MaxTextLen, true)
-		}
-	}
+		checkRefList(v, p+".claim_refs", ch.ClaimRefs)
+		checkRefList(v, p+".evidence_refs", ch.EvidenceRefs)
+		checkProse(v, p+".defect_type", ch.DefectType, MaxShortTextLen, false)
+		checkProse(v, p+".severity", ch.Severity, MaxShortTextLen, false)
+		checkProse(v, p+".cure_protocol", ch.CureProtocol, MaxShortTextLen, false)
+		checkProse(v, p+".description", ch.Description, MaxTextLen, false)
+	})
+	checkList(v, "rulings", out.Rulings, MaxRulings, func(p string, _ int, r debate.Ruling) {
+		checkID(v, p+".challenge_id", r.ChallengeID)
+		checkProse(v, p+".reason", r.Reason, MaxTextLen, true)
+	})
+	checkList(v, "evidence_requests", out.EvidenceRequests, MaxEvidenceRequests, func(p string, _ int, r debate.EvidenceRequest) {
+		checkProse(v, p+".query", r.Query, MaxShortTextLen, true)
+		checkRefList(v, p+".claim_refs", r.ClaimRefs)
+	})
+	checkList(v, "open_questions", out.OpenQuestions, MaxOpenQuestions, func(p string, _ int, q string) {
+		checkProse(v, p, q, MaxTextLen, true)
+	})
 	if out.Timestamp != "" {
 		if _, err := time.Parse(time.RFC3339Nano, out.Timestamp); err != nil || len(out.Timestamp) > MaxShortTextLen {
 			v.Add("timestamp", "must be an RFC 3339 date-time")
@@ -600,11 +546,17 @@ func checkID(v *debate.Violations, field, id string) {
 
 // checkRefList checks a list of ids: at most MaxRefs, each a valid id.
 func checkRefList(v *debate.Violations, field string, ids []string) {
-	if !checkCount(v, field, len(ids), MaxRefs) {
+	checkList(v, field, ids, MaxRefs, func(p string, _ int, id string) { checkID(v, p, id) })
+}
+
+// checkList checks a list: at most limit entries, then each with check,
+// given its path ("field[i]") and index.
+func checkList[T any](v *debate.Violations, field string, xs []T, limit int, check func(path string, i int, x T)) {
+	if !checkCount(v, field, len(xs), limit) {
 		return
 	}
-	for i, id := range ids {
-		checkID(v, fmt.Sprintf("%s[%d]", field, i), id)
+	for i, x := range xs {
+		check(fmt.Sprintf("%s[%d]", field, i), i, x)
 	}
 }
 

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -109,9 +110,7 @@ type StopState struct {
 // decided, in sorted order.
 func StopCondition(s StopState) (reason string, why string) {
 	if len(s.ReliedOnCritical) > 0 {
-		ids := slices.Clone(s.ReliedOnCritical)
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
+		ids := slices.Compact(slices.Sorted(slices.Values(s.ReliedOnCritical)))
 		return StopCriticalDefect, fmt.Sprintf("the debate relies on %d material claim(s) with grade D or an open FATAL defect: %s", len(ids), strings.Join(ids, ", "))
 	}
 	limit := s.MaxRounds
@@ -136,17 +135,10 @@ func StopCondition(s StopState) (reason string, why string) {
 // confidenceRange returns the lowest and highest confidence when there are
 // at least two, all within [0, 1].
 func confidenceRange(cs []float64) (lo, hi float64, ok bool) {
-	if len(cs) < 2 {
+	if len(cs) < 2 || slices.ContainsFunc(cs, func(c float64) bool { return !inUnit(c) }) {
 		return 0, 0, false
 	}
-	lo, hi = cs[0], cs[0]
-	for _, c := range cs {
-		if !inUnit(c) {
-			return 0, 0, false
-		}
-		lo, hi = min(lo, c), max(hi, c)
-	}
-	return lo, hi, true
+	return slices.Min(cs), slices.Max(cs), true
 }
 
 // stablePositions reports whether every agent's last StableRounds
@@ -155,22 +147,15 @@ func stablePositions(ps map[string][]PositionBand) (string, bool) {
 	if len(ps) == 0 {
 		return "", false
 	}
-	agents := make([]string, 0, len(ps))
-	for a := range ps {
-		agents = append(agents, a)
-	}
-	slices.Sort(agents)
-	parts := make([]string, 0, len(agents))
-	for _, a := range agents {
+	parts := make([]string, 0, len(ps))
+	for _, a := range slices.Sorted(maps.Keys(ps)) {
 		hist := ps[a]
 		if len(hist) < StableRounds {
 			return "", false
 		}
 		last := hist[len(hist)-StableRounds:]
-		for _, p := range last[1:] {
-			if p != last[0] {
-				return "", false
-			}
+		if slices.ContainsFunc(last[1:], func(p PositionBand) bool { return p != last[0] }) {
+			return "", false
 		}
 		parts = append(parts, fmt.Sprintf("%s %s at %.1f", a, last[0].Recommendation, last[0].Band))
 	}

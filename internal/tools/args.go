@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -39,10 +40,6 @@ func (v *violations) Add(field, format string, args ...any) {
 }
 
 func (v violations) Len() int { return len(v) }
-
-func (v violations) has(field string) bool {
-	return slices.ContainsFunc(v, func(fv debate.FieldViolation) bool { return fv.Field == field })
-}
 
 // bad is a refused call: its rule and the violations found.
 type bad struct {
@@ -90,15 +87,10 @@ func parseArgs(raw json.RawMessage, wellFormed bool, allowed []string) (*args, *
 	if v.Len() > 0 {
 		return nil, newBad(RuleArguments, &v)
 	}
-	var unknown []string
-	for k := range a.m {
+	for _, k := range slices.Sorted(maps.Keys(a.m)) {
 		if !slices.Contains(allowed, k) {
-			unknown = append(unknown, k)
+			v.Add(printable(k), "unknown field (the fields are %s)", strings.Join(allowed, ", "))
 		}
-	}
-	slices.Sort(unknown)
-	for _, k := range unknown {
-		v.Add(printable(k), "unknown field (the fields are %s)", strings.Join(allowed, ", "))
 	}
 	if v.Len() > 0 {
 		return nil, newBad(RuleArguments, &v)
@@ -112,10 +104,7 @@ func printable(s string) string {
 	if s == "" {
 		return `""`
 	}
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ToValidUTF8(s[:min(len(s), 64)], "\uFFFD")
 }
 
 // present reports whether name was given a non-null value.
@@ -137,32 +126,21 @@ func (a *args) decode(name string, dst any, kind string) bool {
 	return true
 }
 
-func (a *args) str(name string) string {
-	var s string
-	a.decode(name, &s, "a string")
-	return s
-}
-
-func (a *args) boolean(name string, def bool) bool {
-	b := def
-	if !a.decode(name, &b, "a boolean") {
+// optional returns member name decoded as kind, or def when it is absent,
+// null or not of that kind (a type violation is then recorded).
+func optional[T any](a *args, name, kind string, def T) T {
+	v := def
+	if !a.decode(name, &v, kind) {
 		return def
 	}
-	return b
+	return v
 }
 
-func (a *args) integer(name string, def int) int {
-	n := def
-	if !a.decode(name, &n, "an integer") {
-		return def
-	}
-	return n
-}
-
+func (a *args) str(name string) string             { return optional(a, name, "a string", "") }
+func (a *args) boolean(name string, def bool) bool { return optional(a, name, "a boolean", def) }
+func (a *args) integer(name string, def int) int   { return optional(a, name, "an integer", def) }
 func (a *args) strs(name string) []string {
-	var ss []string
-	a.decode(name, &ss, "an array of strings")
-	return ss
+	return optional[[]string](a, name, "an array of strings", nil)
 }
 
 // id checks a required id argument.
@@ -230,7 +208,9 @@ func enum[E ~string](a *args, name string, e E, valid []E, required bool) {
 }
 
 // hasViolation reports whether name already has a (type) violation.
-func (a *args) hasViolation(name string) bool { return a.v.has(name) }
+func (a *args) hasViolation(name string) bool {
+	return slices.ContainsFunc(a.v, func(fv debate.FieldViolation) bool { return fv.Field == name })
+}
 
 // done returns the shape violations, if any.
 func (a *args) done() *bad { return newBad(RuleArguments, &a.v) }

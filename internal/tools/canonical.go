@@ -18,9 +18,6 @@ const MaxArgsBytes = 64 << 10
 // malformedExcerptBytes is how much of malformed arguments the audit keeps.
 const malformedExcerptBytes = 256
 
-// canonicalJSON returns the RFC 8785 form of a JSON value.
-func canonicalJSON(raw []byte) ([]byte, error) { return canon.Transform(raw) }
-
 // sha256Ref formats a digest as the ledger writes them: "sha256:<hex>".
 func sha256Ref(b []byte) string {
 	sum := sha256.Sum256(b)
@@ -40,14 +37,11 @@ func canonicalArgs(raw []byte) (json.RawMessage, bool) {
 		return json.RawMessage(`{}`), true
 	}
 	if len(raw) <= MaxArgsBytes && utf8.Valid(raw) && isObject(raw) {
-		if c, err := canonicalJSON(raw); err == nil {
+		if c, err := canon.Transform(raw); err == nil {
 			return c, true
 		}
 	}
-	excerpt := raw
-	if len(excerpt) > malformedExcerptBytes {
-		excerpt = excerpt[:malformedExcerptBytes]
-	}
+	excerpt := raw[:min(len(raw), malformedExcerptBytes)]
 	m := map[string]any{
 		"malformed": true,
 		"bytes":     len(raw),
@@ -75,5 +69,5 @@ func encodeCanonical(v any) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return canonicalJSON(raw)
+	return canon.Transform(raw)
 }

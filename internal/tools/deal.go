@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -124,51 +126,39 @@ func newDealIndex(d *Deal, dealID string) *dealIndex {
 	if b := d.Bundle; b != nil {
 		// The first of duplicate ids wins; Validate rejects such bundles
 		// anyway.
-		for i := range b.Claims {
-			c := &b.Claims[i]
-			if c.ID == "" || (c.DealID != "" && c.DealID != dealID) {
-				continue // not this deal's claim: never served
+		byID(x.claims, b.Claims, func(c *debate.Claim) string {
+			if c.DealID != "" && c.DealID != dealID {
+				return "" // not this deal's claim: never served
 			}
-			putFirst(x.claims, c.ID, c)
-		}
-		for i := range b.Calcs {
-			putFirst(x.calcs, b.Calcs[i].ID, &b.Calcs[i])
-		}
-		for i := range b.Evidence {
-			putFirst(x.evidence, b.Evidence[i].ID, &b.Evidence[i])
-		}
-		for i := range b.Spans {
-			putFirst(x.spans, b.Spans[i].ID, &b.Spans[i])
-		}
-		for i := range b.Documents {
-			putFirst(x.documents, b.Documents[i].ID, &b.Documents[i])
-		}
-		for i := range b.Sanads {
-			s := &b.Sanads[i]
-			if x.claims[s.ClaimID] != nil {
-				putFirst(x.sanadOf, s.ClaimID, s)
+			return c.ID
+		})
+		byID(x.calcs, b.Calcs, func(c *debate.Calc) string { return c.ID })
+		byID(x.evidence, b.Evidence, func(e *debate.EvidenceItem) string { return e.ID })
+		byID(x.spans, b.Spans, func(s *debate.Span) string { return s.ID })
+		byID(x.documents, b.Documents, func(d *debate.Document) string { return d.ID })
+		byID(x.sanadOf, b.Sanads, func(s *debate.Sanad) string {
+			if x.claims[s.ClaimID] == nil {
+				return ""
 			}
-		}
+			return s.ClaimID
+		})
 		x.indexRefs()
 		x.indexSearch()
 	}
 	if g := d.Grading; g != nil {
-		for i := range g.Claims {
-			putFirst(x.grades, g.Claims[i].ClaimID, &g.Claims[i])
-		}
-		for i := range g.Calcs {
-			putFirst(x.calcGrades, g.Calcs[i].CalcID, &g.Calcs[i])
-		}
+		byID(x.grades, g.Claims, func(c *debate.ClaimGrade) string { return c.ClaimID })
+		byID(x.calcGrades, g.Calcs, func(c *debate.CalcResult) string { return c.CalcID })
 	}
 	return x
 }
 
-func putFirst[T any](m map[string]*T, id string, v *T) {
-	if id == "" {
-		return
-	}
-	if _, ok := m[id]; !ok {
-		m[id] = v
+// byID puts a pointer to each of xs into m under its id: the first of
+// duplicate ids wins, and an item whose id is empty is left out.
+func byID[T any](m map[string]*T, xs []T, id func(*T) string) {
+	for i := range xs {
+		if k := id(&xs[i]); k != "" && m[k] == nil {
+			m[k] = &xs[i]
+		}
 	}
 }
 
@@ -181,17 +171,10 @@ func (x *dealIndex) indexRefs() {
 			x.refs[id] = true
 		}
 	}
-	for id := range x.claims {
-		add(id)
-	}
-	for id := range x.evidence {
-		add(id)
-	}
-	for id := range x.spans {
-		add(id)
-	}
-	for id := range x.documents {
-		add(id)
+	for _, ids := range []iter.Seq[string]{maps.Keys(x.claims), maps.Keys(x.evidence), maps.Keys(x.spans), maps.Keys(x.documents)} {
+		for id := range ids {
+			add(id)
+		}
 	}
 	for id, c := range x.calcs {
 		add(id)
@@ -235,22 +218,13 @@ func (x *dealIndex) indexSearch() {
 			}
 		}
 	}
-	ids := make([]string, 0, len(x.evidence))
-	for id := range x.evidence {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	x.docs = make([]searchDoc, 0, len(ids))
-	for _, id := range ids {
+	x.docs = make([]searchDoc, 0, len(x.evidence))
+	for _, id := range slices.Sorted(maps.Keys(x.evidence)) {
 		e := x.evidence[id]
-		doc := searchDoc{evidence: e, span: x.spans[e.SourceSpanID]}
+		doc := searchDoc{evidence: e, span: x.spans[e.SourceSpanID], classes: slices.Sorted(maps.Keys(classes[id]))}
 		if doc.span != nil {
 			doc.terms = termSet(doc.span.TextExcerpt)
 		}
-		for c := range classes[id] {
-			doc.classes = append(doc.classes, c)
-		}
-		slices.Sort(doc.classes)
 		x.docs = append(x.docs, doc)
 	}
 }

@@ -80,12 +80,8 @@ func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
 	enum(a, "defect_type", typ, debate.DefectTypes, true)
 	enum(a, "severity", sev, debate.Severities, false)
 	enum(a, "cure_protocol", cure, debate.CureProtocols, false)
-	if !a.hasViolation("description") && desc != "" {
-		a.text("description", desc, false, debate.MaxTextLen)
-	}
-	if !a.hasViolation("evidence_refs") && len(refs) > 0 {
-		a.ids("evidence_refs", refs, 0, debate.MaxRefs)
-	}
+	a.text("description", desc, false, debate.MaxTextLen) // required below (RuleRequirement)
+	a.ids("evidence_refs", refs, 0, debate.MaxRefs)
 	if b := a.done(); b != nil {
 		return nil, b
 	}
@@ -184,14 +180,8 @@ func (inv *Invoker) requestHumanReview(c call, a *args) (any, *bad) {
 	}, nil
 }
 
+// validRole reports a required_role of 1 to maxRoleLen upper-case ASCII
+// letters, digits and underscores.
 func validRole(s string) bool {
-	if len(s) == 0 || len(s) > maxRoleLen {
-		return false
-	}
-	for _, r := range s {
-		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '_' {
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= maxRoleLen && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
 }

@@ -60,10 +60,7 @@ var dataPointAliases = map[string]string{
 
 func dataPointKey(s string) string {
 	k := normName(s)
-	if a, ok := dataPointAliases[k]; ok {
-		return a
-	}
-	return k
+	return cmp.Or(dataPointAliases[k], k)
 }
 
 // queryEnrichment runs query_enrichment (seed 000 §4.6) over the deal's

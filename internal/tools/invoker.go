@@ -176,7 +176,6 @@ func NewInvoker(cfg Config) *Invoker {
 	if dealID == "" && cfg.Deal != nil && cfg.Deal.Bundle != nil {
 		dealID = cfg.Deal.Bundle.Deal.ID
 	}
-	usage := cfg.Usage.Clone()
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
@@ -192,7 +191,7 @@ func NewInvoker(cfg Config) *Invoker {
 		now:      now,
 		custom:   maps.Clone(cfg.Tools),
 		why:      cfg.Why,
-		usage:    usage,
+		usage:    cfg.Usage.Clone(),
 		seq:      map[string]int{},
 	}
 }
@@ -281,9 +280,7 @@ func (inv *Invoker) call(ctx context.Context, role string, tc debate.ToolCall) (
 		DebateID:     inv.debateID,
 		RoundNumber:  inv.round,
 		Timestamp:    c.at,
-	}
-	if res.Status == StatusDenied || res.Status == StatusInvalid {
-		audit.Rule = res.Rule
+		Rule:         res.Rule, // set by refusals (DENIED, INVALID) only
 	}
 	inv.mu.Lock()
 	inv.audits = append(inv.audits, entry[Audit]{role, c.seq, audit})
@@ -355,11 +352,7 @@ func (inv *Invoker) run(ctx context.Context, c call, raw json.RawMessage, wellFo
 	case bad != nil:
 		return bad.result(), nil
 	}
-	output, err := encodeCanonical(out)
-	if err != nil {
-		return errorResult(), fmt.Errorf("%w: %s: encoding the output: %w", ErrToolFailed, c.tool, err)
-	}
-	return Result{Status: StatusSuccess, Output: output}, nil
+	return success(c.tool, out)
 }
 
 // runCustom runs a protocol's tool (Config.Tools).
@@ -376,9 +369,14 @@ func (inv *Invoker) runCustom(ctx context.Context, c call, f Func, raw json.RawM
 	case err != nil:
 		return errorResult(), fmt.Errorf("%w: %s: %w", ErrToolFailed, c.tool, err)
 	}
+	return success(c.tool, out)
+}
+
+// success is the SUCCESS result of a tool's output, in RFC 8785 form.
+func success(tool string, out any) (Result, error) {
 	output, err := encodeCanonical(out)
 	if err != nil {
-		return errorResult(), fmt.Errorf("%w: %s: encoding the output: %w", ErrToolFailed, c.tool, err)
+		return errorResult(), fmt.Errorf("%w: %s: encoding the output: %w", ErrToolFailed, tool, err)
 	}
 	return Result{Status: StatusSuccess, Output: output}, nil
 }

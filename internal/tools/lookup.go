@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 
@@ -258,10 +259,7 @@ func defectOut(d debate.Defect) DefectOut {
 	o := DefectOut{
 		DefectID: d.ID, DealID: d.DealID, ClaimID: d.ClaimID, ClaimKey: d.ClaimKey, Origin: string(d.Origin),
 		DefectType: string(d.Type), Severity: string(d.Severity), CureProtocol: string(d.CureProtocol),
-		Status: string(d.Status), Description: d.Description, EvidenceRefs: nonNil(d.EvidenceRefs), Actor: d.Actor,
-	}
-	if o.Status == "" {
-		o.Status = string(debate.DefectOpen)
+		Status: string(cmp.Or(d.Status, debate.DefectOpen)), Description: d.Description, EvidenceRefs: nonNil(d.EvidenceRefs), Actor: d.Actor,
 	}
 	if !d.CreatedAt.IsZero() {
 		o.CreatedAt = d.CreatedAt.UTC().Format(timeFormat)

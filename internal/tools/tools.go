@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 )
@@ -139,25 +140,19 @@ func (l Limits) MaxCalls(tool string) int {
 	if n, ok := l.MaxCallsPerRound[tool]; ok {
 		return max(n, 0)
 	}
-	if l.DefaultMaxCalls > 0 {
-		return l.DefaultMaxCalls
-	}
-	return DefaultMaxCallsPerRound
+	return orDefault(l.DefaultMaxCalls, DefaultMaxCallsPerRound)
 }
 
 func (l Limits) minRefs() int {
-	if l.FlagDefectMinEvidenceRefs > 0 {
-		return l.FlagDefectMinEvidenceRefs
-	}
-	return DefaultFlagDefectMinEvidenceRefs
+	return orDefault(l.FlagDefectMinEvidenceRefs, DefaultFlagDefectMinEvidenceRefs)
 }
 
 func (l Limits) minDescription() int {
-	if l.FlagDefectMinDescription > 0 {
-		return l.FlagDefectMinDescription
-	}
-	return DefaultFlagDefectMinDescription
+	return orDefault(l.FlagDefectMinDescription, DefaultFlagDefectMinDescription)
 }
+
+// orDefault is n when it is positive, else def.
+func orDefault(n, def int) int { return cmp.Or(max(n, 0), def) }
 
 func (l Limits) clone() Limits {
 	c := l
