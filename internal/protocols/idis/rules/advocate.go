@@ -34,7 +34,7 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	opening := v.assess(v.concessions(upheld))
 	a := opening
 	d := newDraft(v)
-	company := cmpOr(v.deal.Deal.CompanyName, "the company")
+	company := cmp.Or(v.deal.Deal.CompanyName, "the company")
 	var answered []answerNote
 	if rebuttal {
 		// The challenges of this round the advocate concedes or narrows
@@ -339,15 +339,8 @@ func (d *draft) calcChecks(v *view) {
 // on, naming at most maxListed claims per list.
 func (d *draft) conditions(a *assessment) {
 	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
-		var why []string
-		for i, c := range a.passReasons {
-			if i == maxListed {
-				why = append(why, fmt.Sprintf("%d more", len(a.passReasons)-maxListed))
-				break
-			}
-			why = append(why, d.flagged(c, a.conceded[c.id()]))
-		}
-		d.say("The thesis does not survive %s", joinList(why))
+		why := listSome(a.passReasons, func(c *claimView) string { return d.flagged(c, a.conceded[c.id()]) })
+		d.say("The thesis does not survive %s", why)
 	}
 	var conds []string
 	extra := 0
@@ -430,7 +423,7 @@ func (d *draft) advocateMuhasabah(a *assessment) {
 		})
 		w := weakest[0]
 		d.counter = fmt.Sprintf("The thesis may rest on optimistic company-prepared figures: claim %s (%s) is grade %s with %s corroboration, and an independent source could place it %s; if it does, the case for %s weakens with it",
-			w.key(), metricName(w), w.grade.Grade, w.grade.Corroboration, worseWord(w), cmpOr(d.v.deal.Deal.CompanyName, "the company"))
+			w.key(), metricName(w), w.grade.Grade, w.grade.Corroboration, worseWord(w), cmp.Or(d.v.deal.Deal.CompanyName, "the company"))
 		if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
 			p := a.passReasons[0]
 			d.counter = fmt.Sprintf("The defect of claim %s may be clerical (another period, version or unit): if its sources reconcile, the remaining %s could carry an investment", p.key(), plural(len(a.relied), "claim"))

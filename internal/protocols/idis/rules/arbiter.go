@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -70,7 +71,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		for _, c := range j.claims {
 			names = append(names, d.brief(c))
 		}
-		target := cmpOr(joinList(names), "no claim of this deal")
+		target := cmp.Or(joinList(names), "no claim of this deal")
 		id := clip(r.ch.ChallengeID, 80)
 		switch {
 		case ru.Frivolous:
@@ -237,7 +238,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		for _, c := range usable {
 			facts = append(facts, d.fact(c))
 		}
-		text := fmt.Sprintf("%s at %s: the case rests on %s, with %s upheld against the deal", a.rec, f2(round2(d.confidence)), cmpOr(joinList(facts), "no claim graded above D"), plural(len(upheld), "challenge"))
+		text := fmt.Sprintf("%s at %s: the case rests on %s, with %s upheld against the deal", a.rec, f2(round2(d.confidence)), cmp.Or(joinList(facts), "no claim graded above D"), plural(len(upheld), "challenge"))
 		var open []string
 		for _, c := range slices.Concat(a.redFlags, a.fatal, a.blocked, a.unverified) {
 			if len(open) < 3 {

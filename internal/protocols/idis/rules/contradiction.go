@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -18,8 +19,7 @@ func (v *view) matnFindings() []finding {
 			if !isMatn(d.Type) {
 				continue
 			}
-			out = append(out, finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
-				refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)})
+			out = append(out, v.defectFinding(c, d))
 		}
 	}
 	sortFindings(out)
@@ -38,7 +38,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 	d := newDraft(v)
 	fs := v.matnFindings()
 	fresh := d.raiseNew(v, fs)
-	company := cmpOr(v.deal.Deal.CompanyName, "the company")
+	company := cmp.Or(v.deal.Deal.CompanyName, "the company")
 
 	if len(fs) == 0 {
 		d.say("Round %d: the contradiction finder finds no inconsistency, unit, period or version mismatch across the documents of %s", v.round, company)
@@ -124,15 +124,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 		}
 		d.confidence = 0.4 + 0.5*share
 		if len(crossed) > 0 {
-			var facts []string
-			for i, c := range crossed {
-				if i == maxListed {
-					facts = append(facts, fmt.Sprintf("%d more", len(crossed)-maxListed))
-					break
-				}
-				facts = append(facts, d.fact(c))
-			}
-			d.say("Cross-checked by two or more independent sources: %s", joinList(facts))
+			d.say("Cross-checked by two or more independent sources: %s", listSome(crossed, d.fact))
 		}
 		var single []*claimView
 		for _, c := range mat {

@@ -3,6 +3,8 @@ package rules
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
@@ -101,7 +103,7 @@ func (d *draft) calcFact(c *calcView) string {
 		s = "runway recomputed at " + formatNumber(out["runway_months"]) + " months"
 	case len(out) > 0:
 		var parts []string
-		for _, k := range sortedKeys(out) {
+		for _, k := range slices.Sorted(maps.Keys(out)) {
 			parts = append(parts, k+" "+formatNumber(out[k]))
 		}
 		s = strings.ToLower(string(c.calc.Type)) + " recomputed as " + strings.Join(parts, ", ")
@@ -113,17 +115,7 @@ func (d *draft) calcFact(c *calcView) string {
 
 // someKeys references the claims and names at most maxListed of them:
 // "claim C1, claim C2 and 3 more".
-func someKeys(d *draft, cs []*claimView) string {
-	var names []string
-	for i, c := range cs {
-		if i == maxListed {
-			names = append(names, fmt.Sprintf("%d more", len(cs)-maxListed))
-			break
-		}
-		names = append(names, d.ref(c))
-	}
-	return joinList(names)
-}
+func someKeys(d *draft, cs []*claimView) string { return listSome(cs, d.ref) }
 
 func (d *draft) say(format string, args ...any) {
 	if s := sentence(fmt.Sprintf(format, args...)); s != "" {

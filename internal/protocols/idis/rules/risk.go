@@ -18,16 +18,11 @@ func (v *view) riskFindings() []finding {
 		}
 		ds := c.openDefects()
 		if len(ds) > 0 && !isMatn(ds[0].Type) {
-			d := ds[0]
-			out = append(out, finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
-				refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)})
+			out = append(out, v.defectFinding(c, ds[0]))
 			continue
 		}
 		if len(ds) == 0 && c.material() {
-			out = append(out, finding{claim: c, typ: debate.DefectUnknownSource, severity: debate.SeverityMinor,
-				cure: debate.CureRequestSource, refs: v.claimRefs(c),
-				detail:   fmt.Sprintf("the claim is graded D (base grade %s) with no defect to cure: its source cannot carry a material figure", c.grade.BaseGrade),
-				strength: 1 - gradeScore(c.grade.Grade)})
+			out = append(out, v.weakSourceFinding(c, fmt.Sprintf("the claim is graded D (base grade %s) with no defect to cure: its source cannot carry a material figure", c.grade.BaseGrade)))
 		}
 	}
 	sortFindings(out)
@@ -83,15 +78,8 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 	}
 	if len(evidenceRisks) > 0 {
-		var parts []string
-		for i, c := range evidenceRisks {
-			if i == maxListed {
-				parts = append(parts, fmt.Sprintf("%d more", len(evidenceRisks)-maxListed))
-				break
-			}
-			parts = append(parts, d.flagged(c, nil))
-		}
-		d.say("Evidence risk: %s cannot carry a decision as graded", joinList(parts))
+		named := listSome(evidenceRisks, func(c *claimView) string { return d.flagged(c, nil) })
+		d.say("Evidence risk: %s cannot carry a decision as graded", named)
 		used = append(used, evidenceRisks...)
 	}
 	for i, f := range fresh {

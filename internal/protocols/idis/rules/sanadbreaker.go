@@ -24,6 +24,21 @@ type finding struct {
 	flaggable bool
 }
 
+// defectFinding challenges an open defect the registry holds, citing its
+// evidence.
+func (v *view) defectFinding(c *claimView, d debate.Defect) finding {
+	return finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
+		refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)}
+}
+
+// weakSourceFinding challenges a weakly graded claim with no defect to
+// explain its grade as UNKNOWN_SOURCE, MINOR: nothing vouches for its
+// source. It is as strong as the claim's grade is weak.
+func (v *view) weakSourceFinding(c *claimView, detail string) finding {
+	return finding{claim: c, typ: debate.DefectUnknownSource, severity: debate.SeverityMinor,
+		cure: debate.CureRequestSource, refs: v.claimRefs(c), detail: detail, strength: 1 - gradeScore(c.grade.Grade)}
+}
+
 // sortFindings orders findings worst first: severity, materiality weight,
 // then claim key and type.
 func sortFindings(fs []finding) {
@@ -51,8 +66,7 @@ func (v *view) chainFindings() []finding {
 			if isMatn(d.Type) {
 				continue
 			}
-			out = append(out, finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
-				refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)})
+			out = append(out, v.defectFinding(c, d))
 		}
 		if !c.material() || c.blocked() || c.hasDefect(debate.DefectUnknownSource) {
 			continue
@@ -66,13 +80,10 @@ func (v *view) chainFindings() []finding {
 			e := v.primaryEvidence(c)
 			src := "no resolvable primary evidence"
 			if e != nil {
-				src = fmt.Sprintf("a grade %s %s source", e.SourceGrade, cmpOr(e.SourceSystem, "unnamed"))
+				src = fmt.Sprintf("a grade %s %s source", e.SourceGrade, cmp.Or(e.SourceSystem, "unnamed"))
 			}
-			out = append(out, finding{claim: c, typ: debate.DefectUnknownSource, severity: debate.SeverityMinor,
-				cure: debate.CureRequestSource, refs: v.claimRefs(c),
-				detail: fmt.Sprintf("the claim rests on %s with %s corroboration (%s): nothing independent of the company vouches for it",
-					src, c.grade.Corroboration, plural(c.grade.IndependentCount, "independent source group")),
-				strength: 1 - gradeScore(c.grade.Grade)})
+			out = append(out, v.weakSourceFinding(c, fmt.Sprintf("the claim rests on %s with %s corroboration (%s): nothing independent of the company vouches for it",
+				src, c.grade.Corroboration, plural(c.grade.IndependentCount, "independent source group"))))
 		}
 	}
 	sortFindings(out)
@@ -86,7 +97,7 @@ func (v *view) unknownSource(c *claimView) (string, []string) {
 	e := v.primaryEvidence(c)
 	if e != nil && e.SourceGrade == debate.GradeD {
 		return fmt.Sprintf("primary evidence %s comes from a grade D source (%s): an unreliable or unidentified origin",
-			e.ID, cmpOr(e.SourceSystem, "no source system")), []string{e.ID}
+			e.ID, cmp.Or(e.SourceSystem, "no source system")), []string{e.ID}
 	}
 	for _, id := range []string{c.claim.PrimarySpanID, spanOf(e)} {
 		if s := v.spans[id]; s != nil && s.DocumentID != "" && v.docs[s.DocumentID] == nil {

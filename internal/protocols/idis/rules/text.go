@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -35,15 +36,7 @@ func metricName(c *claimView) string {
 	if p, _, ok := strings.Cut(c.claim.Predicate, "("); ok && strings.TrimSpace(p) != "" {
 		return clip(strings.TrimSpace(p), 40)
 	}
-	return strings.ToLower(strings.ReplaceAll(string(cmpOr(c.claim.Class, debate.ClaimClassOther)), "_", " ")) + " claim"
-}
-
-func cmpOr[T comparable](a, b T) T {
-	var zero T
-	if a != zero {
-		return a
-	}
-	return b
+	return strings.ToLower(strings.ReplaceAll(string(cmp.Or(c.claim.Class, debate.ClaimClassOther)), "_", " ")) + " claim"
 }
 
 // formatNumber writes x with thousands separators and at most two
@@ -82,7 +75,7 @@ func formatValue(v *debate.ClaimValue) string {
 	unit := strings.TrimSpace(v.Unit)
 	lu := strings.ToLower(unit)
 	money := func(x float64) string {
-		cur := strings.ToUpper(cmpOr(v.Currency, unit))
+		cur := strings.ToUpper(cmp.Or(v.Currency, unit))
 		if strings.HasPrefix(cur, "USD") {
 			return "$" + formatNumber(x)
 		}
@@ -120,7 +113,7 @@ func clip(s string, n int) string {
 }
 
 func materialityText(c *claimView) string {
-	m := cmpOr(string(c.claim.Materiality), "UNSPECIFIED")
+	m := cmp.Or(string(c.claim.Materiality), "UNSPECIFIED")
 	if c.claim.ICBound {
 		return m + ", IC-bound"
 	}
@@ -139,6 +132,20 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// listSome names at most maxListed of xs, then how many more: "a, b and 3
+// more". It calls name only on the items it lists (naming a claim
+// references it).
+func listSome[T any](xs []T, name func(T) string) string {
+	var parts []string
+	for _, x := range xs[:min(len(xs), maxListed)] {
+		parts = append(parts, name(x))
+	}
+	if len(xs) > maxListed {
+		parts = append(parts, fmt.Sprintf("%d more", len(xs)-maxListed))
+	}
+	return joinList(parts)
 }
 
 // joinList writes "a", "a and b", "a, b and c".

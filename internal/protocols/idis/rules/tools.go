@@ -152,5 +152,3 @@ func (c *caller) searchFor(v *view, cv *claimView) error {
 	_, _, err := c.call(toolSearchEvidence, searchEvidenceArgs{Query: q, DealID: v.deal.Deal.ID, ClaimClass: string(cv.claim.Class), MinGrade: "D", Limit: 10})
 	return err
 }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
