@@ -112,14 +112,7 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 	d.conditions(&a)
 	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
-		var why []string
-		for i, c := range a.passReasons {
-			if i == 3 {
-				break
-			}
-			why = append(why, d.flagged(c, a.conceded[c.id()]))
-		}
-		arg = d.argue("The thesis does not survive "+joinList(why), a.passReasons[:min(3, len(a.passReasons))])
+		arg = d.passArgument("", &a)
 	}
 
 	cons := sortedConcessions(a.conceded)
@@ -408,10 +401,7 @@ func (d *draft) advocateMuhasabah(a *assessment) {
 				fmt.Sprintf("The PASS fails if claim %s is re-graded VERIFIED at grade B or better", c.key()))
 		}
 	}
-	for i, c := range a.relied {
-		if i == 3 {
-			break
-		}
+	for _, c := range first(a.relied, 3) {
 		d.test(fmt.Sprintf("Reconcile %s of claim %s with an independent source", metricName(c), c.key()),
 			requiredEvidence(c),
 			fmt.Sprintf("The thesis fails if the independent figure %s", worseTolerance(c)))
@@ -428,10 +418,7 @@ func (d *draft) advocateMuhasabah(a *assessment) {
 			p := a.passReasons[0]
 			d.counter = fmt.Sprintf("The defect of claim %s may be clerical (another period, version or unit): if its sources reconcile, the remaining %s could carry an investment", p.key(), plural(len(a.relied), "claim"))
 		}
-		for i, c := range weakest {
-			if i == 3 {
-				break
-			}
+		for _, c := range first(weakest, 3) {
 			d.failureModes = append(d.failureModes, fmt.Sprintf("Claim %s (%s) is restated after diligence", c.key(), metricName(c)))
 		}
 	}

@@ -67,11 +67,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		note := d.onAnswer(v, r, ans)
 		ru := debate.Ruling{ChallengeID: r.ch.ChallengeID, Upheld: j.upheld, Frivolous: j.frivolous != "", Reason: clip(j.reason+" "+sentence(note), 1900)}
 		d.rulings = append(d.rulings, ru)
-		var names []string
-		for _, c := range j.claims {
-			names = append(names, d.brief(c))
-		}
-		target := cmp.Or(joinList(names), "no claim of this deal")
+		target := cmp.Or(joinList(mapStrings(j.claims, d.brief)), "no claim of this deal")
 		id := clip(r.ch.ChallengeID, 80)
 		switch {
 		case ru.Frivolous:
@@ -91,14 +87,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	a := v.assess(v.concessions(upheld))
 	d.position = a.rec
 	if len(a.relied) > 0 {
-		var facts []string
-		for i, c := range a.relied {
-			if i == 5 {
-				break
-			}
-			facts = append(facts, d.fact(c))
-		}
-		d.say("The deal's heaviest claims are %s", joinList(facts))
+		d.say("The deal's heaviest claims are %s", joinList(mapStrings(first(a.relied, 5), d.fact)))
 	}
 	d.conditions(&a)
 	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
@@ -175,11 +164,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 			return nil, err
 		}
 		if ok {
-			var names []string
-			for _, c := range review {
-				names = append(names, d.brief(c))
-			}
-			d.say("Human review requested (%s priority, %s) for %s", priority, role, joinList(names))
+			d.say("Human review requested (%s priority, %s) for %s", priority, role, joinList(mapStrings(review, d.brief)))
 		}
 	}
 
@@ -205,8 +190,8 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 			}
 		}
 	}
-	for i, c := range a.relied {
-		if i == 2 || a.rec == debate.RecommendPass {
+	for _, c := range first(a.relied, 2) {
+		if a.rec == debate.RecommendPass {
 			break
 		}
 		d.test(fmt.Sprintf("Reconcile %s of claim %s with an independent source", metricName(c), c.key()),
@@ -219,14 +204,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 	d.failureModes = []string{"A ruling relies on a grading that a re-grade changes.", "A frivolous challenge would have been valid with better references."}
 	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
-		var why []string
-		for i, c := range a.passReasons {
-			if i == 3 {
-				break
-			}
-			why = append(why, d.flagged(c, a.conceded[c.id()]))
-		}
-		st.Argument = d.argue("PASS: the thesis does not survive "+joinList(why), a.passReasons[:min(3, len(a.passReasons))])
+		st.Argument = d.passArgument("PASS: ", &a)
 	} else if len(a.relied) > 0 {
 		var usable []*claimView
 		for _, c := range a.relied {
@@ -234,11 +212,8 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 				usable = append(usable, c)
 			}
 		}
-		var facts []string
-		for _, c := range usable {
-			facts = append(facts, d.fact(c))
-		}
-		text := fmt.Sprintf("%s at %s: the case rests on %s, with %s upheld against the deal", a.rec, f2(round2(d.confidence)), cmp.Or(joinList(facts), "no claim graded above D"), plural(len(upheld), "challenge"))
+		facts := joinList(mapStrings(usable, d.fact))
+		text := fmt.Sprintf("%s at %s: the case rests on %s, with %s upheld against the deal", a.rec, f2(round2(d.confidence)), cmp.Or(facts, "no claim graded above D"), plural(len(upheld), "challenge"))
 		var open []string
 		for _, c := range slices.Concat(a.redFlags, a.fatal, a.blocked, a.unverified) {
 			if len(open) < 3 {
@@ -252,6 +227,14 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 	d.structured = st
 	return d.output(v.role, v.round, tc.made), nil
+}
+
+// passArgument argues, after prefix, that the thesis does not survive the
+// first three of a's pass reasons.
+func (d *draft) passArgument(prefix string, a *assessment) argument {
+	reasons := first(a.passReasons, 3)
+	why := mapStrings(reasons, func(c *claimView) string { return d.flagged(c, a.conceded[c.id()]) })
+	return d.argue(prefix+"the thesis does not survive "+joinList(why), reasons)
 }
 
 // onAnswer says how the advocate answered a challenge and whether that

@@ -113,11 +113,7 @@ func newChallenge(id string, c *claimView, t debate.DefectType, sev debate.Sever
 
 // evidenceList describes ids for a challenge description.
 func (v *view) evidenceList(ids []string) string {
-	var parts []string
-	for _, id := range ids {
-		parts = append(parts, v.describeEvidence(id))
-	}
-	return joinList(parts)
+	return joinList(mapStrings(ids, v.describeEvidence))
 }
 
 // currentChallenges returns the challenges raised in round by roles other

@@ -165,10 +165,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 		}
 	}
 
-	for i, f := range fs {
-		if i == maxTests {
-			break
-		}
+	for _, f := range first(fs, maxTests) {
 		d.test(fmt.Sprintf("Obtain one authoritative source for %s of claim %s covering the claim's period and latest version", metricName(f.claim), f.claim.key()),
 			requiredEvidence(f.claim),
 			fmt.Sprintf("The %s finding on claim %s fails if that source agrees with the stated figure within its rounding", f.typ, f.claim.key()))

@@ -251,10 +251,7 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 		d.say("Evidence requested for %s: no span supports it", d.brief(c))
 	}
 
-	for i, f := range fresh {
-		if i == maxTests {
-			break
-		}
+	for i, f := range first(fresh, maxTests) {
 		d.test(fmt.Sprintf("Produce the evidence that cures the %s of claim %s", f.typ, f.claim.key()),
 			requiredEvidence(f.claim),
 			fmt.Sprintf("Challenge %s fails if claim %s gets a resolvable span and chain with evidence graded B or better", d.challenges[i].ChallengeID, f.claim.key()))

@@ -138,15 +138,24 @@ func plural(n int, word string) string {
 // more". It calls name only on the items it lists (naming a claim
 // references it).
 func listSome[T any](xs []T, name func(T) string) string {
-	var parts []string
-	for _, x := range xs[:min(len(xs), maxListed)] {
-		parts = append(parts, name(x))
-	}
+	parts := mapStrings(first(xs, maxListed), name)
 	if len(xs) > maxListed {
 		parts = append(parts, fmt.Sprintf("%d more", len(xs)-maxListed))
 	}
 	return joinList(parts)
 }
+
+// mapStrings writes each of xs with f, in order.
+func mapStrings[T any](xs []T, f func(T) string) []string {
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, f(x))
+	}
+	return out
+}
+
+// first returns the first n of xs, or all of them when there are fewer.
+func first[T any](xs []T, n int) []T { return xs[:min(n, len(xs))] }
 
 // joinList writes "a", "a and b", "a, b and c".
 func joinList(xs []string) string {

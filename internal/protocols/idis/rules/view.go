@@ -576,17 +576,9 @@ func (v *view) calls(role, tool string, from, to int) []debate.ToolCall {
 // transcript flagged.
 func (v *view) flaggedPairs() map[pair]bool {
 	out := map[pair]bool{}
-	for _, o := range v.in.Transcript {
-		for _, c := range o.ToolCalls {
-			if c.Tool != toolFlagDefect {
-				continue
-			}
-			var a flagDefectArgs
-			if json.Unmarshal(c.Args, &a) == nil {
-				out[pair{a.ClaimID, debate.DefectType(a.DefectType)}] = true
-			}
-		}
-	}
+	eachCall(v, toolFlagDefect, func(a flagDefectArgs) {
+		out[pair{a.ClaimID, debate.DefectType(a.DefectType)}] = true
+	})
 	return out
 }
 
@@ -594,20 +586,25 @@ func (v *view) flaggedPairs() map[pair]bool {
 // transcript named.
 func (v *view) reviewed() map[string]bool {
 	out := map[string]bool{}
+	eachCall(v, toolRequestHumanReview, func(a humanReviewArgs) {
+		for _, id := range a.ClaimIDs {
+			out[id] = true
+		}
+	})
+	return out
+}
+
+// eachCall calls f with the arguments of every call to tool in the
+// transcript, in order; arguments that do not decode as A are skipped.
+func eachCall[A any](v *view, tool string, f func(A)) {
 	for _, o := range v.in.Transcript {
 		for _, c := range o.ToolCalls {
-			if c.Tool != toolRequestHumanReview {
-				continue
-			}
-			var a humanReviewArgs
-			if json.Unmarshal(c.Args, &a) == nil {
-				for _, id := range a.ClaimIDs {
-					out[id] = true
-				}
+			var a A
+			if c.Tool == tool && json.Unmarshal(c.Args, &a) == nil {
+				f(a)
 			}
 		}
 	}
-	return out
 }
 
 // requested returns the claim ids the transcript's evidence requests name.
