@@ -82,12 +82,8 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		}
 		if len(usable) > 0 {
 			d.say("The thesis still rests on %s", someKeys(d, usable))
-			n := min(3, len(usable))
-			var facts []string
-			for _, c := range usable[:n] {
-				facts = append(facts, d.fact(c))
-			}
-			arg = d.argue("After the challenges the thesis still rests on "+joinList(facts), usable[:n])
+			usable = first(usable, 3)
+			arg = d.argue("After the challenges the thesis still rests on "+joinList(mapStrings(usable, d.fact)), usable)
 		}
 	default:
 		var facts []string
@@ -152,7 +148,7 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 	d.advocateMuhasabah(&a)
 	if arg.Text == "" && len(a.relied) > 0 {
-		arg = d.argue(fmt.Sprintf("%s rests on %s", a.rec, someKeys(d, a.relied[:min(3, len(a.relied))])), a.relied[:min(3, len(a.relied))])
+		arg = d.argue(fmt.Sprintf("%s rests on %s", a.rec, someKeys(d, first(a.relied, 3))), first(a.relied, 3))
 	}
 	st.Argument = arg
 	d.structured = st
@@ -182,13 +178,7 @@ func (v *view) notLookedUp(ids []string, tool, field string) []string {
 			}
 		}
 	}
-	var out []string
-	for _, id := range ids {
-		if !done[id] {
-			out = append(out, id)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return done[id] })
 }
 
 // answerNote is a challenge of the round with the advocate's answer.

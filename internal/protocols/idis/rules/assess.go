@@ -146,21 +146,32 @@ func (v *view) risks() []risk {
 	margin := func(m float64) risk {
 		return risk{name: "gross_margin", value: m, threshold: marginMin, flagged: m < marginMin, severe: m < marginSevere}
 	}
-	if c := v.pick("RUNWAY"); c != nil && unitHas(c, "month") {
-		r := runway(c.claim.Value.Value.Float64())
-		r.claims = []*claimView{c}
-		if k := v.calcFor(debate.CalcRunway, c); k != nil {
+	// recomputable appends the figure of claim c (nil: none usable) read
+	// by value, replaced by the output of a calc of type t that disagrees
+	// with it or stands in for it.
+	recomputable := func(c *claimView, value func(*claimView) float64, t debate.CalcType, figure func(float64) risk) {
+		k := v.calcFor(t, c)
+		var r risk
+		switch {
+		case k != nil:
 			m, _ := calcOutput(k)
-			r = runway(m)
-			r.calc, r.claims = k, []*claimView{c}
+			r = figure(m)
+			r.calc = k
+		case c != nil:
+			r = figure(value(c))
+		default:
+			return
+		}
+		if c != nil {
+			r.claims = []*claimView{c}
 		}
 		out = append(out, r)
-	} else if k := v.calcFor(debate.CalcRunway, nil); k != nil {
-		m, _ := calcOutput(k)
-		r := runway(m)
-		r.calc = k
-		out = append(out, r)
 	}
+	runwayClaim := v.pick("RUNWAY")
+	if runwayClaim != nil && !unitHas(runwayClaim, "month") {
+		runwayClaim = nil
+	}
+	recomputable(runwayClaim, func(c *claimView) float64 { return c.claim.Value.Value.Float64() }, debate.CalcRunway, runway)
 	burn, arr := v.pick("BURN"), v.pick("ARR")
 	if burn != nil && arr != nil && arr.claim.Value.Value.Float64() > 0 {
 		monthly := burn.claim.Value.Value.Float64()
@@ -174,21 +185,7 @@ func (v *view) risks() []risk {
 		m := monthly * 12 / annualARR
 		out = append(out, risk{name: "burn_multiple", value: m, threshold: burnMultipleMax, flagged: m > burnMultipleMax, severe: m > burnMultipleBad, claims: []*claimView{burn, arr}})
 	}
-	if c := v.pick("GROSS_MARGIN"); c != nil {
-		r := margin(asPercent(c, 1))
-		r.claims = []*claimView{c}
-		if k := v.calcFor(debate.CalcGrossMargin, c); k != nil {
-			m, _ := calcOutput(k)
-			r = margin(m)
-			r.calc, r.claims = k, []*claimView{c}
-		}
-		out = append(out, r)
-	} else if k := v.calcFor(debate.CalcGrossMargin, nil); k != nil {
-		m, _ := calcOutput(k)
-		r := margin(m)
-		r.calc = k
-		out = append(out, r)
-	}
+	recomputable(v.pick("GROSS_MARGIN"), func(c *claimView) float64 { return asPercent(c, 1) }, debate.CalcGrossMargin, margin)
 	if c := v.pick("NRR"); c != nil {
 		m := asPercent(c, 3)
 		out = append(out, risk{name: "nrr", value: m, threshold: nrrMin, flagged: m < nrrMin, severe: m < nrrSevere, claims: []*claimView{c}})
