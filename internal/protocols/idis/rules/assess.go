@@ -3,6 +3,7 @@ package rules
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -378,10 +379,7 @@ func (a *assessment) flaggedRisks() int {
 
 // sortedConcessions orders concessions by claim key.
 func sortedConcessions(m map[string]*concession) []*concession {
-	out := make([]*concession, 0, len(m))
-	for _, c := range m {
-		out = append(out, c)
-	}
+	out := slices.Collect(maps.Values(m))
 	slices.SortFunc(out, func(a, b *concession) int {
 		return cmp.Or(cmp.Compare(a.claim.claim.Key, b.claim.claim.Key), cmp.Compare(a.claim.id(), b.claim.id()))
 	})

@@ -154,10 +154,7 @@ func (d *draft) output(role string, round int, calls []debate.ToolCall) *debate.
 		d.requests[i].Query = d.scrub(d.requests[i].Query)
 	}
 	conf := round2(clamp(d.confidence, 0, 1))
-	unc := d.weakUncertainties()
-	if len(unc) > maxUncertain {
-		unc = unc[:maxUncertain]
-	}
+	unc := first(d.weakUncertainties(), maxUncertain)
 	if len(unc) == 0 {
 		unc = append(unc, debate.Uncertainty{
 			Uncertainty: sentence(fmt.Sprintf("The debate sees only the registry of deal %s: evidence not yet registered cannot be weighed", d.v.deal.Deal.ID)),
@@ -165,10 +162,7 @@ func (d *draft) output(role string, round int, calls []debate.ToolCall) *debate.
 			Mitigation:  "Request the data room index and register every figure the thesis relies on.",
 		})
 	}
-	tests := d.tests
-	if len(tests) > maxTests {
-		tests = tests[:maxTests]
-	}
+	tests := first(d.tests, maxTests)
 	if len(tests) == 0 && (conf > 0.5 || d.position != "") {
 		tests = append(tests, debate.FalsifiabilityTest{
 			TestDescription:  sentence(fmt.Sprintf("Re-grade deal %s once new evidence is registered", d.v.deal.Deal.ID)),

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -207,17 +208,10 @@ func (d *draft) riskShort(r risk) string {
 	return fig + " from " + joinList(src)
 }
 
-func riskLabel(name string) string {
-	switch name {
-	case "burn_multiple":
-		return "burn multiple"
-	case "gross_margin":
-		return "gross margin"
-	case "nrr":
-		return "net revenue retention"
-	}
-	return name
-}
+// riskLabels name the figures whose id does not read as text.
+var riskLabels = map[string]string{"burn_multiple": "burn multiple", "gross_margin": "gross margin", "nrr": "net revenue retention"}
+
+func riskLabel(name string) string { return cmp.Or(riskLabels[name], name) }
 
 // riskQuestion asks what would mitigate a flagged risk.
 func (d *draft) riskQuestion(r risk) {

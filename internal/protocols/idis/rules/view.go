@@ -98,12 +98,7 @@ func (c *claimView) defect(t debate.DefectType) (debate.Defect, bool) {
 
 // fatal reports an OPEN FATAL defect.
 func (c *claimView) fatal() bool {
-	for _, d := range c.grade.Defects {
-		if d.Open() && d.Severity == debate.SeverityFatal {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.grade.Defects, func(d debate.Defect) bool { return d.Open() && d.Severity == debate.SeverityFatal })
 }
 
 // redFlag reports a claim the grading marks RED_FLAG (contradicted or
@@ -547,12 +542,7 @@ func (v *view) upheldBefore(round int) []raised {
 
 // spoke reports whether role has an output for round in the transcript.
 func (v *view) spoke(role string, round int) bool {
-	for _, o := range v.in.Transcript {
-		if o.Role == role && o.RoundNumber == round {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(v.in.Transcript, func(o debate.AgentOutput) bool { return o.Role == role && o.RoundNumber == round })
 }
 
 // calls returns the tool calls role made (recorded in its outputs) to
