@@ -213,11 +213,7 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 	}
 	d.StopWhy = g.human(s.StopWhy)
 	d.StopContinue = stopContinue(d.StopReason, s, g)
-	total := s.Accepted + s.Rejected
-	d.Gate = GateSummary{Accepted: s.Accepted, Rejected: s.Rejected, PassRate: 1}
-	if total > 0 {
-		d.Gate.PassRate = float64(s.Accepted) / float64(total)
-	}
+	d.Gate = GateSummary{Accepted: s.Accepted, Rejected: s.Rejected, PassRate: s.passRate()}
 	chs := challengesOf(outs)
 	last, positioned := lastTurns(outs)
 

@@ -220,25 +220,19 @@ func (d *draft) riskText(r risk) string {
 	case len(r.claims) > 0:
 		src = d.fact(r.claims[0])
 	}
+	below, exceeds := "clears", "stays within"
+	if r.flagged {
+		below, exceeds = "is below", "exceeds"
+	}
 	switch r.name {
 	case "runway":
-		if r.flagged {
-			return fmt.Sprintf("%s is below the %d-month threshold%s", src, runwayMin, note)
-		}
-		return fmt.Sprintf("%s clears the %d-month threshold%s", src, runwayMin, note)
+		return fmt.Sprintf("%s %s the %d-month threshold%s", src, below, runwayMin, note)
 	case "burn_multiple":
 		burn, arr := r.claims[0], r.claims[1]
-		verb := "stays within"
-		if r.flagged {
-			verb = "exceeds"
-		}
 		return fmt.Sprintf("annualised burn from %s is %s× ARR from %s, which %s the %s× limit",
-			d.fact(burn), formatNumber(r.value), d.fact(arr), verb, formatNumber(burnMultipleMax))
+			d.fact(burn), formatNumber(r.value), d.fact(arr), exceeds, formatNumber(burnMultipleMax))
 	case "gross_margin":
-		if r.flagged {
-			return fmt.Sprintf("%s is below the %d%% software benchmark%s", src, marginMin, note)
-		}
-		return fmt.Sprintf("%s clears the %d%% software benchmark%s", src, marginMin, note)
+		return fmt.Sprintf("%s %s the %d%% software benchmark%s", src, below, marginMin, note)
 	case "nrr":
 		if r.flagged {
 			return fmt.Sprintf("%s is below %d%%: the installed base shrinks without new sales", src, nrrMin)

@@ -49,10 +49,8 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 				break
 			}
 			id := ""
-			for i, g := range fresh {
-				if g.claim == f.claim && g.typ == f.typ {
-					id = "challenge " + d.challenges[i].ChallengeID + ": "
-				}
+			if i := slices.IndexFunc(fresh, f.same); i >= 0 {
+				id = "challenge " + d.challenges[i].ChallengeID + ": "
 			}
 			d.say("%s%s is %s by a %s %s", id, d.fact(f.claim), mismatchVerb(f.typ), f.severity, f.typ)
 		}

@@ -24,6 +24,9 @@ type finding struct {
 	flaggable bool
 }
 
+// same reports whether g challenges f's claim with f's defect type.
+func (f finding) same(g finding) bool { return g.claim == f.claim && g.typ == f.typ }
+
 // defectFinding challenges an open defect the registry holds, citing its
 // evidence.
 func (v *view) defectFinding(c *claimView, d debate.Defect) finding {
@@ -195,7 +198,7 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 	var sum float64
 	var n int
 	for _, f := range fs {
-		if standing[pair{f.claim.id(), f.typ}] || slices.ContainsFunc(fresh, func(g finding) bool { return g.claim == f.claim && g.typ == f.typ }) {
+		if standing[pair{f.claim.id(), f.typ}] || slices.ContainsFunc(fresh, f.same) {
 			sum += f.strength
 			n++
 		}
