@@ -65,7 +65,7 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		default:
 			d.say("Round %d rebuttal for %s: the advocate keeps %s at %s, since no challenge this round moves the thesis", v.round, company, a.rec, f2(round2(a.confidence)))
 		}
-		st.Acknowledged, st.Contested = d.respond(v, answered)
+		st.Acknowledged, st.Contested = d.respond(answered)
 	} else {
 		d.say("Round %d opening for %s: the advocate recommends %s", v.round, company, a.rec)
 	}
@@ -200,7 +200,7 @@ func (v *view) answers() []answerNote {
 // the consequence for the thesis, rebuts with evidence the challenger did
 // not cite, narrows the claim to what its source can carry, or contests a
 // challenge the registry does not support.
-func (d *draft) respond(v *view, notes []answerNote) (ack, contested []string) {
+func (d *draft) respond(notes []answerNote) (ack, contested []string) {
 	if len(notes) == 0 {
 		d.say("No challenge was raised this round, so the thesis stands as opened")
 		return nil, nil
@@ -327,7 +327,7 @@ func (d *draft) conditions(a *assessment) {
 	}
 	var conds []string
 	extra := 0
-	add := func(c *claimView, text func() string) {
+	add := func(text func() string) {
 		if len(conds) < maxListed {
 			conds = append(conds, text())
 		} else {
@@ -335,18 +335,18 @@ func (d *draft) conditions(a *assessment) {
 		}
 	}
 	for _, c := range a.redFlags {
-		add(c, func() string { return "reconcile " + d.flagged(c, nil) })
+		add(func() string { return "reconcile " + d.flagged(c, nil) })
 	}
 	for _, c := range a.fatal {
-		add(c, func() string { return "reconstruct the chain of " + d.flagged(c, nil) })
+		add(func() string { return "reconstruct the chain of " + d.flagged(c, nil) })
 	}
 	for _, c := range a.blocked {
-		add(c, func() string {
+		add(func() string {
 			return "register evidence for " + d.brief(c) + ", which No-Free-Facts blocks and the thesis does not rely on"
 		})
 	}
 	for _, c := range a.unverified {
-		add(c, func() string { return "obtain data for " + d.flagged(c, nil) })
+		add(func() string { return "obtain data for " + d.flagged(c, nil) })
 	}
 	if extra > 0 {
 		conds = append(conds, fmt.Sprintf("the same for %d more material claims", extra))

@@ -44,12 +44,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	d := newDraft(v)
 	rs := v.rulings()
 	var pending []raised
-	seen := map[string]bool{}
-	for _, r := range v.challenges() {
-		if r.round > v.round || r.role == debate.RoleArbiter || seen[r.ch.ChallengeID] {
-			continue
-		}
-		seen[r.ch.ChallengeID] = true
+	for _, r := range v.distinctChallenges(func(r raised) bool { return r.round <= v.round && r.role != debate.RoleArbiter }) {
 		if _, ruled := rs[r.ch.ChallengeID]; !ruled {
 			pending = append(pending, r)
 		}
@@ -159,7 +154,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 			}
 		}
 		reason := clip(fmt.Sprintf("Material claims graded D: %s. A grade-D claim in a material position cannot support the investment decision (CRITICAL_DEFECT); a person must cure, waive or override.", strings.Join(keys, ", ")), 1000)
-		_, ok, err := tc.call(toolRequestHumanReview, humanReviewArgs{ClaimIDs: ids, Reason: reason, Priority: priority, RequiredRole: role})
+		ok, err := tc.call(toolRequestHumanReview, humanReviewArgs{ClaimIDs: ids, Reason: reason, Priority: priority, RequiredRole: role})
 		if err != nil {
 			return nil, err
 		}
@@ -277,7 +272,7 @@ func supportNote(d *draft, j judgement) string {
 // weakness (1 minus its grade score).
 func reasonStrength(v *view, c *claimView, con *concession) float64 {
 	if ds := c.openDefects(); len(ds) > 0 {
-		return v.defectStrength(c, ds[0])
+		return v.defectStrength(ds[0])
 	}
 	if con != nil && con.severity == debate.SeverityFatal {
 		return scoreA

@@ -153,7 +153,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 			}
 		}
 		if len(points) > 0 {
-			_, ok, err := tc.call(toolQueryEnrichment, enrichmentArgs{EntityType: "COMPANY", EntityName: company, DataPoints: points})
+			ok, err := tc.call(toolQueryEnrichment, enrichmentArgs{EntityType: "COMPANY", EntityName: company, DataPoints: points})
 			if err != nil {
 				return nil, err
 			}

@@ -31,7 +31,7 @@ func (f finding) same(g finding) bool { return g.claim == f.claim && g.typ == f.
 // evidence.
 func (v *view) defectFinding(c *claimView, d debate.Defect) finding {
 	return finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
-		refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)}
+		refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(d)}
 }
 
 // weakSourceFinding challenges a weakly graded claim with no defect to
@@ -221,7 +221,7 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 			continue
 		}
 		desc := clip(fmt.Sprintf("Claim %s (%s): %s", f.claim.key(), metricName(f.claim), f.detail), 1000)
-		_, ok, err := tc.call(toolFlagDefect, flagDefectArgs{ClaimID: f.claim.id(), DefectType: string(f.typ), Severity: string(f.severity),
+		ok, err := tc.call(toolFlagDefect, flagDefectArgs{ClaimID: f.claim.id(), DefectType: string(f.typ), Severity: string(f.severity),
 			Description: desc, EvidenceRefs: f.refs, CureProtocol: string(f.cure)})
 		if err != nil {
 			return nil, err

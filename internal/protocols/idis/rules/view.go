@@ -455,7 +455,7 @@ func (v *view) evidenceStrength(ids []string, fallback float64) float64 {
 // defectStrength is how strongly the registry shows a defect: structural
 // defects (a missing link, a FATAL chain defect) are shown by the registry
 // itself; the others are as strong as the best evidence that shows them.
-func (v *view) defectStrength(c *claimView, d debate.Defect) float64 {
+func (v *view) defectStrength(d debate.Defect) float64 {
 	if d.Type == debate.DefectMissingLink || d.Severity == debate.SeverityFatal {
 		return scoreA
 	}
@@ -527,13 +527,22 @@ func (v *view) rulings() map[string]debate.Ruling {
 func (v *view) upheldBefore(round int) []raised {
 	rs := v.rulings()
 	var out []raised
+	for _, r := range v.distinctChallenges(func(r raised) bool { return r.round < round }) {
+		if ru, ok := rs[r.ch.ChallengeID]; ok && ru.Upheld && !ru.Frivolous {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// distinctChallenges returns the transcript's challenges keep accepts, in
+// order, each id once (its first accepted occurrence).
+func (v *view) distinctChallenges(keep func(raised) bool) []raised {
+	var out []raised
 	seen := map[string]bool{}
 	for _, r := range v.challenges() {
-		if r.round >= round || seen[r.ch.ChallengeID] {
-			continue
-		}
-		seen[r.ch.ChallengeID] = true
-		if ru, ok := rs[r.ch.ChallengeID]; ok && ru.Upheld && !ru.Frivolous {
+		if keep(r) && !seen[r.ch.ChallengeID] {
+			seen[r.ch.ChallengeID] = true
 			out = append(out, r)
 		}
 	}
