@@ -523,10 +523,9 @@ func summary(d *Deliverables) string {
 		}
 		fmt.Fprintf(&b, " Critical claims: %s.", strings.Join(keys, ", "))
 	}
-	switch len(d.Dissent) {
-	case 0:
+	if len(d.Dissent) == 0 {
 		b.WriteString(" No evidence-backed dissent.")
-	default:
+	} else {
 		var who []string
 		for _, x := range d.Dissent {
 			who = append(who, x.Agent+" ("+x.Recommendation+")")

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -174,10 +175,7 @@ func (d *draft) output(role string, round int, calls []debate.ToolCall) *debate.
 	if strings.TrimSpace(counter) == "" {
 		counter = "The registry may be incomplete: figures not yet registered could reverse this reading of the deal."
 	}
-	justification := d.justification
-	if justification == "" {
-		justification = "Confidence " + f2(conf) + " follows from the grades of the claims relied on."
-	}
+	justification := cmp.Or(d.justification, "Confidence "+f2(conf)+" follows from the grades of the claims relied on.")
 	// No-Free-Facts by construction: an output that references nothing
 	// asserts nothing (a name or a figure would be a free fact).
 	sentences := d.sentences

@@ -11,17 +11,14 @@ import (
 	"github.com/debated/debated/internal/debate"
 )
 
-// metricNames are the human names of the metrics the grader reads.
+// metricNames are the human names of the grader's metrics that do not
+// read as their id in lower case (GROSS_MARGIN reads "gross margin").
 var metricNames = map[string]string{
-	"ARR":          "ARR",
-	"GROSS_MARGIN": "gross margin",
-	"BURN":         "burn",
-	"RUNWAY":       "runway",
-	"CAC":          "CAC",
-	"NRR":          "net revenue retention",
-	"TAM":          "TAM",
-	"COGS":         "COGS",
-	"CASH":         "cash",
+	"ARR":  "ARR",
+	"CAC":  "CAC",
+	"NRR":  "net revenue retention",
+	"TAM":  "TAM",
+	"COGS": "COGS",
 }
 
 // metricName names what a claim measures: the grader's metric, else the

@@ -249,14 +249,12 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 			if _, dup := grades[c.ClaimID]; !dup {
 				grades[c.ClaimID] = c
 			}
-		}
-		for _, d := range g.Defects {
-			v.known[d.ID] = true
-		}
-		for _, c := range g.Claims {
 			for _, d := range c.Defects {
 				v.known[d.ID] = true
 			}
+		}
+		for _, d := range g.Defects {
+			v.known[d.ID] = true
 		}
 		for _, c := range g.Calcs {
 			if _, dup := results[c.CalcID]; !dup {
