@@ -445,11 +445,7 @@ func strongestArgument(o debate.AgentOutput, role string, chs []ruled) argumentT
 	if best != nil {
 		return argumentText{Text: best.ch.Description, ClaimIDs: best.ch.ClaimRefs}
 	}
-	ids := o.ClaimRefs
-	if len(ids) > 3 {
-		ids = ids[:3]
-	}
-	return argumentText{Text: firstSentence(o.Content), ClaimIDs: ids}
+	return argumentText{Text: firstSentence(o.Content), ClaimIDs: o.ClaimRefs[:min(3, len(o.ClaimRefs))]}
 }
 
 func sevRank(s string) int {

@@ -289,28 +289,17 @@ func (v *view) assess(conceded map[string]*concession) assessment {
 	if len(a.relied) > maxCited {
 		a.relied = a.relied[:maxCited]
 	}
-	var sw, ss float64
-	for _, c := range a.relied {
-		sw += c.weight
-		ss += c.weight * effectiveScore(c, conceded[c.id()])
-	}
-	if sw > 0 {
-		a.strength = ss / sw
-	}
+	a.strength = weightedMean(a.relied, func(c *claimView) float64 { return effectiveScore(c, conceded[c.id()]) })
 	pool := v.material()
 	if len(pool) == 0 {
 		pool = v.claims
 	}
-	var tw, vw float64
-	for _, c := range pool {
-		tw += c.weight
+	a.verifiedShare = weightedMean(pool, func(c *claimView) float64 {
 		if c.verified() {
-			vw += c.weight
+			return 1
 		}
-	}
-	if tw > 0 {
-		a.verifiedShare = vw / tw
-	}
+		return 0
+	})
 	a.confidence = a.strength * (0.5 + 0.5*a.verifiedShare)
 
 	for _, c := range v.material() {
@@ -383,10 +372,16 @@ func sortedConcessions(m map[string]*concession) []*concession {
 // weightedScore is the materiality-weighted mean grade score of cs (0 for
 // none).
 func weightedScore(cs []*claimView) float64 {
+	return weightedMean(cs, func(c *claimView) float64 { return gradeScore(c.grade.Grade) })
+}
+
+// weightedMean is the materiality-weighted mean of score over cs (0 for
+// none).
+func weightedMean(cs []*claimView, score func(*claimView) float64) float64 {
 	var w, s float64
 	for _, c := range cs {
 		w += c.weight
-		s += c.weight * gradeScore(c.grade.Grade)
+		s += c.weight * score(c)
 	}
 	if w == 0 {
 		return 0

@@ -299,28 +299,12 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 		v.refs[c.ID] = true
 	}
 	slices.SortFunc(v.calcs, func(a, b *calcView) int { return cmp.Compare(a.id(), b.id()) })
-	for i := range b.Evidence {
-		e := &b.Evidence[i]
-		if _, dup := v.evidence[e.ID]; !dup && e.ID != "" {
-			v.evidence[e.ID] = e
-			v.refs[e.ID] = true
-			if old := v.bySpan[e.SourceSpanID]; old == nil || e.ID < old.ID {
-				v.bySpan[e.SourceSpanID] = e
-			}
-		}
-	}
-	for i := range b.Spans {
-		s := &b.Spans[i]
-		if _, dup := v.spans[s.ID]; !dup && s.ID != "" {
-			v.spans[s.ID] = s
-			v.refs[s.ID] = true
-		}
-	}
-	for i := range b.Documents {
-		d := &b.Documents[i]
-		if _, dup := v.docs[d.ID]; !dup && d.ID != "" {
-			v.docs[d.ID] = d
-			v.refs[d.ID] = true
+	indexFirst(v.evidence, v.refs, b.Evidence, func(e *debate.EvidenceItem) string { return e.ID })
+	indexFirst(v.spans, v.refs, b.Spans, func(s *debate.Span) string { return s.ID })
+	indexFirst(v.docs, v.refs, b.Documents, func(d *debate.Document) string { return d.ID })
+	for _, e := range v.evidence {
+		if old := v.bySpan[e.SourceSpanID]; old == nil || e.ID < old.ID {
+			v.bySpan[e.SourceSpanID] = e
 		}
 	}
 	for i := range b.Sanads {
@@ -330,6 +314,17 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 		}
 	}
 	return v
+}
+
+// indexFirst puts each of xs with an id into m, the first of an id
+// winning, and records the id as citable in refs.
+func indexFirst[T any](m map[string]*T, refs map[string]bool, xs []T, id func(*T) string) {
+	for i := range xs {
+		x := &xs[i]
+		if k := id(x); k != "" && m[k] == nil {
+			m[k], refs[k] = x, true
+		}
+	}
 }
 
 // material returns the material claims, in key order.
