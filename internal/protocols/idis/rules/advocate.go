@@ -74,26 +74,14 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	case len(a.relied) == 0:
 		d.say("The registry holds no usable claim for this deal, so no thesis can rest on it")
 	case rebuttal:
-		var usable []*claimView
-		for _, c := range a.relied {
-			if c.rank() < 3 && !c.redFlag() && !c.fatal() {
-				usable = append(usable, c)
-			}
-		}
-		if len(usable) > 0 {
+		if usable := filter(a.relied, (*claimView).sound); len(usable) > 0 {
 			d.say("The thesis still rests on %s", someKeys(d, usable))
 			usable = first(usable, 3)
 			arg = d.argue("After the challenges the thesis still rests on "+joinList(mapStrings(usable, d.fact)), usable)
 		}
 	default:
-		var facts []string
-		var usable []*claimView
-		for _, c := range a.relied {
-			if c.rank() < 3 && !c.redFlag() && !c.fatal() {
-				facts = append(facts, d.fact(c))
-				usable = append(usable, c)
-			}
-		}
+		usable := filter(a.relied, (*claimView).sound)
+		facts := mapStrings(usable, d.fact)
 		if len(facts) > 0 && a.rec == debate.RecommendPass {
 			d.say("What holds up is %s, but it does not carry the deal", joinList(facts))
 		} else if len(facts) > 0 {

@@ -134,12 +134,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	// Human review for material grade-D claims, once per claim.
 	tc := newCaller(ctx, v, 1)
 	done := v.reviewed()
-	var review []*claimView
-	for _, c := range v.material() {
-		if c.rank() == 3 && !done[c.id()] {
-			review = append(review, c)
-		}
-	}
+	review := filter(v.material(), func(c *claimView) bool { return c.rank() == 3 && !done[c.id()] })
 	if len(review) > 0 && tc.can(toolRequestHumanReview) {
 		ids, keys := []string{}, []string{}
 		priority, role := "HIGH", "ANALYST"
@@ -201,12 +196,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
 		st.Argument = d.passArgument("PASS: ", &a)
 	} else if len(a.relied) > 0 {
-		var usable []*claimView
-		for _, c := range a.relied {
-			if c.rank() < 3 && !c.redFlag() && !c.fatal() && len(usable) < 3 {
-				usable = append(usable, c)
-			}
-		}
+		usable := first(filter(a.relied, (*claimView).sound), 3)
 		facts := joinList(mapStrings(usable, d.fact))
 		text := fmt.Sprintf("%s at %s: the case rests on %s, with %s upheld against the deal", a.rec, f2(round2(d.confidence)), cmp.Or(facts, "no claim graded above D"), plural(len(upheld), "challenge"))
 		var open []string

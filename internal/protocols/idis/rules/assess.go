@@ -103,12 +103,7 @@ const (
 // that metric with a value that is not blocked, material first, heaviest,
 // then by key.
 func (v *view) pick(metric string) *claimView {
-	var cs []*claimView
-	for _, c := range v.claims {
-		if c.grade.Metric == metric && c.claim.Value != nil && !c.blocked() {
-			cs = append(cs, c)
-		}
-	}
+	cs := filter(v.claims, func(c *claimView) bool { return c.grade.Metric == metric && c.claim.Value != nil && !c.blocked() })
 	if len(cs) == 0 {
 		return nil
 	}
@@ -279,13 +274,7 @@ type assessment struct {
 // assess reads the deal with the given upheld challenges conceded.
 func (v *view) assess(conceded map[string]*concession) assessment {
 	a := assessment{conceded: conceded, risks: v.risks()}
-	var usable []*claimView
-	for _, c := range v.claims {
-		if !c.blocked() {
-			usable = append(usable, c)
-		}
-	}
-	a.relied = byMateriality(usable)
+	a.relied = byMateriality(filter(v.claims, func(c *claimView) bool { return !c.blocked() }))
 	if len(a.relied) > maxCited {
 		a.relied = a.relied[:maxCited]
 	}
@@ -294,12 +283,7 @@ func (v *view) assess(conceded map[string]*concession) assessment {
 	if len(pool) == 0 {
 		pool = v.claims
 	}
-	a.verifiedShare = weightedMean(pool, func(c *claimView) float64 {
-		if c.verified() {
-			return 1
-		}
-		return 0
-	})
+	a.verifiedShare = weightedShare(pool, (*claimView).verified)
 	a.confidence = a.strength * (0.5 + 0.5*a.verifiedShare)
 
 	for _, c := range v.material() {
@@ -373,6 +357,17 @@ func sortedConcessions(m map[string]*concession) []*concession {
 // none).
 func weightedScore(cs []*claimView) float64 {
 	return weightedMean(cs, func(c *claimView) float64 { return gradeScore(c.grade.Grade) })
+}
+
+// weightedShare is the materiality-weighted share of cs that in accepts
+// (0 for none).
+func weightedShare(cs []*claimView, in func(*claimView) bool) float64 {
+	return weightedMean(cs, func(c *claimView) float64 {
+		if in(c) {
+			return 1
+		}
+		return 0
+	})
 }
 
 // weightedMean is the materiality-weighted mean of score over cs (0 for

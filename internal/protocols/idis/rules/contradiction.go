@@ -107,30 +107,13 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 		d.justification = fmt.Sprintf("Confidence %s is the mean strength of the evidence showing %s (the best grade among the sources or calcs that disagree)",
 			f2(round2(d.confidence)), plural(len(fs), "mismatch"))
 	} else {
-		var tw, cw float64
-		var crossed []*claimView
-		for _, c := range mat {
-			tw += c.weight
-			if c.grade.IndependentCount >= 2 {
-				cw += c.weight
-				crossed = append(crossed, c)
-			}
-		}
-		share := 0.0
-		if tw > 0 {
-			share = cw / tw
-		}
+		crossChecked := func(c *claimView) bool { return c.grade.IndependentCount >= 2 }
+		share := weightedShare(mat, crossChecked)
 		d.confidence = 0.4 + 0.5*share
-		if len(crossed) > 0 {
+		if crossed := filter(mat, crossChecked); len(crossed) > 0 {
 			d.say("Cross-checked by two or more independent sources: %s", listSome(crossed, d.fact))
 		}
-		var single []*claimView
-		for _, c := range mat {
-			if c.grade.IndependentCount < 2 {
-				single = append(single, c)
-			}
-		}
-		if len(single) > 0 {
+		if single := filter(mat, func(c *claimView) bool { return !crossChecked(c) }); len(single) > 0 {
 			d.say("Single-source, so not cross-checked: %s", someKeys(d, single))
 		}
 		d.justification = fmt.Sprintf("No mismatch found: confidence %s = 0.40 + 0.50 × %s of the material weight cross-checked by two or more independent sources", f2(round2(d.confidence)), f2(share))

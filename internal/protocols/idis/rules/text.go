@@ -151,6 +151,17 @@ func mapStrings[T any](xs []T, f func(T) string) []string {
 	return out
 }
 
+// filter returns the xs keep accepts, in order (nil for none).
+func filter[T any](xs []T, keep func(T) bool) []T {
+	var out []T
+	for _, x := range xs {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // first returns the first n of xs, or all of them when there are fewer.
 func first[T any](xs []T, n int) []T { return xs[:min(n, len(xs))] }
 

@@ -70,6 +70,10 @@ func (c *claimView) material() bool { return c.claim.Material() }
 
 func (c *claimView) rank() int { return debate.GradeRank(c.grade.Grade) }
 
+// sound reports a claim a thesis can rest on: graded above D, with no red
+// flag and no FATAL defect.
+func (c *claimView) sound() bool { return c.rank() < 3 && !c.redFlag() && !c.fatal() }
+
 func (c *claimView) verified() bool { return c.grade.Verdict == debate.VerdictVerified }
 
 func (c *claimView) blocked() bool {
@@ -328,15 +332,7 @@ func indexFirst[T any](m map[string]*T, refs map[string]bool, xs []T, id func(*T
 }
 
 // material returns the material claims, in key order.
-func (v *view) material() []*claimView {
-	var out []*claimView
-	for _, c := range v.claims {
-		if c.material() {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+func (v *view) material() []*claimView { return filter(v.claims, (*claimView).material) }
 
 // byMateriality returns cs ordered by weight (heaviest first), then key.
 func byMateriality(cs []*claimView) []*claimView {
