@@ -230,7 +230,7 @@ func (d *draft) respond(notes []answerNote) (ack, contested []string) {
 func (d *draft) consequence(c *claimView) string {
 	name := metricName(c)
 	switch {
-	case c.material() && c.claim.Materiality == debate.MaterialityCritical && (c.rank() == 3 || c.fatal() || c.redFlag()):
+	case c.critical() && (c.rank() == 3 || c.fatal() || c.redFlag()):
 		return fmt.Sprintf("%s is CRITICAL, so without a reconciled %s the thesis cannot be recommended", d.ref(c), name)
 	case c.rank() == 3 || c.fatal() || c.redFlag():
 		return fmt.Sprintf("the thesis stops relying on %s and every figure computed from it until its sources are reconciled", name)

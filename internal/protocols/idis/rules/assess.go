@@ -335,13 +335,7 @@ func (a *assessment) hasMaterialConcession() bool {
 }
 
 func (a *assessment) flaggedRisks() int {
-	n := 0
-	for _, r := range a.risks {
-		if r.flagged {
-			n++
-		}
-	}
-	return n
+	return len(filter(a.risks, func(r risk) bool { return r.flagged }))
 }
 
 // sortedConcessions orders concessions by claim key.

@@ -68,16 +68,9 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		used = append(used, c)
 	}
 
-	var evidenceRisks []*claimView
-	critical := 0
-	for _, c := range v.claims {
-		if c.rank() == 3 || c.fatal() {
-			evidenceRisks = append(evidenceRisks, c)
-			if c.material() && c.claim.Materiality == debate.MaterialityCritical {
-				critical++
-			}
-		}
-	}
+	evidenceRisks := filter(v.claims, func(c *claimView) bool { return c.rank() == 3 || c.fatal() })
+	criticals := filter(evidenceRisks, (*claimView).critical)
+	critical := len(criticals)
 	if len(evidenceRisks) > 0 {
 		named := listSome(evidenceRisks, func(c *claimView) string { return d.flagged(c, nil) })
 		d.say("Evidence risk: %s cannot carry a decision as graded", named)
@@ -124,12 +117,8 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	if severe == 0 && critical > 0 {
 		// The PASS rests on the evidence, not on a figure: that is the
 		// argument.
-		for _, c := range evidenceRisks {
-			if c.material() && c.claim.Materiality == debate.MaterialityCritical {
-				arg = d.argue(fmt.Sprintf("%s is CRITICAL and cannot carry a decision as graded", d.flagged(c, nil)), []*claimView{c})
-				break
-			}
-		}
+		c := criticals[0]
+		arg = d.argue(fmt.Sprintf("%s is CRITICAL and cannot carry a decision as graded", d.flagged(c, nil)), []*claimView{c})
 	}
 
 	// Confidence: the figures are as reliable as the claims they come from.

@@ -142,17 +142,10 @@ func (d *draft) raiseNew(v *view, fs []finding) []finding {
 // stand: upheld, or not yet ruled on.
 func (v *view) ownEarlier() []raised {
 	rs := v.rulings()
-	var out []raised
-	for _, r := range v.challenges() {
-		if r.role != v.role || r.round >= v.round {
-			continue
-		}
-		if ru, ok := rs[r.ch.ChallengeID]; ok && !ru.Upheld {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
+	return filter(v.challenges(), func(r raised) bool {
+		ru, ruled := rs[r.ch.ChallengeID]
+		return r.role == v.role && r.round < v.round && (!ruled || ru.Upheld)
+	})
 }
 
 // sanadBreakerTurn challenges weak chains: chain defects, unknown sources
@@ -176,13 +169,8 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 	}
 	d.followUps(v)
 	mat := v.material()
-	weak := 0
-	for _, c := range mat {
-		if c.rank() >= 2 {
-			weak++
-		}
-	}
 	if len(mat) > 0 {
+		weak := len(filter(mat, func(c *claimView) bool { return c.rank() >= 2 }))
 		d.say("%d of %d material claims (%s) rest on grade C or D evidence", weak, len(mat), someKeys(d, mat))
 	}
 

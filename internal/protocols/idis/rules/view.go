@@ -70,6 +70,11 @@ func (c *claimView) material() bool { return c.claim.Material() }
 
 func (c *claimView) rank() int { return debate.GradeRank(c.grade.Grade) }
 
+// critical reports a material claim of CRITICAL materiality.
+func (c *claimView) critical() bool {
+	return c.material() && c.claim.Materiality == debate.MaterialityCritical
+}
+
 // sound reports a claim a thesis can rest on: graded above D, with no red
 // flag and no FATAL defect.
 func (c *claimView) sound() bool { return c.rank() < 3 && !c.redFlag() && !c.fatal() }
