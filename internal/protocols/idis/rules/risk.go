@@ -145,11 +145,7 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 
 	tc := newCaller(ctx, v, 1)
-	var calcIDs []string
-	for _, k := range usedCalcs {
-		calcIDs = append(calcIDs, k.id())
-	}
-	if err := tc.lookupCalcs(v.notLookedUp(calcIDs, toolLookupCalc, "calc_id")); err != nil {
+	if err := tc.lookupCalcs(v.notLookedUp(mapStrings(usedCalcs, (*calcView).id), toolLookupCalc, "calc_id")); err != nil {
 		return nil, err
 	}
 
@@ -174,10 +170,7 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 // riskShort states a figure against its limit: "runway 28 months (limit
 // 18)", naming the claims or calc it comes from.
 func (d *draft) riskShort(r risk) string {
-	var src []string
-	for _, c := range r.claims {
-		src = append(src, d.ref(c))
-	}
+	src := mapStrings(r.claims, d.ref)
 	if r.calc != nil {
 		src = append(src, d.refCalc(r.calc))
 	}
