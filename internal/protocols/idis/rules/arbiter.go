@@ -86,11 +86,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 	d.conditions(&a)
 	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
-		var sum float64
-		for _, c := range a.passReasons {
-			sum += reasonStrength(v, c, a.conceded[c.id()])
-		}
-		d.confidence = sum / float64(len(a.passReasons))
+		d.confidence = mean(a.passReasons, func(c *claimView) float64 { return reasonStrength(v, c, a.conceded[c.id()]) })
 		d.justification = fmt.Sprintf("Confidence %s in PASS is the mean strength of the evidence showing the defects of %s",
 			f2(round2(d.confidence)), someKeys(d, a.passReasons))
 	} else {

@@ -364,6 +364,15 @@ func weightedShare(cs []*claimView, in func(*claimView) bool) float64 {
 	})
 }
 
+// mean is the mean of score over xs; xs must not be empty.
+func mean[T any](xs []T, score func(T) float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += score(x)
+	}
+	return sum / float64(len(xs))
+}
+
 // weightedMean is the materiality-weighted mean of score over cs (0 for
 // none).
 func weightedMean(cs []*claimView, score func(*claimView) float64) float64 {

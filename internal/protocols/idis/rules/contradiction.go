@@ -99,11 +99,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 	}
 
 	if len(fs) > 0 {
-		var sum float64
-		for _, f := range fs {
-			sum += f.strength
-		}
-		d.confidence = sum / float64(len(fs))
+		d.confidence = mean(fs, finding.shown)
 		d.justification = fmt.Sprintf("Confidence %s is the mean strength of the evidence showing %s (the best grade among the sources or calcs that disagree)",
 			f2(round2(d.confidence)), plural(len(fs), "mismatch"))
 	} else {

@@ -24,6 +24,9 @@ type finding struct {
 	flaggable bool
 }
 
+// shown is how strongly the registry shows the finding.
+func (f finding) shown() float64 { return f.strength }
+
 // same reports whether g challenges f's claim with f's defect type.
 func (f finding) same(g finding) bool { return g.claim == f.claim && g.typ == f.typ }
 
@@ -183,16 +186,9 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 			standing[pair{id, debate.DefectType(r.ch.DefectType)}] = true
 		}
 	}
-	var sum float64
-	var n int
-	for _, f := range fs {
-		if standing[pair{f.claim.id(), f.typ}] || slices.ContainsFunc(fresh, f.same) {
-			sum += f.strength
-			n++
-		}
-	}
-	if n > 0 {
-		d.confidence = sum / float64(n)
+	stood := filter(fs, func(f finding) bool { return standing[pair{f.claim.id(), f.typ}] || slices.ContainsFunc(fresh, f.same) })
+	if n := len(stood); n > 0 {
+		d.confidence = mean(stood, finding.shown)
 		d.justification = fmt.Sprintf("Confidence %s is the mean strength of %s: structural defects 0.90, others the best grade of the evidence showing them, weak-source challenges 1 minus the claim's grade score",
 			f2(round2(d.confidence)), plural(n, "standing challenge"))
 	} else {
