@@ -531,26 +531,6 @@ func summary(d *Deliverables) string {
 	return b.String()
 }
 
-// frivolousBy counts, per agent, the challenges the arbiter ruled
-// frivolous.
-func frivolousBy(outs []debate.AgentOutput) map[string]int {
-	author := map[string]string{}
-	for _, o := range outs {
-		for _, c := range o.Challenges {
-			author[c.ChallengeID] = o.Role
-		}
-	}
-	out := map[string]int{}
-	for _, o := range outs {
-		for _, r := range o.Rulings {
-			if r.Frivolous {
-				out[author[r.ChallengeID]]++
-			}
-		}
-	}
-	return out
-}
-
 // utilities scores each agent: 1 − Brier score of its stated confidences
 // against the arbiter's rulings, minus 0.10 per frivolous challenge, 0.20
 // per output the gate rejected and 0.05 per call over quota, within [−1, 1].
@@ -574,9 +554,13 @@ func utilities(s *state, outs []debate.AgentOutput) map[string]float64 {
 		}
 	}
 	upheldShare := map[int][2]int{} // round → upheld, total
+	frivolous := map[string]int{}   // role → challenges ruled frivolous
 	for _, o := range outs {
 		for _, r := range o.Rulings {
 			m, ok := made[r.ChallengeID]
+			if r.Frivolous {
+				frivolous[m.role]++
+			}
 			if !ok {
 				continue
 			}
@@ -601,7 +585,6 @@ func utilities(s *state, outs []debate.AgentOutput) map[string]float64 {
 			fc[o.Role] = append(fc[o.Role], forecast{o.Position.Confidence, 1 - float64(c[0])/float64(c[1])})
 		}
 	}
-	frivolous := frivolousBy(outs)
 	out := map[string]float64{}
 	for _, role := range debate.IDISRoles {
 		u := 1.0
