@@ -43,12 +43,10 @@ type dissent struct {
 func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	d := newDraft(v)
 	rs := v.rulings()
-	var pending []raised
-	for _, r := range v.distinctChallenges(func(r raised) bool { return r.round <= v.round && r.role != debate.RoleArbiter }) {
-		if _, ruled := rs[r.ch.ChallengeID]; !ruled {
-			pending = append(pending, r)
-		}
-	}
+	pending := filter(v.distinctChallenges(func(r raised) bool { return r.round <= v.round && r.role != debate.RoleArbiter }), func(r raised) bool {
+		_, ruled := rs[r.ch.ChallengeID]
+		return !ruled
+	})
 	st := arbiterState{Dissent: []dissent{}}
 	upheldNow := []raised{}
 	if len(pending) == 0 {

@@ -520,13 +520,10 @@ func (v *view) rulings() map[string]debate.Ruling {
 // round (exclusive), in transcript order.
 func (v *view) upheldBefore(round int) []raised {
 	rs := v.rulings()
-	var out []raised
-	for _, r := range v.distinctChallenges(func(r raised) bool { return r.round < round }) {
-		if ru, ok := rs[r.ch.ChallengeID]; ok && ru.Upheld && !ru.Frivolous {
-			out = append(out, r)
-		}
-	}
-	return out
+	return filter(v.distinctChallenges(func(r raised) bool { return r.round < round }), func(r raised) bool {
+		ru, ok := rs[r.ch.ChallengeID]
+		return ok && ru.Upheld && !ru.Frivolous
+	})
 }
 
 // distinctChallenges returns the transcript's challenges keep accepts, in
