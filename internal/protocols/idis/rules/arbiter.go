@@ -130,11 +130,9 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	done := v.reviewed()
 	review := filter(v.material(), func(c *claimView) bool { return c.rank() == 3 && !done[c.id()] })
 	if len(review) > 0 && tc.can(toolRequestHumanReview) {
-		ids, keys := []string{}, []string{}
+		ids, keys := mapStrings(review, (*claimView).id), mapStrings(review, (*claimView).key)
 		priority, role := "HIGH", "ANALYST"
 		for _, c := range review {
-			ids = append(ids, c.id())
-			keys = append(keys, c.key())
 			if c.fatal() {
 				priority = "CRITICAL"
 			}

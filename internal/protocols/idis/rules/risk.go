@@ -217,13 +217,9 @@ func (d *draft) riskQuestion(r risk) {
 
 // riskTest says what would show a risk figure wrong.
 func (d *draft) riskTest(r risk) {
-	var c *claimView
-	if len(r.claims) > 0 {
-		c = r.claims[0]
-	}
 	evidence := "bank statements and the board-approved budget"
-	if c != nil {
-		evidence = requiredEvidence(c)
+	if len(r.claims) > 0 {
+		evidence = requiredEvidence(r.claims[0])
 	}
 	switch r.name {
 	case "runway":
