@@ -2,7 +2,6 @@ package idis
 
 import (
 	"math"
-	"slices"
 
 	"github.com/debated/debated/internal/tools"
 )
@@ -60,13 +59,11 @@ func (s *state) apply(res turnResult, round int) {
 	s.Positions[res.Role] = hist
 	for _, r := range out.EvidenceRequests {
 		s.EvidenceAsked = true
-		if r.Query != "" && !slices.Contains(s.PendingQueries, r.Query) {
-			s.PendingQueries = append(s.PendingQueries, r.Query)
+		if r.Query != "" {
+			s.PendingQueries = appendNew(s.PendingQueries, r.Query)
 		}
 	}
 	for _, q := range out.OpenQuestions {
-		if !slices.Contains(s.OpenQuestions, q) {
-			s.OpenQuestions = append(s.OpenQuestions, q)
-		}
+		s.OpenQuestions = appendNew(s.OpenQuestions, q)
 	}
 }

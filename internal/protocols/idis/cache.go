@@ -19,9 +19,31 @@ const cacheLimit = 1024
 // was made with) and its defect records (see defectsTTL). Transcripts have
 // their own cache (Transcripts).
 type caches struct {
-	mu      sync.Mutex
-	deals   map[string]*dealView
-	defects map[string]defectsEntry
+	deals   boundedMap[*dealView]
+	defects boundedMap[defectsEntry]
+}
+
+// boundedMap is a map emptied once it holds cacheLimit entries, safe for
+// concurrent use.
+type boundedMap[V any] struct {
+	mu sync.Mutex
+	m  map[string]V
+}
+
+func (b *boundedMap[V]) get(key string) (V, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.m[key]
+	return v, ok
+}
+
+func (b *boundedMap[V]) put(key string, v V) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil || len(b.m) >= cacheLimit {
+		b.m = map[string]V{}
+	}
+	b.m[key] = v
 }
 
 // defectsEntry is a deal's defect records as read at a time: turns within
@@ -35,42 +57,17 @@ type defectsEntry struct {
 // flagged in the registry while it runs.
 const defectsTTL = 250 * time.Millisecond
 
+// defectsOf returns the defect records read within defectsTTL of now.
 func (c *caches) defectsOf(key string, now time.Time) ([]debate.Defect, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.defects[key]
+	e, ok := c.defects.get(key)
 	if !ok || now.Sub(e.at) > defectsTTL {
 		return nil, false
 	}
 	return e.records, true
 }
 
-func (c *caches) putDefects(key string, records []debate.Defect, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.defects == nil || len(c.defects) >= cacheLimit {
-		c.defects = map[string]defectsEntry{}
-	}
-	c.defects[key] = defectsEntry{at: now, records: records}
-}
-
 func dealKey(tenant, dealID string, records []debate.Defect) string {
 	h := sha256.New()
 	_ = json.NewEncoder(h).Encode(records) // a []Defect always encodes
 	return tenant + "\x00" + dealID + "\x00" + hex.EncodeToString(h.Sum(nil))
-}
-
-func (c *caches) deal(key string) *dealView {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.deals[key]
-}
-
-func (c *caches) putDeal(key string, v *dealView) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.deals == nil || len(c.deals) >= cacheLimit {
-		c.deals = map[string]*dealView{}
-	}
-	c.deals[key] = v
 }

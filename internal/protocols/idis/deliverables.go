@@ -195,9 +195,8 @@ func dissentBacking(role string, chs []ruled, last debate.AgentOutput, g *regist
 		return challenges, nil
 	}
 	for _, id := range last.ClaimRefs {
-		c, cg := g.claims[id], g.grades[id]
-		if c != nil && c.Material() && cg.Verdict == debate.VerdictVerified && !slices.Contains(claims, id) {
-			claims = append(claims, id)
+		if c := g.claims[id]; c != nil && c.Material() && g.grades[id].Verdict == debate.VerdictVerified {
+			claims = appendNew(claims, id)
 		}
 	}
 	return nil, claims
@@ -208,17 +207,13 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 	d := &Deliverables{
 		DebateID: debateID, DealID: v.bundle.Deal.ID, Company: v.bundle.Deal.CompanyName,
 		StopReason: cmp.Or(s.StopReason, "MAX_ROUNDS"), Rounds: s.Round,
-		Utility: utilities(s, outs, v),
+		Utility: utilities(s, outs),
 		Roles:   []RoleStance{}, Dissent: []Dissent{}, CriticalClaims: []ClaimRow{}, ClaimTable: []ClaimRow{}, Actions: []Action{},
 		WouldChange: []string{}, Glossary: []Term{},
 	}
 	d.StopWhy = g.human(s.StopWhy)
 	d.StopContinue = stopContinue(d.StopReason, s, g)
-	total := s.Accepted + s.Rejected
-	d.Gate = GateSummary{Accepted: s.Accepted, Rejected: s.Rejected, PassRate: 1}
-	if total > 0 {
-		d.Gate.PassRate = float64(s.Accepted) / float64(total)
-	}
+	d.Gate = GateSummary{Accepted: s.Accepted, Rejected: s.Rejected, PassRate: s.passRate()}
 	chs := challengesOf(outs)
 	last, positioned := lastTurns(outs)
 
@@ -227,12 +222,8 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 	debated := map[string][]string{}
 	debatedTypes := map[string][]string{}
 	addDebated := func(claimID, typ, text string) {
-		if !slices.Contains(debated[claimID], text) {
-			debated[claimID] = append(debated[claimID], text)
-		}
-		if !slices.Contains(debatedTypes[claimID], typ) {
-			debatedTypes[claimID] = append(debatedTypes[claimID], typ)
-		}
+		debated[claimID] = appendNew(debated[claimID], text)
+		debatedTypes[claimID] = appendNew(debatedTypes[claimID], typ)
 	}
 	for _, r := range chs {
 		if !r.upheld() {
@@ -258,9 +249,7 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 			for _, id := range append([]string{sn.PrimaryEvidenceID}, sn.CorroboratingEvidenceIDs...) {
 				if id != "" && !slices.Contains(r.EvidenceIDs, id) {
 					r.EvidenceIDs = append(r.EvidenceIDs, id)
-					if name := g.evidenceName(id); !slices.Contains(r.Evidence, name) {
-						r.Evidence = append(r.Evidence, name)
-					}
+					r.Evidence = appendNew(r.Evidence, g.evidenceName(id))
 				}
 			}
 		}
@@ -269,15 +258,11 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 				continue
 			}
 			r.Defects = append(r.Defects, string(df.Type)+" ("+string(df.Severity)+")")
-			if !slices.Contains(r.DefectTypes, string(df.Type)) {
-				r.DefectTypes = append(r.DefectTypes, string(df.Type))
-			}
+			r.DefectTypes = appendNew(r.DefectTypes, string(df.Type))
 		}
 		r.Debated = append(r.Debated, debated[cg.ClaimID]...)
 		for _, t := range debatedTypes[cg.ClaimID] {
-			if !slices.Contains(r.DefectTypes, t) {
-				r.DefectTypes = append(r.DefectTypes, t)
-			}
+			r.DefectTypes = appendNew(r.DefectTypes, t)
 		}
 		return r
 	}
@@ -460,11 +445,7 @@ func strongestArgument(o debate.AgentOutput, role string, chs []ruled) argumentT
 	if best != nil {
 		return argumentText{Text: best.ch.Description, ClaimIDs: best.ch.ClaimRefs}
 	}
-	ids := o.ClaimRefs
-	if len(ids) > 3 {
-		ids = ids[:3]
-	}
-	return argumentText{Text: firstSentence(o.Content), ClaimIDs: ids}
+	return argumentText{Text: firstSentence(o.Content), ClaimIDs: o.ClaimRefs[:min(3, len(o.ClaimRefs))]}
 }
 
 func sevRank(s string) int {
@@ -509,6 +490,14 @@ func withoutEvidenceList(s string) string {
 	return s
 }
 
+// appendNew appends x to xs unless xs holds it already.
+func appendNew[T comparable](xs []T, x T) []T {
+	if slices.Contains(xs, x) {
+		return xs
+	}
+	return append(xs, x)
+}
+
 func lowerFirst(s string) string {
 	if s == "" {
 		return s
@@ -530,10 +519,9 @@ func summary(d *Deliverables) string {
 		}
 		fmt.Fprintf(&b, " Critical claims: %s.", strings.Join(keys, ", "))
 	}
-	switch len(d.Dissent) {
-	case 0:
+	if len(d.Dissent) == 0 {
 		b.WriteString(" No evidence-backed dissent.")
-	default:
+	} else {
 		var who []string
 		for _, x := range d.Dissent {
 			who = append(who, x.Agent+" ("+x.Recommendation+")")
@@ -541,26 +529,6 @@ func summary(d *Deliverables) string {
 		fmt.Fprintf(&b, " Evidence-backed dissent preserved: %s.", strings.Join(who, ", "))
 	}
 	return b.String()
-}
-
-// frivolousBy counts, per agent, the challenges the arbiter ruled
-// frivolous.
-func frivolousBy(outs []debate.AgentOutput) map[string]int {
-	author := map[string]string{}
-	for _, o := range outs {
-		for _, c := range o.Challenges {
-			author[c.ChallengeID] = o.Role
-		}
-	}
-	out := map[string]int{}
-	for _, o := range outs {
-		for _, r := range o.Rulings {
-			if r.Frivolous {
-				out[author[r.ChallengeID]]++
-			}
-		}
-	}
-	return out
 }
 
 // utilities scores each agent: 1 − Brier score of its stated confidences
@@ -571,27 +539,28 @@ func frivolousBy(outs []debate.AgentOutput) map[string]int {
 // advocate forecasts each round with its position's confidence (outcome:
 // the share of that round's challenges dismissed). An agent with no ruled
 // forecast has no Brier term.
-func utilities(s *state, outs []debate.AgentOutput, v *dealView) map[string]float64 {
+func utilities(s *state, outs []debate.AgentOutput) map[string]float64 {
 	type forecast struct{ p, o float64 }
-	fc := map[string][]forecast{}
-	made := map[string]struct {
+	type challenger struct {
 		role string
 		conf float64
 		rnd  int
-	}{}
+	}
+	fc := map[string][]forecast{}
+	made := map[string]challenger{}
 	for _, o := range outs {
 		for _, c := range o.Challenges {
-			made[c.ChallengeID] = struct {
-				role string
-				conf float64
-				rnd  int
-			}{o.Role, o.Muhasabah.Confidence, o.RoundNumber}
+			made[c.ChallengeID] = challenger{o.Role, o.Muhasabah.Confidence, o.RoundNumber}
 		}
 	}
 	upheldShare := map[int][2]int{} // round → upheld, total
+	frivolous := map[string]int{}   // role → challenges ruled frivolous
 	for _, o := range outs {
 		for _, r := range o.Rulings {
 			m, ok := made[r.ChallengeID]
+			if r.Frivolous {
+				frivolous[m.role]++
+			}
 			if !ok {
 				continue
 			}
@@ -616,7 +585,6 @@ func utilities(s *state, outs []debate.AgentOutput, v *dealView) map[string]floa
 			fc[o.Role] = append(fc[o.Role], forecast{o.Position.Confidence, 1 - float64(c[0])/float64(c[1])})
 		}
 	}
-	frivolous := frivolousBy(outs)
 	out := map[string]float64{}
 	for _, role := range debate.IDISRoles {
 		u := 1.0
@@ -631,7 +599,6 @@ func utilities(s *state, outs []debate.AgentOutput, v *dealView) map[string]floa
 		u -= 0.10*float64(frivolous[role]) + 0.20*float64(pen.GateRejections) + 0.05*float64(pen.QuotaBreaches)
 		out[role] = math.Round(math.Max(-1, math.Min(1, u))*1000) / 1000
 	}
-	_ = v
 	return out
 }
 

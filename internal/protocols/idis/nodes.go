@@ -145,13 +145,8 @@ func (p *proto) validateAll(ctx context.Context, t *turn) (*orchestrator.NodeOut
 			failed = append(failed, failure{AgentID: outs[i].AgentID, Round: outs[i].RoundNumber, Violations: r.Violations})
 		}
 	}
-	total := s.Accepted + s.Rejected
-	rate := 1.0
-	if total > 0 {
-		rate = float64(s.Accepted) / float64(total)
-	}
 	return &orchestrator.NodeOutput{Events: []orchestrator.Emit{{Type: EventValidation, Payload: map[string]any{
-		"outputs_checked": len(outs), "failed_on_recheck": failed, "accepted": s.Accepted, "rejected": s.Rejected, "pass_rate": rate,
+		"outputs_checked": len(outs), "failed_on_recheck": failed, "accepted": s.Accepted, "rejected": s.Rejected, "pass_rate": s.passRate(),
 	}}}}, nil
 }
 
@@ -164,13 +159,9 @@ func (p *proto) finalize(ctx context.Context, t *turn) (*orchestrator.NodeOutput
 		return nil, err
 	}
 	d := buildDeliverables(t.DebateID, s, v, outs)
-	reason := s.StopReason
-	if reason == "" {
-		reason = "MAX_ROUNDS"
-	}
 	return &orchestrator.NodeOutput{
 		Events: []orchestrator.Emit{{Type: EventDeliverables, Payload: d}},
-		Stop:   &orchestrator.Stop{Reason: reason},
+		Stop:   &orchestrator.Stop{Reason: cmp.Or(s.StopReason, "MAX_ROUNDS")},
 	}, nil
 }
 

@@ -202,10 +202,10 @@ func (p *proto) view(ctx context.Context, dealID string, s *state) (*dealView, e
 		if records, err = p.cfg.Registry.DefectList(ctx, dealID); err != nil {
 			return nil, fmt.Errorf("idis: load defects: %w", err)
 		}
-		p.cache.putDefects(tenant+"\x00"+dealID, records, now)
+		p.cache.defects.put(tenant+"\x00"+dealID, defectsEntry{at: now, records: records})
 	}
 	key := dealKey(tenant, dealID, records)
-	base := p.cache.deal(key)
+	base, _ := p.cache.deals.get(key)
 	if base == nil {
 		b, err := p.cfg.Registry.DealBundleGet(ctx, dealID)
 		if err != nil {
@@ -218,7 +218,7 @@ func (p *proto) view(ctx context.Context, dealID string, s *state) (*dealView, e
 				return nil, fmt.Errorf("idis: load enrichment: %w", err)
 			}
 		}
-		p.cache.putDeal(key, base)
+		p.cache.deals.put(key, base)
 	}
 	// The deal is indexed once (base); the facts add this debate's flags.
 	return &dealView{bundle: base.bundle, grading: base.grading, facts: base.facts.WithDefects(s.Flagged), deal: base.deal}, nil

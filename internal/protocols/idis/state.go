@@ -89,6 +89,14 @@ func newState() *state {
 		Usage: tools.Usage{}, Utility: map[string]*utility{}}
 }
 
+// passRate is the share of outputs the gate accepted (1 with none).
+func (s *state) passRate() float64 {
+	if total := s.Accepted + s.Rejected; total > 0 {
+		return float64(s.Accepted) / float64(total)
+	}
+	return 1
+}
+
 func (s *state) util(agent string) *utility {
 	u := s.Utility[agent]
 	if u == nil {

@@ -173,7 +173,7 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 // transcript summarises the turns within budget bytes, keeping the newest.
 func transcript(turns []debate.AgentOutput, budget int) ([]json.RawMessage, int) {
 	var rev []json.RawMessage
-	used := 0
+	used, omitted := 0, 0
 	for i := len(turns) - 1; i >= 0; i-- {
 		o := turns[i]
 		t := dataTurn{Role: o.Role, Round: o.RoundNumber, Content: llm.Clip(o.Content, maxTurnContent), ClaimRefs: o.ClaimRefs,
@@ -181,14 +181,14 @@ func transcript(turns []debate.AgentOutput, budget int) ([]json.RawMessage, int)
 			Rulings: o.Rulings, OpenQuestions: o.OpenQuestions}
 		b, err := json.Marshal(t)
 		if err != nil || used+len(b) > budget {
-			slices.Reverse(rev)
-			return append([]json.RawMessage{}, rev...), i + 1
+			omitted = i + 1
+			break
 		}
 		used += len(b)
 		rev = append(rev, b)
 	}
 	slices.Reverse(rev)
-	return append([]json.RawMessage{}, rev...), 0
+	return append([]json.RawMessage{}, rev...), omitted
 }
 
 // dataMessage is the user message of a turn: the task, then the DATA block.

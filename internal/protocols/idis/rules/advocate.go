@@ -34,7 +34,7 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	opening := v.assess(v.concessions(upheld))
 	a := opening
 	d := newDraft(v)
-	company := cmpOr(v.deal.Deal.CompanyName, "the company")
+	company := cmp.Or(v.deal.Deal.CompanyName, "the company")
 	var answered []answerNote
 	if rebuttal {
 		// The challenges of this round the advocate concedes or narrows
@@ -65,7 +65,7 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		default:
 			d.say("Round %d rebuttal for %s: the advocate keeps %s at %s, since no challenge this round moves the thesis", v.round, company, a.rec, f2(round2(a.confidence)))
 		}
-		st.Acknowledged, st.Contested = d.respond(v, answered)
+		st.Acknowledged, st.Contested = d.respond(answered)
 	} else {
 		d.say("Round %d opening for %s: the advocate recommends %s", v.round, company, a.rec)
 	}
@@ -74,30 +74,14 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	case len(a.relied) == 0:
 		d.say("The registry holds no usable claim for this deal, so no thesis can rest on it")
 	case rebuttal:
-		var usable []*claimView
-		for _, c := range a.relied {
-			if c.rank() < 3 && !c.redFlag() && !c.fatal() {
-				usable = append(usable, c)
-			}
-		}
-		if len(usable) > 0 {
+		if usable := filter(a.relied, (*claimView).sound); len(usable) > 0 {
 			d.say("The thesis still rests on %s", someKeys(d, usable))
-			n := min(3, len(usable))
-			var facts []string
-			for _, c := range usable[:n] {
-				facts = append(facts, d.fact(c))
-			}
-			arg = d.argue("After the challenges the thesis still rests on "+joinList(facts), usable[:n])
+			usable = first(usable, 3)
+			arg = d.argue("After the challenges the thesis still rests on "+joinList(mapStrings(usable, d.fact)), usable)
 		}
 	default:
-		var facts []string
-		var usable []*claimView
-		for _, c := range a.relied {
-			if c.rank() < 3 && !c.redFlag() && !c.fatal() {
-				facts = append(facts, d.fact(c))
-				usable = append(usable, c)
-			}
-		}
+		usable := filter(a.relied, (*claimView).sound)
+		facts := mapStrings(usable, d.fact)
 		if len(facts) > 0 && a.rec == debate.RecommendPass {
 			d.say("What holds up is %s, but it does not carry the deal", joinList(facts))
 		} else if len(facts) > 0 {
@@ -112,14 +96,7 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 	d.conditions(&a)
 	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
-		var why []string
-		for i, c := range a.passReasons {
-			if i == 3 {
-				break
-			}
-			why = append(why, d.flagged(c, a.conceded[c.id()]))
-		}
-		arg = d.argue("The thesis does not survive "+joinList(why), a.passReasons[:min(3, len(a.passReasons))])
+		arg = d.passArgument("", &a)
 	}
 
 	cons := sortedConcessions(a.conceded)
@@ -159,7 +136,7 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 	d.advocateMuhasabah(&a)
 	if arg.Text == "" && len(a.relied) > 0 {
-		arg = d.argue(fmt.Sprintf("%s rests on %s", a.rec, someKeys(d, a.relied[:min(3, len(a.relied))])), a.relied[:min(3, len(a.relied))])
+		arg = d.argue(fmt.Sprintf("%s rests on %s", a.rec, someKeys(d, first(a.relied, 3))), first(a.relied, 3))
 	}
 	st.Argument = arg
 	d.structured = st
@@ -189,13 +166,7 @@ func (v *view) notLookedUp(ids []string, tool, field string) []string {
 			}
 		}
 	}
-	var out []string
-	for _, id := range ids {
-		if !done[id] {
-			out = append(out, id)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return done[id] })
 }
 
 // answerNote is a challenge of the round with the advocate's answer.
@@ -217,7 +188,7 @@ func (v *view) answers() []answerNote {
 // the consequence for the thesis, rebuts with evidence the challenger did
 // not cite, narrows the claim to what its source can carry, or contests a
 // challenge the registry does not support.
-func (d *draft) respond(v *view, notes []answerNote) (ack, contested []string) {
+func (d *draft) respond(notes []answerNote) (ack, contested []string) {
 	if len(notes) == 0 {
 		d.say("No challenge was raised this round, so the thesis stands as opened")
 		return nil, nil
@@ -259,7 +230,7 @@ func (d *draft) respond(v *view, notes []answerNote) (ack, contested []string) {
 func (d *draft) consequence(c *claimView) string {
 	name := metricName(c)
 	switch {
-	case c.material() && c.claim.Materiality == debate.MaterialityCritical && (c.rank() == 3 || c.fatal() || c.redFlag()):
+	case c.critical() && (c.rank() == 3 || c.fatal() || c.redFlag()):
 		return fmt.Sprintf("%s is CRITICAL, so without a reconciled %s the thesis cannot be recommended", d.ref(c), name)
 	case c.rank() == 3 || c.fatal() || c.redFlag():
 		return fmt.Sprintf("the thesis stops relying on %s and every figure computed from it until its sources are reconciled", name)
@@ -339,19 +310,12 @@ func (d *draft) calcChecks(v *view) {
 // on, naming at most maxListed claims per list.
 func (d *draft) conditions(a *assessment) {
 	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
-		var why []string
-		for i, c := range a.passReasons {
-			if i == maxListed {
-				why = append(why, fmt.Sprintf("%d more", len(a.passReasons)-maxListed))
-				break
-			}
-			why = append(why, d.flagged(c, a.conceded[c.id()]))
-		}
-		d.say("The thesis does not survive %s", joinList(why))
+		why := listSome(a.passReasons, func(c *claimView) string { return d.flagged(c, a.conceded[c.id()]) })
+		d.say("The thesis does not survive %s", why)
 	}
 	var conds []string
 	extra := 0
-	add := func(c *claimView, text func() string) {
+	add := func(text func() string) {
 		if len(conds) < maxListed {
 			conds = append(conds, text())
 		} else {
@@ -359,18 +323,18 @@ func (d *draft) conditions(a *assessment) {
 		}
 	}
 	for _, c := range a.redFlags {
-		add(c, func() string { return "reconcile " + d.flagged(c, nil) })
+		add(func() string { return "reconcile " + d.flagged(c, nil) })
 	}
 	for _, c := range a.fatal {
-		add(c, func() string { return "reconstruct the chain of " + d.flagged(c, nil) })
+		add(func() string { return "reconstruct the chain of " + d.flagged(c, nil) })
 	}
 	for _, c := range a.blocked {
-		add(c, func() string {
+		add(func() string {
 			return "register evidence for " + d.brief(c) + ", which No-Free-Facts blocks and the thesis does not rely on"
 		})
 	}
 	for _, c := range a.unverified {
-		add(c, func() string { return "obtain data for " + d.flagged(c, nil) })
+		add(func() string { return "obtain data for " + d.flagged(c, nil) })
 	}
 	if extra > 0 {
 		conds = append(conds, fmt.Sprintf("the same for %d more material claims", extra))
@@ -415,10 +379,7 @@ func (d *draft) advocateMuhasabah(a *assessment) {
 				fmt.Sprintf("The PASS fails if claim %s is re-graded VERIFIED at grade B or better", c.key()))
 		}
 	}
-	for i, c := range a.relied {
-		if i == 3 {
-			break
-		}
+	for _, c := range first(a.relied, 3) {
 		d.test(fmt.Sprintf("Reconcile %s of claim %s with an independent source", metricName(c), c.key()),
 			requiredEvidence(c),
 			fmt.Sprintf("The thesis fails if the independent figure %s", worseTolerance(c)))
@@ -430,15 +391,12 @@ func (d *draft) advocateMuhasabah(a *assessment) {
 		})
 		w := weakest[0]
 		d.counter = fmt.Sprintf("The thesis may rest on optimistic company-prepared figures: claim %s (%s) is grade %s with %s corroboration, and an independent source could place it %s; if it does, the case for %s weakens with it",
-			w.key(), metricName(w), w.grade.Grade, w.grade.Corroboration, worseWord(w), cmpOr(d.v.deal.Deal.CompanyName, "the company"))
+			w.key(), metricName(w), w.grade.Grade, w.grade.Corroboration, worseWord(w), cmp.Or(d.v.deal.Deal.CompanyName, "the company"))
 		if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
 			p := a.passReasons[0]
 			d.counter = fmt.Sprintf("The defect of claim %s may be clerical (another period, version or unit): if its sources reconcile, the remaining %s could carry an investment", p.key(), plural(len(a.relied), "claim"))
 		}
-		for i, c := range weakest {
-			if i == 3 {
-				break
-			}
+		for _, c := range first(weakest, 3) {
 			d.failureModes = append(d.failureModes, fmt.Sprintf("Claim %s (%s) is restated after diligence", c.key(), metricName(c)))
 		}
 	}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -42,17 +43,10 @@ type dissent struct {
 func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	d := newDraft(v)
 	rs := v.rulings()
-	var pending []raised
-	seen := map[string]bool{}
-	for _, r := range v.challenges() {
-		if r.round > v.round || r.role == debate.RoleArbiter || seen[r.ch.ChallengeID] {
-			continue
-		}
-		seen[r.ch.ChallengeID] = true
-		if _, ruled := rs[r.ch.ChallengeID]; !ruled {
-			pending = append(pending, r)
-		}
-	}
+	pending := filter(v.distinctChallenges(func(r raised) bool { return r.round <= v.round && r.role != debate.RoleArbiter }), func(r raised) bool {
+		_, ruled := rs[r.ch.ChallengeID]
+		return !ruled
+	})
 	st := arbiterState{Dissent: []dissent{}}
 	upheldNow := []raised{}
 	if len(pending) == 0 {
@@ -66,11 +60,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		note := d.onAnswer(v, r, ans)
 		ru := debate.Ruling{ChallengeID: r.ch.ChallengeID, Upheld: j.upheld, Frivolous: j.frivolous != "", Reason: clip(j.reason+" "+sentence(note), 1900)}
 		d.rulings = append(d.rulings, ru)
-		var names []string
-		for _, c := range j.claims {
-			names = append(names, d.brief(c))
-		}
-		target := cmpOr(joinList(names), "no claim of this deal")
+		target := cmp.Or(joinList(mapStrings(j.claims, d.brief)), "no claim of this deal")
 		id := clip(r.ch.ChallengeID, 80)
 		switch {
 		case ru.Frivolous:
@@ -90,22 +80,11 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	a := v.assess(v.concessions(upheld))
 	d.position = a.rec
 	if len(a.relied) > 0 {
-		var facts []string
-		for i, c := range a.relied {
-			if i == 5 {
-				break
-			}
-			facts = append(facts, d.fact(c))
-		}
-		d.say("The deal's heaviest claims are %s", joinList(facts))
+		d.say("The deal's heaviest claims are %s", joinList(mapStrings(first(a.relied, 5), d.fact)))
 	}
 	d.conditions(&a)
 	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
-		var sum float64
-		for _, c := range a.passReasons {
-			sum += reasonStrength(v, c, a.conceded[c.id()])
-		}
-		d.confidence = sum / float64(len(a.passReasons))
+		d.confidence = mean(a.passReasons, func(c *claimView) float64 { return reasonStrength(v, c, a.conceded[c.id()]) })
 		d.justification = fmt.Sprintf("Confidence %s in PASS is the mean strength of the evidence showing the defects of %s",
 			f2(round2(d.confidence)), someKeys(d, a.passReasons))
 	} else {
@@ -149,18 +128,11 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	// Human review for material grade-D claims, once per claim.
 	tc := newCaller(ctx, v, 1)
 	done := v.reviewed()
-	var review []*claimView
-	for _, c := range v.material() {
-		if c.rank() == 3 && !done[c.id()] {
-			review = append(review, c)
-		}
-	}
+	review := filter(v.material(), func(c *claimView) bool { return c.rank() == 3 && !done[c.id()] })
 	if len(review) > 0 && tc.can(toolRequestHumanReview) {
-		ids, keys := []string{}, []string{}
+		ids, keys := mapStrings(review, (*claimView).id), mapStrings(review, (*claimView).key)
 		priority, role := "HIGH", "ANALYST"
 		for _, c := range review {
-			ids = append(ids, c.id())
-			keys = append(keys, c.key())
 			if c.fatal() {
 				priority = "CRITICAL"
 			}
@@ -169,16 +141,12 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 			}
 		}
 		reason := clip(fmt.Sprintf("Material claims graded D: %s. A grade-D claim in a material position cannot support the investment decision (CRITICAL_DEFECT); a person must cure, waive or override.", strings.Join(keys, ", ")), 1000)
-		_, ok, err := tc.call(toolRequestHumanReview, humanReviewArgs{ClaimIDs: ids, Reason: reason, Priority: priority, RequiredRole: role})
+		ok, err := tc.call(toolRequestHumanReview, humanReviewArgs{ClaimIDs: ids, Reason: reason, Priority: priority, RequiredRole: role})
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			var names []string
-			for _, c := range review {
-				names = append(names, d.brief(c))
-			}
-			d.say("Human review requested (%s priority, %s) for %s", priority, role, joinList(names))
+			d.say("Human review requested (%s priority, %s) for %s", priority, role, joinList(mapStrings(review, d.brief)))
 		}
 	}
 
@@ -204,8 +172,8 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 			}
 		}
 	}
-	for i, c := range a.relied {
-		if i == 2 || a.rec == debate.RecommendPass {
+	for _, c := range first(a.relied, 2) {
+		if a.rec == debate.RecommendPass {
 			break
 		}
 		d.test(fmt.Sprintf("Reconcile %s of claim %s with an independent source", metricName(c), c.key()),
@@ -218,26 +186,11 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 	d.failureModes = []string{"A ruling relies on a grading that a re-grade changes.", "A frivolous challenge would have been valid with better references."}
 	if a.rec == debate.RecommendPass && len(a.passReasons) > 0 {
-		var why []string
-		for i, c := range a.passReasons {
-			if i == 3 {
-				break
-			}
-			why = append(why, d.flagged(c, a.conceded[c.id()]))
-		}
-		st.Argument = d.argue("PASS: the thesis does not survive "+joinList(why), a.passReasons[:min(3, len(a.passReasons))])
+		st.Argument = d.passArgument("PASS: ", &a)
 	} else if len(a.relied) > 0 {
-		var usable []*claimView
-		for _, c := range a.relied {
-			if c.rank() < 3 && !c.redFlag() && !c.fatal() && len(usable) < 3 {
-				usable = append(usable, c)
-			}
-		}
-		var facts []string
-		for _, c := range usable {
-			facts = append(facts, d.fact(c))
-		}
-		text := fmt.Sprintf("%s at %s: the case rests on %s, with %s upheld against the deal", a.rec, f2(round2(d.confidence)), cmpOr(joinList(facts), "no claim graded above D"), plural(len(upheld), "challenge"))
+		usable := first(filter(a.relied, (*claimView).sound), 3)
+		facts := joinList(mapStrings(usable, d.fact))
+		text := fmt.Sprintf("%s at %s: the case rests on %s, with %s upheld against the deal", a.rec, f2(round2(d.confidence)), cmp.Or(facts, "no claim graded above D"), plural(len(upheld), "challenge"))
 		var open []string
 		for _, c := range slices.Concat(a.redFlags, a.fatal, a.blocked, a.unverified) {
 			if len(open) < 3 {
@@ -251,6 +204,14 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 	d.structured = st
 	return d.output(v.role, v.round, tc.made), nil
+}
+
+// passArgument argues, after prefix, that the thesis does not survive the
+// first three of a's pass reasons.
+func (d *draft) passArgument(prefix string, a *assessment) argument {
+	reasons := first(a.passReasons, 3)
+	why := mapStrings(reasons, func(c *claimView) string { return d.flagged(c, a.conceded[c.id()]) })
+	return d.argue(prefix+"the thesis does not survive "+joinList(why), reasons)
 }
 
 // onAnswer says how the advocate answered a challenge and whether that
@@ -293,7 +254,7 @@ func supportNote(d *draft, j judgement) string {
 // weakness (1 minus its grade score).
 func reasonStrength(v *view, c *claimView, con *concession) float64 {
 	if ds := c.openDefects(); len(ds) > 0 {
-		return v.defectStrength(c, ds[0])
+		return v.defectStrength(ds[0])
 	}
 	if con != nil && con.severity == debate.SeverityFatal {
 		return scoreA

@@ -3,6 +3,7 @@ package rules
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -102,12 +103,7 @@ const (
 // that metric with a value that is not blocked, material first, heaviest,
 // then by key.
 func (v *view) pick(metric string) *claimView {
-	var cs []*claimView
-	for _, c := range v.claims {
-		if c.grade.Metric == metric && c.claim.Value != nil && !c.blocked() {
-			cs = append(cs, c)
-		}
-	}
+	cs := filter(v.claims, func(c *claimView) bool { return c.grade.Metric == metric && c.claim.Value != nil && !c.blocked() })
 	if len(cs) == 0 {
 		return nil
 	}
@@ -146,21 +142,32 @@ func (v *view) risks() []risk {
 	margin := func(m float64) risk {
 		return risk{name: "gross_margin", value: m, threshold: marginMin, flagged: m < marginMin, severe: m < marginSevere}
 	}
-	if c := v.pick("RUNWAY"); c != nil && unitHas(c, "month") {
-		r := runway(c.claim.Value.Value.Float64())
-		r.claims = []*claimView{c}
-		if k := v.calcFor(debate.CalcRunway, c); k != nil {
+	// recomputable appends the figure of claim c (nil: none usable) read
+	// by value, replaced by the output of a calc of type t that disagrees
+	// with it or stands in for it.
+	recomputable := func(c *claimView, value func(*claimView) float64, t debate.CalcType, figure func(float64) risk) {
+		k := v.calcFor(t, c)
+		var r risk
+		switch {
+		case k != nil:
 			m, _ := calcOutput(k)
-			r = runway(m)
-			r.calc, r.claims = k, []*claimView{c}
+			r = figure(m)
+			r.calc = k
+		case c != nil:
+			r = figure(value(c))
+		default:
+			return
+		}
+		if c != nil {
+			r.claims = []*claimView{c}
 		}
 		out = append(out, r)
-	} else if k := v.calcFor(debate.CalcRunway, nil); k != nil {
-		m, _ := calcOutput(k)
-		r := runway(m)
-		r.calc = k
-		out = append(out, r)
 	}
+	runwayClaim := v.pick("RUNWAY")
+	if runwayClaim != nil && !unitHas(runwayClaim, "month") {
+		runwayClaim = nil
+	}
+	recomputable(runwayClaim, func(c *claimView) float64 { return c.claim.Value.Value.Float64() }, debate.CalcRunway, runway)
 	burn, arr := v.pick("BURN"), v.pick("ARR")
 	if burn != nil && arr != nil && arr.claim.Value.Value.Float64() > 0 {
 		monthly := burn.claim.Value.Value.Float64()
@@ -174,21 +181,7 @@ func (v *view) risks() []risk {
 		m := monthly * 12 / annualARR
 		out = append(out, risk{name: "burn_multiple", value: m, threshold: burnMultipleMax, flagged: m > burnMultipleMax, severe: m > burnMultipleBad, claims: []*claimView{burn, arr}})
 	}
-	if c := v.pick("GROSS_MARGIN"); c != nil {
-		r := margin(asPercent(c, 1))
-		r.claims = []*claimView{c}
-		if k := v.calcFor(debate.CalcGrossMargin, c); k != nil {
-			m, _ := calcOutput(k)
-			r = margin(m)
-			r.calc, r.claims = k, []*claimView{c}
-		}
-		out = append(out, r)
-	} else if k := v.calcFor(debate.CalcGrossMargin, nil); k != nil {
-		m, _ := calcOutput(k)
-		r := margin(m)
-		r.calc = k
-		out = append(out, r)
-	}
+	recomputable(v.pick("GROSS_MARGIN"), func(c *claimView) float64 { return asPercent(c, 1) }, debate.CalcGrossMargin, margin)
 	if c := v.pick("NRR"); c != nil {
 		m := asPercent(c, 3)
 		out = append(out, risk{name: "nrr", value: m, threshold: nrrMin, flagged: m < nrrMin, severe: m < nrrSevere, claims: []*claimView{c}})
@@ -222,25 +215,19 @@ func (d *draft) riskText(r risk) string {
 	case len(r.claims) > 0:
 		src = d.fact(r.claims[0])
 	}
+	below, exceeds := "clears", "stays within"
+	if r.flagged {
+		below, exceeds = "is below", "exceeds"
+	}
 	switch r.name {
 	case "runway":
-		if r.flagged {
-			return fmt.Sprintf("%s is below the %d-month threshold%s", src, runwayMin, note)
-		}
-		return fmt.Sprintf("%s clears the %d-month threshold%s", src, runwayMin, note)
+		return fmt.Sprintf("%s %s the %d-month threshold%s", src, below, runwayMin, note)
 	case "burn_multiple":
 		burn, arr := r.claims[0], r.claims[1]
-		verb := "stays within"
-		if r.flagged {
-			verb = "exceeds"
-		}
 		return fmt.Sprintf("annualised burn from %s is %s× ARR from %s, which %s the %s× limit",
-			d.fact(burn), formatNumber(r.value), d.fact(arr), verb, formatNumber(burnMultipleMax))
+			d.fact(burn), formatNumber(r.value), d.fact(arr), exceeds, formatNumber(burnMultipleMax))
 	case "gross_margin":
-		if r.flagged {
-			return fmt.Sprintf("%s is below the %d%% software benchmark%s", src, marginMin, note)
-		}
-		return fmt.Sprintf("%s clears the %d%% software benchmark%s", src, marginMin, note)
+		return fmt.Sprintf("%s %s the %d%% software benchmark%s", src, below, marginMin, note)
 	case "nrr":
 		if r.flagged {
 			return fmt.Sprintf("%s is below %d%%: the installed base shrinks without new sales", src, nrrMin)
@@ -287,38 +274,16 @@ type assessment struct {
 // assess reads the deal with the given upheld challenges conceded.
 func (v *view) assess(conceded map[string]*concession) assessment {
 	a := assessment{conceded: conceded, risks: v.risks()}
-	var usable []*claimView
-	for _, c := range v.claims {
-		if !c.blocked() {
-			usable = append(usable, c)
-		}
-	}
-	a.relied = byMateriality(usable)
+	a.relied = byMateriality(filter(v.claims, func(c *claimView) bool { return !c.blocked() }))
 	if len(a.relied) > maxCited {
 		a.relied = a.relied[:maxCited]
 	}
-	var sw, ss float64
-	for _, c := range a.relied {
-		sw += c.weight
-		ss += c.weight * effectiveScore(c, conceded[c.id()])
-	}
-	if sw > 0 {
-		a.strength = ss / sw
-	}
+	a.strength = weightedMean(a.relied, func(c *claimView) float64 { return effectiveScore(c, conceded[c.id()]) })
 	pool := v.material()
 	if len(pool) == 0 {
 		pool = v.claims
 	}
-	var tw, vw float64
-	for _, c := range pool {
-		tw += c.weight
-		if c.verified() {
-			vw += c.weight
-		}
-	}
-	if tw > 0 {
-		a.verifiedShare = vw / tw
-	}
+	a.verifiedShare = weightedShare(pool, (*claimView).verified)
 	a.confidence = a.strength * (0.5 + 0.5*a.verifiedShare)
 
 	for _, c := range v.material() {
@@ -370,21 +335,12 @@ func (a *assessment) hasMaterialConcession() bool {
 }
 
 func (a *assessment) flaggedRisks() int {
-	n := 0
-	for _, r := range a.risks {
-		if r.flagged {
-			n++
-		}
-	}
-	return n
+	return len(filter(a.risks, func(r risk) bool { return r.flagged }))
 }
 
 // sortedConcessions orders concessions by claim key.
 func sortedConcessions(m map[string]*concession) []*concession {
-	out := make([]*concession, 0, len(m))
-	for _, c := range m {
-		out = append(out, c)
-	}
+	out := slices.Collect(maps.Values(m))
 	slices.SortFunc(out, func(a, b *concession) int {
 		return cmp.Or(cmp.Compare(a.claim.claim.Key, b.claim.claim.Key), cmp.Compare(a.claim.id(), b.claim.id()))
 	})
@@ -394,10 +350,36 @@ func sortedConcessions(m map[string]*concession) []*concession {
 // weightedScore is the materiality-weighted mean grade score of cs (0 for
 // none).
 func weightedScore(cs []*claimView) float64 {
+	return weightedMean(cs, func(c *claimView) float64 { return gradeScore(c.grade.Grade) })
+}
+
+// weightedShare is the materiality-weighted share of cs that in accepts
+// (0 for none).
+func weightedShare(cs []*claimView, in func(*claimView) bool) float64 {
+	return weightedMean(cs, func(c *claimView) float64 {
+		if in(c) {
+			return 1
+		}
+		return 0
+	})
+}
+
+// mean is the mean of score over xs; xs must not be empty.
+func mean[T any](xs []T, score func(T) float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += score(x)
+	}
+	return sum / float64(len(xs))
+}
+
+// weightedMean is the materiality-weighted mean of score over cs (0 for
+// none).
+func weightedMean(cs []*claimView, score func(*claimView) float64) float64 {
 	var w, s float64
 	for _, c := range cs {
 		w += c.weight
-		s += c.weight * gradeScore(c.grade.Grade)
+		s += c.weight * score(c)
 	}
 	if w == 0 {
 		return 0

@@ -113,24 +113,11 @@ func newChallenge(id string, c *claimView, t debate.DefectType, sev debate.Sever
 
 // evidenceList describes ids for a challenge description.
 func (v *view) evidenceList(ids []string) string {
-	var parts []string
-	for _, id := range ids {
-		parts = append(parts, v.describeEvidence(id))
-	}
-	return joinList(parts)
+	return joinList(mapStrings(ids, v.describeEvidence))
 }
 
 // currentChallenges returns the challenges raised in round by roles other
 // than the arbiter, in transcript order, each id once.
 func (v *view) currentChallenges(round int) []raised {
-	var out []raised
-	seen := map[string]bool{}
-	for _, r := range v.challenges() {
-		if r.round != round || r.role == debate.RoleArbiter || seen[r.ch.ChallengeID] {
-			continue
-		}
-		seen[r.ch.ChallengeID] = true
-		out = append(out, r)
-	}
-	return out
+	return v.distinctChallenges(func(r raised) bool { return r.round == round && r.role != debate.RoleArbiter })
 }

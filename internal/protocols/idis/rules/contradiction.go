@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -18,8 +19,7 @@ func (v *view) matnFindings() []finding {
 			if !isMatn(d.Type) {
 				continue
 			}
-			out = append(out, finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
-				refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)})
+			out = append(out, v.defectFinding(c, d))
 		}
 	}
 	sortFindings(out)
@@ -38,7 +38,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 	d := newDraft(v)
 	fs := v.matnFindings()
 	fresh := d.raiseNew(v, fs)
-	company := cmpOr(v.deal.Deal.CompanyName, "the company")
+	company := cmp.Or(v.deal.Deal.CompanyName, "the company")
 
 	if len(fs) == 0 {
 		d.say("Round %d: the contradiction finder finds no inconsistency, unit, period or version mismatch across the documents of %s", v.round, company)
@@ -49,10 +49,8 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 				break
 			}
 			id := ""
-			for i, g := range fresh {
-				if g.claim == f.claim && g.typ == f.typ {
-					id = "challenge " + d.challenges[i].ChallengeID + ": "
-				}
+			if i := slices.IndexFunc(fresh, f.same); i >= 0 {
+				id = "challenge " + d.challenges[i].ChallengeID + ": "
 			}
 			d.say("%s%s is %s by a %s %s", id, d.fact(f.claim), mismatchVerb(f.typ), f.severity, f.typ)
 		}
@@ -101,46 +99,17 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 	}
 
 	if len(fs) > 0 {
-		var sum float64
-		for _, f := range fs {
-			sum += f.strength
-		}
-		d.confidence = sum / float64(len(fs))
+		d.confidence = mean(fs, finding.shown)
 		d.justification = fmt.Sprintf("Confidence %s is the mean strength of the evidence showing %s (the best grade among the sources or calcs that disagree)",
 			f2(round2(d.confidence)), plural(len(fs), "mismatch"))
 	} else {
-		var tw, cw float64
-		var crossed []*claimView
-		for _, c := range mat {
-			tw += c.weight
-			if c.grade.IndependentCount >= 2 {
-				cw += c.weight
-				crossed = append(crossed, c)
-			}
-		}
-		share := 0.0
-		if tw > 0 {
-			share = cw / tw
-		}
+		crossChecked := func(c *claimView) bool { return c.grade.IndependentCount >= 2 }
+		share := weightedShare(mat, crossChecked)
 		d.confidence = 0.4 + 0.5*share
-		if len(crossed) > 0 {
-			var facts []string
-			for i, c := range crossed {
-				if i == maxListed {
-					facts = append(facts, fmt.Sprintf("%d more", len(crossed)-maxListed))
-					break
-				}
-				facts = append(facts, d.fact(c))
-			}
-			d.say("Cross-checked by two or more independent sources: %s", joinList(facts))
+		if crossed := filter(mat, crossChecked); len(crossed) > 0 {
+			d.say("Cross-checked by two or more independent sources: %s", listSome(crossed, d.fact))
 		}
-		var single []*claimView
-		for _, c := range mat {
-			if c.grade.IndependentCount < 2 {
-				single = append(single, c)
-			}
-		}
-		if len(single) > 0 {
+		if single := filter(mat, func(c *claimView) bool { return !crossChecked(c) }); len(single) > 0 {
 			d.say("Single-source, so not cross-checked: %s", someKeys(d, single))
 		}
 		d.justification = fmt.Sprintf("No mismatch found: confidence %s = 0.40 + 0.50 × %s of the material weight cross-checked by two or more independent sources", f2(round2(d.confidence)), f2(share))
@@ -163,7 +132,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 			}
 		}
 		if len(points) > 0 {
-			_, ok, err := tc.call(toolQueryEnrichment, enrichmentArgs{EntityType: "COMPANY", EntityName: company, DataPoints: points})
+			ok, err := tc.call(toolQueryEnrichment, enrichmentArgs{EntityType: "COMPANY", EntityName: company, DataPoints: points})
 			if err != nil {
 				return nil, err
 			}
@@ -173,10 +142,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 		}
 	}
 
-	for i, f := range fs {
-		if i == maxTests {
-			break
-		}
+	for _, f := range first(fs, maxTests) {
 		d.test(fmt.Sprintf("Obtain one authoritative source for %s of claim %s covering the claim's period and latest version", metricName(f.claim), f.claim.key()),
 			requiredEvidence(f.claim),
 			fmt.Sprintf("The %s finding on claim %s fails if that source agrees with the stated figure within its rounding", f.typ, f.claim.key()))

@@ -1,8 +1,11 @@
 package rules
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
@@ -101,7 +104,7 @@ func (d *draft) calcFact(c *calcView) string {
 		s = "runway recomputed at " + formatNumber(out["runway_months"]) + " months"
 	case len(out) > 0:
 		var parts []string
-		for _, k := range sortedKeys(out) {
+		for _, k := range slices.Sorted(maps.Keys(out)) {
 			parts = append(parts, k+" "+formatNumber(out[k]))
 		}
 		s = strings.ToLower(string(c.calc.Type)) + " recomputed as " + strings.Join(parts, ", ")
@@ -113,17 +116,7 @@ func (d *draft) calcFact(c *calcView) string {
 
 // someKeys references the claims and names at most maxListed of them:
 // "claim C1, claim C2 and 3 more".
-func someKeys(d *draft, cs []*claimView) string {
-	var names []string
-	for i, c := range cs {
-		if i == maxListed {
-			names = append(names, fmt.Sprintf("%d more", len(cs)-maxListed))
-			break
-		}
-		names = append(names, d.ref(c))
-	}
-	return joinList(names)
-}
+func someKeys(d *draft, cs []*claimView) string { return listSome(cs, d.ref) }
 
 func (d *draft) say(format string, args ...any) {
 	if s := sentence(fmt.Sprintf(format, args...)); s != "" {
@@ -162,10 +155,7 @@ func (d *draft) output(role string, round int, calls []debate.ToolCall) *debate.
 		d.requests[i].Query = d.scrub(d.requests[i].Query)
 	}
 	conf := round2(clamp(d.confidence, 0, 1))
-	unc := d.weakUncertainties()
-	if len(unc) > maxUncertain {
-		unc = unc[:maxUncertain]
-	}
+	unc := first(d.weakUncertainties(), maxUncertain)
 	if len(unc) == 0 {
 		unc = append(unc, debate.Uncertainty{
 			Uncertainty: sentence(fmt.Sprintf("The debate sees only the registry of deal %s: evidence not yet registered cannot be weighed", d.v.deal.Deal.ID)),
@@ -173,10 +163,7 @@ func (d *draft) output(role string, round int, calls []debate.ToolCall) *debate.
 			Mitigation:  "Request the data room index and register every figure the thesis relies on.",
 		})
 	}
-	tests := d.tests
-	if len(tests) > maxTests {
-		tests = tests[:maxTests]
-	}
+	tests := first(d.tests, maxTests)
 	if len(tests) == 0 && (conf > 0.5 || d.position != "") {
 		tests = append(tests, debate.FalsifiabilityTest{
 			TestDescription:  sentence(fmt.Sprintf("Re-grade deal %s once new evidence is registered", d.v.deal.Deal.ID)),
@@ -188,10 +175,7 @@ func (d *draft) output(role string, round int, calls []debate.ToolCall) *debate.
 	if strings.TrimSpace(counter) == "" {
 		counter = "The registry may be incomplete: figures not yet registered could reverse this reading of the deal."
 	}
-	justification := d.justification
-	if justification == "" {
-		justification = "Confidence " + f2(conf) + " follows from the grades of the claims relied on."
-	}
+	justification := cmp.Or(d.justification, "Confidence "+f2(conf)+" follows from the grades of the claims relied on.")
 	// No-Free-Facts by construction: an output that references nothing
 	// asserts nothing (a name or a figure would be a free fact).
 	sentences := d.sentences

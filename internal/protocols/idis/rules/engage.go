@@ -147,13 +147,7 @@ func (v *view) rebuttalStrength(a answer) float64 {
 
 // rebuttalEvidence describes the evidence of a rebuttal.
 func (d *draft) rebuttalEvidence(a answer) string {
-	var parts []string
-	for i, id := range a.evidence {
-		if i == 2 {
-			break
-		}
-		parts = append(parts, d.v.describeEvidence(id))
-	}
+	parts := mapStrings(first(a.evidence, 2), d.v.describeEvidence)
 	if a.calc != nil {
 		parts = append(parts, d.calcFact(a.calc))
 	}

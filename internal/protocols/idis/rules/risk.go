@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -18,16 +19,11 @@ func (v *view) riskFindings() []finding {
 		}
 		ds := c.openDefects()
 		if len(ds) > 0 && !isMatn(ds[0].Type) {
-			d := ds[0]
-			out = append(out, finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
-				refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)})
+			out = append(out, v.defectFinding(c, ds[0]))
 			continue
 		}
 		if len(ds) == 0 && c.material() {
-			out = append(out, finding{claim: c, typ: debate.DefectUnknownSource, severity: debate.SeverityMinor,
-				cure: debate.CureRequestSource, refs: v.claimRefs(c),
-				detail:   fmt.Sprintf("the claim is graded D (base grade %s) with no defect to cure: its source cannot carry a material figure", c.grade.BaseGrade),
-				strength: 1 - gradeScore(c.grade.Grade)})
+			out = append(out, v.weakSourceFinding(c, fmt.Sprintf("the claim is graded D (base grade %s) with no defect to cure: its source cannot carry a material figure", c.grade.BaseGrade)))
 		}
 	}
 	sortFindings(out)
@@ -72,26 +68,12 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		used = append(used, c)
 	}
 
-	var evidenceRisks []*claimView
-	critical := 0
-	for _, c := range v.claims {
-		if c.rank() == 3 || c.fatal() {
-			evidenceRisks = append(evidenceRisks, c)
-			if c.material() && c.claim.Materiality == debate.MaterialityCritical {
-				critical++
-			}
-		}
-	}
+	evidenceRisks := filter(v.claims, func(c *claimView) bool { return c.rank() == 3 || c.fatal() })
+	criticals := filter(evidenceRisks, (*claimView).critical)
+	critical := len(criticals)
 	if len(evidenceRisks) > 0 {
-		var parts []string
-		for i, c := range evidenceRisks {
-			if i == maxListed {
-				parts = append(parts, fmt.Sprintf("%d more", len(evidenceRisks)-maxListed))
-				break
-			}
-			parts = append(parts, d.flagged(c, nil))
-		}
-		d.say("Evidence risk: %s cannot carry a decision as graded", joinList(parts))
+		named := listSome(evidenceRisks, func(c *claimView) string { return d.flagged(c, nil) })
+		d.say("Evidence risk: %s cannot carry a decision as graded", named)
 		used = append(used, evidenceRisks...)
 	}
 	for i, f := range fresh {
@@ -135,12 +117,8 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	if severe == 0 && critical > 0 {
 		// The PASS rests on the evidence, not on a figure: that is the
 		// argument.
-		for _, c := range evidenceRisks {
-			if c.material() && c.claim.Materiality == debate.MaterialityCritical {
-				arg = d.argue(fmt.Sprintf("%s is CRITICAL and cannot carry a decision as graded", d.flagged(c, nil)), []*claimView{c})
-				break
-			}
-		}
+		c := criticals[0]
+		arg = d.argue(fmt.Sprintf("%s is CRITICAL and cannot carry a decision as graded", d.flagged(c, nil)), []*claimView{c})
 	}
 
 	// Confidence: the figures are as reliable as the claims they come from.
@@ -167,11 +145,7 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 
 	tc := newCaller(ctx, v, 1)
-	var calcIDs []string
-	for _, k := range usedCalcs {
-		calcIDs = append(calcIDs, k.id())
-	}
-	if err := tc.lookupCalcs(v.notLookedUp(calcIDs, toolLookupCalc, "calc_id")); err != nil {
+	if err := tc.lookupCalcs(v.notLookedUp(mapStrings(usedCalcs, (*calcView).id), toolLookupCalc, "calc_id")); err != nil {
 		return nil, err
 	}
 
@@ -196,10 +170,7 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 // riskShort states a figure against its limit: "runway 28 months (limit
 // 18)", naming the claims or calc it comes from.
 func (d *draft) riskShort(r risk) string {
-	var src []string
-	for _, c := range r.claims {
-		src = append(src, d.ref(c))
-	}
+	src := mapStrings(r.claims, d.ref)
 	if r.calc != nil {
 		src = append(src, d.refCalc(r.calc))
 	}
@@ -219,17 +190,10 @@ func (d *draft) riskShort(r risk) string {
 	return fig + " from " + joinList(src)
 }
 
-func riskLabel(name string) string {
-	switch name {
-	case "burn_multiple":
-		return "burn multiple"
-	case "gross_margin":
-		return "gross margin"
-	case "nrr":
-		return "net revenue retention"
-	}
-	return name
-}
+// riskLabels name the figures whose id does not read as text.
+var riskLabels = map[string]string{"burn_multiple": "burn multiple", "gross_margin": "gross margin", "nrr": "net revenue retention"}
+
+func riskLabel(name string) string { return cmp.Or(riskLabels[name], name) }
 
 // riskQuestion asks what would mitigate a flagged risk.
 func (d *draft) riskQuestion(r risk) {
@@ -253,13 +217,9 @@ func (d *draft) riskQuestion(r risk) {
 
 // riskTest says what would show a risk figure wrong.
 func (d *draft) riskTest(r risk) {
-	var c *claimView
-	if len(r.claims) > 0 {
-		c = r.claims[0]
-	}
 	evidence := "bank statements and the board-approved budget"
-	if c != nil {
-		evidence = requiredEvidence(c)
+	if len(r.claims) > 0 {
+		evidence = requiredEvidence(r.claims[0])
 	}
 	switch r.name {
 	case "runway":

@@ -24,6 +24,27 @@ type finding struct {
 	flaggable bool
 }
 
+// shown is how strongly the registry shows the finding.
+func (f finding) shown() float64 { return f.strength }
+
+// same reports whether g challenges f's claim with f's defect type.
+func (f finding) same(g finding) bool { return g.claim == f.claim && g.typ == f.typ }
+
+// defectFinding challenges an open defect the registry holds, citing its
+// evidence.
+func (v *view) defectFinding(c *claimView, d debate.Defect) finding {
+	return finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
+		refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(d)}
+}
+
+// weakSourceFinding challenges a weakly graded claim with no defect to
+// explain its grade as UNKNOWN_SOURCE, MINOR: nothing vouches for its
+// source. It is as strong as the claim's grade is weak.
+func (v *view) weakSourceFinding(c *claimView, detail string) finding {
+	return finding{claim: c, typ: debate.DefectUnknownSource, severity: debate.SeverityMinor,
+		cure: debate.CureRequestSource, refs: v.claimRefs(c), detail: detail, strength: 1 - gradeScore(c.grade.Grade)}
+}
+
 // sortFindings orders findings worst first: severity, materiality weight,
 // then claim key and type.
 func sortFindings(fs []finding) {
@@ -51,8 +72,7 @@ func (v *view) chainFindings() []finding {
 			if isMatn(d.Type) {
 				continue
 			}
-			out = append(out, finding{claim: c, typ: d.Type, severity: d.Severity, cure: d.CureProtocol,
-				refs: v.defectRefs(c, d), detail: d.Description, strength: v.defectStrength(c, d)})
+			out = append(out, v.defectFinding(c, d))
 		}
 		if !c.material() || c.blocked() || c.hasDefect(debate.DefectUnknownSource) {
 			continue
@@ -66,13 +86,10 @@ func (v *view) chainFindings() []finding {
 			e := v.primaryEvidence(c)
 			src := "no resolvable primary evidence"
 			if e != nil {
-				src = fmt.Sprintf("a grade %s %s source", e.SourceGrade, cmpOr(e.SourceSystem, "unnamed"))
+				src = fmt.Sprintf("a grade %s %s source", e.SourceGrade, cmp.Or(e.SourceSystem, "unnamed"))
 			}
-			out = append(out, finding{claim: c, typ: debate.DefectUnknownSource, severity: debate.SeverityMinor,
-				cure: debate.CureRequestSource, refs: v.claimRefs(c),
-				detail: fmt.Sprintf("the claim rests on %s with %s corroboration (%s): nothing independent of the company vouches for it",
-					src, c.grade.Corroboration, plural(c.grade.IndependentCount, "independent source group")),
-				strength: 1 - gradeScore(c.grade.Grade)})
+			out = append(out, v.weakSourceFinding(c, fmt.Sprintf("the claim rests on %s with %s corroboration (%s): nothing independent of the company vouches for it",
+				src, c.grade.Corroboration, plural(c.grade.IndependentCount, "independent source group"))))
 		}
 	}
 	sortFindings(out)
@@ -86,7 +103,7 @@ func (v *view) unknownSource(c *claimView) (string, []string) {
 	e := v.primaryEvidence(c)
 	if e != nil && e.SourceGrade == debate.GradeD {
 		return fmt.Sprintf("primary evidence %s comes from a grade D source (%s): an unreliable or unidentified origin",
-			e.ID, cmpOr(e.SourceSystem, "no source system")), []string{e.ID}
+			e.ID, cmp.Or(e.SourceSystem, "no source system")), []string{e.ID}
 	}
 	for _, id := range []string{c.claim.PrimarySpanID, spanOf(e)} {
 		if s := v.spans[id]; s != nil && s.DocumentID != "" && v.docs[s.DocumentID] == nil {
@@ -128,17 +145,10 @@ func (d *draft) raiseNew(v *view, fs []finding) []finding {
 // stand: upheld, or not yet ruled on.
 func (v *view) ownEarlier() []raised {
 	rs := v.rulings()
-	var out []raised
-	for _, r := range v.challenges() {
-		if r.role != v.role || r.round >= v.round {
-			continue
-		}
-		if ru, ok := rs[r.ch.ChallengeID]; ok && !ru.Upheld {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
+	return filter(v.challenges(), func(r raised) bool {
+		ru, ruled := rs[r.ch.ChallengeID]
+		return r.role == v.role && r.round < v.round && (!ruled || ru.Upheld)
+	})
 }
 
 // sanadBreakerTurn challenges weak chains: chain defects, unknown sources
@@ -162,13 +172,8 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 	}
 	d.followUps(v)
 	mat := v.material()
-	weak := 0
-	for _, c := range mat {
-		if c.rank() >= 2 {
-			weak++
-		}
-	}
 	if len(mat) > 0 {
+		weak := len(filter(mat, func(c *claimView) bool { return c.rank() >= 2 }))
 		d.say("%d of %d material claims (%s) rest on grade C or D evidence", weak, len(mat), someKeys(d, mat))
 	}
 
@@ -181,16 +186,9 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 			standing[pair{id, debate.DefectType(r.ch.DefectType)}] = true
 		}
 	}
-	var sum float64
-	var n int
-	for _, f := range fs {
-		if standing[pair{f.claim.id(), f.typ}] || slices.ContainsFunc(fresh, func(g finding) bool { return g.claim == f.claim && g.typ == f.typ }) {
-			sum += f.strength
-			n++
-		}
-	}
-	if n > 0 {
-		d.confidence = sum / float64(n)
+	stood := filter(fs, func(f finding) bool { return standing[pair{f.claim.id(), f.typ}] || slices.ContainsFunc(fresh, f.same) })
+	if n := len(stood); n > 0 {
+		d.confidence = mean(stood, finding.shown)
 		d.justification = fmt.Sprintf("Confidence %s is the mean strength of %s: structural defects 0.90, others the best grade of the evidence showing them, weak-source challenges 1 minus the claim's grade score",
 			f2(round2(d.confidence)), plural(n, "standing challenge"))
 	} else {
@@ -207,7 +205,7 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 			continue
 		}
 		desc := clip(fmt.Sprintf("Claim %s (%s): %s", f.claim.key(), metricName(f.claim), f.detail), 1000)
-		_, ok, err := tc.call(toolFlagDefect, flagDefectArgs{ClaimID: f.claim.id(), DefectType: string(f.typ), Severity: string(f.severity),
+		ok, err := tc.call(toolFlagDefect, flagDefectArgs{ClaimID: f.claim.id(), DefectType: string(f.typ), Severity: string(f.severity),
 			Description: desc, EvidenceRefs: f.refs, CureProtocol: string(f.cure)})
 		if err != nil {
 			return nil, err
@@ -240,10 +238,7 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 		d.say("Evidence requested for %s: no span supports it", d.brief(c))
 	}
 
-	for i, f := range fresh {
-		if i == maxTests {
-			break
-		}
+	for i, f := range first(fresh, maxTests) {
 		d.test(fmt.Sprintf("Produce the evidence that cures the %s of claim %s", f.typ, f.claim.key()),
 			requiredEvidence(f.claim),
 			fmt.Sprintf("Challenge %s fails if claim %s gets a resolvable span and chain with evidence graded B or better", d.challenges[i].ChallengeID, f.claim.key()))

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -10,17 +11,14 @@ import (
 	"github.com/debated/debated/internal/debate"
 )
 
-// metricNames are the human names of the metrics the grader reads.
+// metricNames are the human names of the grader's metrics that do not
+// read as their id in lower case (GROSS_MARGIN reads "gross margin").
 var metricNames = map[string]string{
-	"ARR":          "ARR",
-	"GROSS_MARGIN": "gross margin",
-	"BURN":         "burn",
-	"RUNWAY":       "runway",
-	"CAC":          "CAC",
-	"NRR":          "net revenue retention",
-	"TAM":          "TAM",
-	"COGS":         "COGS",
-	"CASH":         "cash",
+	"ARR":  "ARR",
+	"CAC":  "CAC",
+	"NRR":  "net revenue retention",
+	"TAM":  "TAM",
+	"COGS": "COGS",
 }
 
 // metricName names what a claim measures: the grader's metric, else the
@@ -35,15 +33,7 @@ func metricName(c *claimView) string {
 	if p, _, ok := strings.Cut(c.claim.Predicate, "("); ok && strings.TrimSpace(p) != "" {
 		return clip(strings.TrimSpace(p), 40)
 	}
-	return strings.ToLower(strings.ReplaceAll(string(cmpOr(c.claim.Class, debate.ClaimClassOther)), "_", " ")) + " claim"
-}
-
-func cmpOr[T comparable](a, b T) T {
-	var zero T
-	if a != zero {
-		return a
-	}
-	return b
+	return strings.ToLower(strings.ReplaceAll(string(cmp.Or(c.claim.Class, debate.ClaimClassOther)), "_", " ")) + " claim"
 }
 
 // formatNumber writes x with thousands separators and at most two
@@ -82,7 +72,7 @@ func formatValue(v *debate.ClaimValue) string {
 	unit := strings.TrimSpace(v.Unit)
 	lu := strings.ToLower(unit)
 	money := func(x float64) string {
-		cur := strings.ToUpper(cmpOr(v.Currency, unit))
+		cur := strings.ToUpper(cmp.Or(v.Currency, unit))
 		if strings.HasPrefix(cur, "USD") {
 			return "$" + formatNumber(x)
 		}
@@ -120,7 +110,7 @@ func clip(s string, n int) string {
 }
 
 func materialityText(c *claimView) string {
-	m := cmpOr(string(c.claim.Materiality), "UNSPECIFIED")
+	m := cmp.Or(string(c.claim.Materiality), "UNSPECIFIED")
 	if c.claim.ICBound {
 		return m + ", IC-bound"
 	}
@@ -140,6 +130,40 @@ func plural(n int, word string) string {
 	}
 	return strconv.Itoa(n) + " " + word + "s"
 }
+
+// listSome names at most maxListed of xs, then how many more: "a, b and 3
+// more". It calls name only on the items it lists (naming a claim
+// references it).
+func listSome[T any](xs []T, name func(T) string) string {
+	parts := mapStrings(first(xs, maxListed), name)
+	if len(xs) > maxListed {
+		parts = append(parts, fmt.Sprintf("%d more", len(xs)-maxListed))
+	}
+	return joinList(parts)
+}
+
+// mapStrings writes each of xs with f, in order.
+func mapStrings[T any](xs []T, f func(T) string) []string {
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, f(x))
+	}
+	return out
+}
+
+// filter returns the xs keep accepts, in order (nil for none).
+func filter[T any](xs []T, keep func(T) bool) []T {
+	var out []T
+	for _, x := range xs {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// first returns the first n of xs, or all of them when there are fewer.
+func first[T any](xs []T, n int) []T { return xs[:min(n, len(xs))] }
 
 // joinList writes "a", "a and b", "a, b and c".
 func joinList(xs []string) string {

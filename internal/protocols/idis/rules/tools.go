@@ -105,31 +105,31 @@ func (c *caller) can(tool string) bool { return c.tools != nil && c.left[tool] >
 
 // call runs one call. It reports whether the tool returned SUCCESS; an
 // error is an infrastructure failure the engine retries.
-func (c *caller) call(tool string, args any) (debate.ToolResult, bool, error) {
+func (c *caller) call(tool string, args any) (bool, error) {
 	if !c.can(tool) {
-		return debate.ToolResult{}, false, nil
+		return false, nil
 	}
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return debate.ToolResult{}, false, fmt.Errorf("rules: encode %s arguments: %w", tool, err)
+		return false, fmt.Errorf("rules: encode %s arguments: %w", tool, err)
 	}
 	c.left[tool]--
 	call := debate.ToolCall{Tool: tool, Args: raw}
 	res, err := c.tools.Call(c.ctx, call)
 	if err != nil {
-		return debate.ToolResult{}, false, fmt.Errorf("rules: %s: %w", tool, err)
+		return false, fmt.Errorf("rules: %s: %w", tool, err)
 	}
 	if res.Status != "SUCCESS" {
-		return res, false, nil
+		return false, nil
 	}
 	c.made = append(c.made, call)
-	return res, true, nil
+	return true, nil
 }
 
 // lookupClaims looks up each claim once, in order, within the budget.
 func (c *caller) lookupClaims(ids []string) error {
 	for _, id := range ids {
-		if _, _, err := c.call(toolLookupClaim, lookupClaimArgs{ClaimID: id, IncludeSanad: true}); err != nil {
+		if _, err := c.call(toolLookupClaim, lookupClaimArgs{ClaimID: id, IncludeSanad: true}); err != nil {
 			return err
 		}
 	}
@@ -139,7 +139,7 @@ func (c *caller) lookupClaims(ids []string) error {
 // lookupCalcs looks up each calc once, in order, within the budget.
 func (c *caller) lookupCalcs(ids []string) error {
 	for _, id := range ids {
-		if _, _, err := c.call(toolLookupCalc, lookupCalcArgs{CalcID: id, IncludeInputs: true}); err != nil {
+		if _, err := c.call(toolLookupCalc, lookupCalcArgs{CalcID: id, IncludeInputs: true}); err != nil {
 			return err
 		}
 	}
@@ -149,8 +149,6 @@ func (c *caller) lookupCalcs(ids []string) error {
 // searchFor searches the deal's evidence for a claim's metric.
 func (c *caller) searchFor(v *view, cv *claimView) error {
 	q := metricName(cv) + " " + clip(cv.claim.Text, 120)
-	_, _, err := c.call(toolSearchEvidence, searchEvidenceArgs{Query: q, DealID: v.deal.Deal.ID, ClaimClass: string(cv.claim.Class), MinGrade: "D", Limit: 10})
+	_, err := c.call(toolSearchEvidence, searchEvidenceArgs{Query: q, DealID: v.deal.Deal.ID, ClaimClass: string(cv.claim.Class), MinGrade: "D", Limit: 10})
 	return err
 }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

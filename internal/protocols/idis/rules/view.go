@@ -70,6 +70,15 @@ func (c *claimView) material() bool { return c.claim.Material() }
 
 func (c *claimView) rank() int { return debate.GradeRank(c.grade.Grade) }
 
+// critical reports a material claim of CRITICAL materiality.
+func (c *claimView) critical() bool {
+	return c.material() && c.claim.Materiality == debate.MaterialityCritical
+}
+
+// sound reports a claim a thesis can rest on: graded above D, with no red
+// flag and no FATAL defect.
+func (c *claimView) sound() bool { return c.rank() < 3 && !c.redFlag() && !c.fatal() }
+
 func (c *claimView) verified() bool { return c.grade.Verdict == debate.VerdictVerified }
 
 func (c *claimView) blocked() bool {
@@ -98,12 +107,7 @@ func (c *claimView) defect(t debate.DefectType) (debate.Defect, bool) {
 
 // fatal reports an OPEN FATAL defect.
 func (c *claimView) fatal() bool {
-	for _, d := range c.grade.Defects {
-		if d.Open() && d.Severity == debate.SeverityFatal {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.grade.Defects, func(d debate.Defect) bool { return d.Open() && d.Severity == debate.SeverityFatal })
 }
 
 // redFlag reports a claim the grading marks RED_FLAG (contradicted or
@@ -254,14 +258,12 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 			if _, dup := grades[c.ClaimID]; !dup {
 				grades[c.ClaimID] = c
 			}
-		}
-		for _, d := range g.Defects {
-			v.known[d.ID] = true
-		}
-		for _, c := range g.Claims {
 			for _, d := range c.Defects {
 				v.known[d.ID] = true
 			}
+		}
+		for _, d := range g.Defects {
+			v.known[d.ID] = true
 		}
 		for _, c := range g.Calcs {
 			if _, dup := results[c.CalcID]; !dup {
@@ -306,28 +308,12 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 		v.refs[c.ID] = true
 	}
 	slices.SortFunc(v.calcs, func(a, b *calcView) int { return cmp.Compare(a.id(), b.id()) })
-	for i := range b.Evidence {
-		e := &b.Evidence[i]
-		if _, dup := v.evidence[e.ID]; !dup && e.ID != "" {
-			v.evidence[e.ID] = e
-			v.refs[e.ID] = true
-			if old := v.bySpan[e.SourceSpanID]; old == nil || e.ID < old.ID {
-				v.bySpan[e.SourceSpanID] = e
-			}
-		}
-	}
-	for i := range b.Spans {
-		s := &b.Spans[i]
-		if _, dup := v.spans[s.ID]; !dup && s.ID != "" {
-			v.spans[s.ID] = s
-			v.refs[s.ID] = true
-		}
-	}
-	for i := range b.Documents {
-		d := &b.Documents[i]
-		if _, dup := v.docs[d.ID]; !dup && d.ID != "" {
-			v.docs[d.ID] = d
-			v.refs[d.ID] = true
+	indexFirst(v.evidence, v.refs, b.Evidence, func(e *debate.EvidenceItem) string { return e.ID })
+	indexFirst(v.spans, v.refs, b.Spans, func(s *debate.Span) string { return s.ID })
+	indexFirst(v.docs, v.refs, b.Documents, func(d *debate.Document) string { return d.ID })
+	for _, e := range v.evidence {
+		if old := v.bySpan[e.SourceSpanID]; old == nil || e.ID < old.ID {
+			v.bySpan[e.SourceSpanID] = e
 		}
 	}
 	for i := range b.Sanads {
@@ -339,16 +325,19 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 	return v
 }
 
-// material returns the material claims, in key order.
-func (v *view) material() []*claimView {
-	var out []*claimView
-	for _, c := range v.claims {
-		if c.material() {
-			out = append(out, c)
+// indexFirst puts each of xs with an id into m, the first of an id
+// winning, and records the id as citable in refs.
+func indexFirst[T any](m map[string]*T, refs map[string]bool, xs []T, id func(*T) string) {
+	for i := range xs {
+		x := &xs[i]
+		if k := id(x); k != "" && m[k] == nil {
+			m[k], refs[k] = x, true
 		}
 	}
-	return out
 }
+
+// material returns the material claims, in key order.
+func (v *view) material() []*claimView { return filter(v.claims, (*claimView).material) }
 
 // byMateriality returns cs ordered by weight (heaviest first), then key.
 func byMateriality(cs []*claimView) []*claimView {
@@ -460,7 +449,7 @@ func (v *view) evidenceStrength(ids []string, fallback float64) float64 {
 // defectStrength is how strongly the registry shows a defect: structural
 // defects (a missing link, a FATAL chain defect) are shown by the registry
 // itself; the others are as strong as the best evidence that shows them.
-func (v *view) defectStrength(c *claimView, d debate.Defect) float64 {
+func (v *view) defectStrength(d debate.Defect) float64 {
 	if d.Type == debate.DefectMissingLink || d.Severity == debate.SeverityFatal {
 		return scoreA
 	}
@@ -531,14 +520,20 @@ func (v *view) rulings() map[string]debate.Ruling {
 // round (exclusive), in transcript order.
 func (v *view) upheldBefore(round int) []raised {
 	rs := v.rulings()
+	return filter(v.distinctChallenges(func(r raised) bool { return r.round < round }), func(r raised) bool {
+		ru, ok := rs[r.ch.ChallengeID]
+		return ok && ru.Upheld && !ru.Frivolous
+	})
+}
+
+// distinctChallenges returns the transcript's challenges keep accepts, in
+// order, each id once (its first accepted occurrence).
+func (v *view) distinctChallenges(keep func(raised) bool) []raised {
 	var out []raised
 	seen := map[string]bool{}
 	for _, r := range v.challenges() {
-		if r.round >= round || seen[r.ch.ChallengeID] {
-			continue
-		}
-		seen[r.ch.ChallengeID] = true
-		if ru, ok := rs[r.ch.ChallengeID]; ok && ru.Upheld && !ru.Frivolous {
+		if keep(r) && !seen[r.ch.ChallengeID] {
+			seen[r.ch.ChallengeID] = true
 			out = append(out, r)
 		}
 	}
@@ -547,12 +542,7 @@ func (v *view) upheldBefore(round int) []raised {
 
 // spoke reports whether role has an output for round in the transcript.
 func (v *view) spoke(role string, round int) bool {
-	for _, o := range v.in.Transcript {
-		if o.Role == role && o.RoundNumber == round {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(v.in.Transcript, func(o debate.AgentOutput) bool { return o.Role == role && o.RoundNumber == round })
 }
 
 // calls returns the tool calls role made (recorded in its outputs) to
@@ -576,17 +566,9 @@ func (v *view) calls(role, tool string, from, to int) []debate.ToolCall {
 // transcript flagged.
 func (v *view) flaggedPairs() map[pair]bool {
 	out := map[pair]bool{}
-	for _, o := range v.in.Transcript {
-		for _, c := range o.ToolCalls {
-			if c.Tool != toolFlagDefect {
-				continue
-			}
-			var a flagDefectArgs
-			if json.Unmarshal(c.Args, &a) == nil {
-				out[pair{a.ClaimID, debate.DefectType(a.DefectType)}] = true
-			}
-		}
-	}
+	eachCall(v, toolFlagDefect, func(a flagDefectArgs) {
+		out[pair{a.ClaimID, debate.DefectType(a.DefectType)}] = true
+	})
 	return out
 }
 
@@ -594,20 +576,25 @@ func (v *view) flaggedPairs() map[pair]bool {
 // transcript named.
 func (v *view) reviewed() map[string]bool {
 	out := map[string]bool{}
+	eachCall(v, toolRequestHumanReview, func(a humanReviewArgs) {
+		for _, id := range a.ClaimIDs {
+			out[id] = true
+		}
+	})
+	return out
+}
+
+// eachCall calls f with the arguments of every call to tool in the
+// transcript, in order; arguments that do not decode as A are skipped.
+func eachCall[A any](v *view, tool string, f func(A)) {
 	for _, o := range v.in.Transcript {
 		for _, c := range o.ToolCalls {
-			if c.Tool != toolRequestHumanReview {
-				continue
-			}
-			var a humanReviewArgs
-			if json.Unmarshal(c.Args, &a) == nil {
-				for _, id := range a.ClaimIDs {
-					out[id] = true
-				}
+			var a A
+			if c.Tool == tool && json.Unmarshal(c.Args, &a) == nil {
+				f(a)
 			}
 		}
 	}
-	return out
 }
 
 // requested returns the claim ids the transcript's evidence requests name.
