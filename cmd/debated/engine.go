@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -62,13 +63,17 @@ func dataDirSecret(dataDir, name, prefix string) (string, error) {
 }
 
 // protocols registers every protocol the service runs.
-func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box, keys *ledger.Keyring, transcripts *idis.Transcripts) (*orchestrator.Registry, *custom.Catalog, error) {
+func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box, keys *ledger.Keyring, transcripts *idis.Transcripts, spent *budgets) (*orchestrator.Registry, *custom.Catalog, error) {
 	newModel := func(base, key, model string, client *http.Client) (*llm.Backend, error) {
-		return llm.NewBackend(llm.Config{
+		b, err := llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
 			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets, HTTPClient: client,
 			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.TenantID, u.Role, u.PromptTokens, u.CompletionTokens) },
 		})
+		if err == nil {
+			spent.add(b)
+		}
+		return b, err
 	}
 	// The deployment's own model is the operator's choice (often a local
 	// server); a tenant's is checked again at every connection, on the
@@ -195,7 +200,8 @@ type resumable interface {
 // components to run (see docs/decisions.md, one lifecycle shape).
 func newDebates(cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m *metrics.Metrics, box *secretbox.Box) (*server.Debates, []func(context.Context) error, error) {
 	transcripts := idis.NewTranscripts()
-	reg, cat, err := protocols(cfg, st, log, m, box, keys, transcripts)
+	spent := &budgets{}
+	reg, cat, err := protocols(cfg, st, log, m, box, keys, transcripts, spent)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,8 +210,9 @@ func newDebates(cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m
 		return nil, nil, err
 	}
 	hub := stream.New(st, stream.Config{Logger: log})
-	// The IDIS transcript cache follows the ledgers this replica writes.
-	run, err := runner.New(runner.Config{Store: st, Engine: eng, Publisher: runner.Publishers{hub, transcripts}, Logger: log, OnStep: m.ObserveStep})
+	// The IDIS transcript cache and the model budgets follow the ledgers
+	// this replica writes.
+	run, err := runner.New(runner.Config{Store: st, Engine: eng, Publisher: runner.Publishers{hub, transcripts, spent}, Logger: log, OnStep: m.ObserveStep})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -384,5 +391,37 @@ func tenantBackend(st stores, box *secretbox.Box, deflt *llm.Backend,
 		}
 		cache[ck] = set
 		return set, nil
+	}
+}
+
+// budgets holds every model backend this replica made, so that a debate's
+// token count is dropped from each when the debate ends here (the runner
+// publishes its final events to it). Without it a backend kept one entry
+// per debate for the life of the process.
+type budgets struct {
+	mu       sync.Mutex
+	backends []*llm.Backend
+}
+
+func (b *budgets) add(x *llm.Backend) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.backends = append(b.backends, x)
+}
+
+// Publish implements runner.Publisher: a stopped or aborted debate is
+// forgotten by every backend.
+func (b *budgets) Publish(_, debateID string, events []debate.Event) {
+	ended := slices.ContainsFunc(events, func(e debate.Event) bool {
+		return e.Type == orchestrator.EventDebateStopped || e.Type == orchestrator.EventDebateAborted
+	})
+	if !ended {
+		return
+	}
+	b.mu.Lock()
+	backends := slices.Clone(b.backends)
+	b.mu.Unlock()
+	for _, x := range backends {
+		x.Forget(debateID)
 	}
 }
