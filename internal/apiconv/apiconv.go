@@ -129,14 +129,6 @@ func DealToProto(d debate.Deal) *debatedv1.Deal {
 	}
 }
 
-// DealFromProto converts a deal. Returns a *debate.ValidationError if its
-// materiality threshold is not a canonical decimal string (empty is 0).
-func DealFromProto(d *debatedv1.Deal) (debate.Deal, error) {
-	var v debate.Violations
-	out := dealFromProto(&v, "deal", d)
-	return out, v.Err()
-}
-
 func dealFromProto(v *debate.Violations, p string, d *debatedv1.Deal) debate.Deal {
 	var threshold debate.Decimal
 	if s := d.GetMaterialityThreshold(); s != "" {
@@ -205,14 +197,6 @@ func claimToProto(v *debate.Violations, p string, c debate.Claim) *debatedv1.Cla
 		}
 	}
 	return out
-}
-
-// ClaimFromProto converts a claim. Returns a *debate.ValidationError if its
-// value is not a canonical decimal string.
-func ClaimFromProto(c *debatedv1.Claim) (debate.Claim, error) {
-	var v debate.Violations
-	out := claimFromProto(&v, "claim", c)
-	return out, v.Err()
 }
 
 func claimFromProto(vs *debate.Violations, p string, c *debatedv1.Claim) debate.Claim {

@@ -207,23 +207,6 @@ func (d *Decimal) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// DecimalsFromFloats converts a map of floats with DecimalFromFloat.
-// Returns nil for nil, and an error naming a key whose value is not finite.
-func DecimalsFromFloats(m map[string]float64) (map[string]Decimal, error) {
-	if m == nil {
-		return nil, nil
-	}
-	out := make(map[string]Decimal, len(m))
-	for k, f := range m {
-		d, err := DecimalFromFloat(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out[k] = d
-	}
-	return out, nil
-}
-
 func allDigits(s string) bool {
 	for i := range len(s) {
 		if s[i] < '0' || s[i] > '9' {
