@@ -283,7 +283,7 @@ func (f *feed) stop() {
 // window covers seq (if not, the watcher reads the store).
 func (f *feed) since(after int64) ([]Batch, bool) {
 	w := f.win.Load()
-	if len(w.entries) == 0 || after < w.entries[0].Event.Seq-1 {
+	if !w.covers(after) {
 		return nil, false
 	}
 	i := int(after - w.entries[0].Event.Seq + 1)
@@ -379,43 +379,42 @@ func (h *Hub) fill(ctx context.Context, f *feed, debateID string, after, head in
 	if len(fetched) == 0 || fetched[0].Event.Seq != after+1 {
 		return false, nil
 	}
-	f.mu.Lock()
-	cur := f.win.Load()
-	var merged []*Entry
-	news := false
-	switch {
-	case len(cur.entries) == 0:
-		// The window's first events: watchers parked at the head may
-		// not have them yet.
-		merged, news = fetched, true
-		f.tracker = tracker
-	default:
-		// Stitch: the fetched entries before the window's first, then the
-		// window (whatever was published or trimmed meanwhile).
-		first := cur.entries[0].Event.Seq
-		if fetched[len(fetched)-1].Event.Seq < first-1 {
-			f.mu.Unlock()
-			return false, nil // a gap: the window moved past what was read
-		}
-		n := 0
-		for n < len(fetched) && fetched[n].Event.Seq < first {
-			n++
-		}
-		merged = append(append(make([]*Entry, 0, n+len(cur.entries)), fetched[:n]...), cur.entries...)
-	}
-	total := 0
-	for _, e := range merged {
-		total += e.Size()
-	}
-	if len(merged) > h.cfg.Window || total > h.cfg.WindowBytes {
-		f.mu.Unlock()
-		return false, nil
-	}
-	f.win.Store(&window{entries: merged, bytes: total})
+	ok, news := f.prepend(fetched, bytes, tracker)
 	if news {
+		f.mu.Lock()
 		f.wakeLocked()
-	} else {
-		f.mu.Unlock()
 	}
-	return true, nil
+	return ok, nil
+}
+
+// prepend puts entries read from the store (contiguous, ending at or past
+// the window's first) before the window, if they meet it and the whole
+// fits its bounds. It reports whether it did, and whether the window was
+// empty (the watchers parked at the head may lack these events: news).
+func (f *feed) prepend(fetched []*Entry, bytes int, tracker statusTracker) (ok, news bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur := f.win.Load()
+	if len(cur.entries) == 0 {
+		f.win.Store(&window{entries: fetched, bytes: bytes})
+		f.tracker = tracker
+		return true, true
+	}
+	// The fetched entries before the window's first, then the window
+	// (whatever was published or trimmed meanwhile).
+	first := cur.entries[0].Event.Seq
+	if fetched[len(fetched)-1].Event.Seq < first-1 {
+		return false, false // a gap: the window moved past what was read
+	}
+	n, total := 0, cur.bytes
+	for n < len(fetched) && fetched[n].Event.Seq < first {
+		total += fetched[n].Size()
+		n++
+	}
+	if n+len(cur.entries) > f.cfg.Window || total > f.cfg.WindowBytes {
+		return false, false
+	}
+	merged := append(append(make([]*Entry, 0, n+len(cur.entries)), fetched[:n]...), cur.entries...)
+	f.win.Store(&window{entries: merged, bytes: total})
+	return true, false
 }
