@@ -70,6 +70,23 @@ func nilIfEmpty[T any](xs []T) []T {
 	return xs
 }
 
+// IsKeyVersion reports whether v names a version of a signing or
+// checkpoint key: 1 to 64 ASCII letters, digits, '.', '_' or '-'.
+func IsKeyVersion(v string) bool {
+	if v == "" || len(v) > 64 {
+		return false
+	}
+	for i := range len(v) {
+		c := v[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // IsHashHex reports whether s is a SHA-256 digest as the ledger writes
 // it: 64 lowercase hexadecimal digits.
 func IsHashHex(s string) bool {

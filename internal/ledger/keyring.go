@@ -11,6 +11,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/debated/debated/internal/debate"
 )
 
 // hkdfSalt separates ledger keys from any other use of the server secret.
@@ -72,7 +74,7 @@ func NewKeyring(secrets map[string][]byte, current string) (*Keyring, error) {
 	}
 	k := &Keyring{secrets: make(map[string][]byte, len(secrets)), current: current}
 	for v, s := range secrets {
-		if !validVersion(v) {
+		if !debate.IsKeyVersion(v) {
 			return nil, fmt.Errorf("%w: version name %q: want 1-64 characters of [A-Za-z0-9._-]", ErrInvalidKeyring, v)
 		}
 		if len(s) < MinSecretLen {
@@ -182,21 +184,6 @@ func keyID(version string, pub ed25519.PublicKey) string {
 func fingerprint(pub ed25519.PublicKey) string {
 	sum := sha256.Sum256(pub)
 	return hex.EncodeToString(sum[:8])
-}
-
-func validVersion(v string) bool {
-	if v == "" || len(v) > 64 {
-		return false
-	}
-	for i := range len(v) {
-		c := v[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // keySigner is the Signer of a Keyring. It holds the private key and redacts

@@ -77,7 +77,7 @@ func NewKeyring(name string, secrets map[string][]byte, current string) (*Keyrin
 	}
 	k := &Keyring{name: name, current: current, signers: map[string]note.Signer{}, vkeys: map[string]string{}, pubs: map[string]ed25519.PublicKey{}}
 	for v, secret := range secrets {
-		if !validVersion(v) {
+		if !debate.IsKeyVersion(v) {
 			return nil, fmt.Errorf("%w: version name %q: want 1-64 characters of [A-Za-z0-9._-]", ErrInvalidKeyring, v)
 		}
 		if len(secret) < MinSecretLen {
@@ -218,19 +218,4 @@ func (k Keyring) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(k.String())
 // LogValue redacts the keyring in slog records.
 func (k Keyring) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("name", k.name), slog.String("current", k.current), slog.Any("versions", k.versions))
-}
-
-func validVersion(v string) bool {
-	if v == "" || len(v) > 64 {
-		return false
-	}
-	for i := range len(v) {
-		c := v[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
 }
