@@ -2,13 +2,13 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/store/internal/rows"
 	"github.com/debated/debated/internal/tlog"
 )
 
@@ -55,18 +55,7 @@ func (s *Store) LogIntegrate(ctx context.Context) (tlog.Head, error) {
 // committed steps for since the last call, and returns their heads. A
 // tenant whose integration fails is tried again at the next call.
 func (s *Store) LogIntegrateDirty(ctx context.Context) (map[string]tlog.Head, error) {
-	heads := map[string]tlog.Head{}
-	var errs []error
-	for _, tenant := range s.logDirty.Take() {
-		h, err := s.logIntegrate(ctx, tenant)
-		if err != nil {
-			s.logDirty.Mark(tenant)
-			errs = append(errs, err)
-			continue
-		}
-		heads[tenant] = h
-	}
-	return heads, errors.Join(errs...)
+	return rows.Integrate(&s.logDirty, func(tenant string) (tlog.Head, error) { return s.logIntegrate(ctx, tenant) })
 }
 
 func (s *Store) logIntegrate(ctx context.Context, tenant string) (tlog.Head, error) {

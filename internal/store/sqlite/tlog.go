@@ -50,18 +50,7 @@ func (s *Store) LogIntegrate(ctx context.Context) (tlog.Head, error) {
 // LogIntegrateDirty integrates the logs of the tenants whose steps were
 // committed since the last call, and returns their heads.
 func (s *Store) LogIntegrateDirty(ctx context.Context) (map[string]tlog.Head, error) {
-	heads := map[string]tlog.Head{}
-	var errs []error
-	for _, tenant := range s.logDirty.Take() {
-		h, err := s.logIntegrate(ctx, tenant)
-		if err != nil {
-			s.logDirty.Mark(tenant)
-			errs = append(errs, err)
-			continue
-		}
-		heads[tenant] = h
-	}
-	return heads, errors.Join(errs...)
+	return rows.Integrate(&s.logDirty, func(tenant string) (tlog.Head, error) { return s.logIntegrate(ctx, tenant) })
 }
 
 func (s *Store) logIntegrate(ctx context.Context, tenant string) (tlog.Head, error) {

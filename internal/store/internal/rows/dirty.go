@@ -1,6 +1,7 @@
 package rows
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -32,4 +33,23 @@ func (d *Dirty) Take() []string {
 	out := slices.Sorted(maps.Keys(d.tenants))
 	clear(d.tenants)
 	return out
+}
+
+// Integrate takes the set and integrates each tenant's log with integrate,
+// returning the heads of those that succeeded; a tenant whose integration
+// fails is marked again, for the next call, and its error joined into the
+// one returned.
+func Integrate[H any](d *Dirty, integrate func(tenant string) (H, error)) (map[string]H, error) {
+	heads := map[string]H{}
+	var errs []error
+	for _, tenant := range d.Take() {
+		h, err := integrate(tenant)
+		if err != nil {
+			d.Mark(tenant)
+			errs = append(errs, err)
+			continue
+		}
+		heads[tenant] = h
+	}
+	return heads, errors.Join(errs...)
 }
