@@ -119,20 +119,20 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		// PostgreSQL full-text search; the embedded store ranks in memory.
 		icfg.Searcher = pgSearcher{es}
 	}
-	reg, err := orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(icfg),
+	builtin := []*orchestrator.Protocol{synthetic.Protocol(), idis.Protocol(icfg),
 		agentproto.Protocol(agentproto.Config{Registry: st, Ledger: st, Keys: keys, ModelFor: modelFor}),
 		stratmaster.Protocol(stratmaster.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher}),
-		legal.Protocol(legal.Config{ModelFor: modelFor}))
+		legal.Protocol(legal.Config{ModelFor: modelFor})}
+	// The protocols tenants register as data run model-backed roles only;
+	// the registry finds them through the catalog.
+	cat, err := custom.NewCatalog(st, orchestrator.Named(builtin), custom.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher})
 	if err != nil {
 		return nil, nil, err
 	}
-	// The protocols tenants register as data run model-backed roles only.
-	builtin := func(name string) bool { _, err := reg.Get(name); return err == nil }
-	cat, err := custom.NewCatalog(st, builtin, custom.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher})
+	reg, err := orchestrator.NewResolvingRegistry(cat.Resolver(), builtin...)
 	if err != nil {
 		return nil, nil, err
 	}
-	reg.SetResolver(cat.Resolver())
 	return reg, cat, nil
 }
 

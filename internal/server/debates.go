@@ -38,7 +38,7 @@ type Debates struct {
 	Hub       *stream.Hub
 	// Custom, when set, holds the protocols tenants register as data
 	// (ProtocolService); Protocols must resolve their NAME@VERSION names
-	// (orchestrator.Registry.SetResolver) for their debates to run and
+	// (orchestrator.NewResolvingRegistry) for their debates to run and
 	// verify.
 	Custom CustomProtocols
 	// Observe, if set, sees every operator act's commit (metrics).
