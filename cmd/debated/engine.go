@@ -255,7 +255,7 @@ func newDebates(cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m
 		return float64(n)
 	})
 	m.Gauge("debated_watchers", "Watch streams open on this replica.", func() float64 { return float64(hub.Watching()) })
-	deps := &server.Debates{Store: runner.Scheduled(st, sched), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub,
+	deps := &server.Debates{Store: runner.Scheduled(st, sched), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub, Outputs: idis.Name,
 		Observe: func(d debate.Debate, c *debate.StepCommit) { m.ObserveStep(d, c, 0) }}
 	return deps, append(components, sched.Run), nil
 }

@@ -43,6 +43,10 @@ type Debates struct {
 	Custom CustomProtocols
 	// Observe, if set, sees every operator act's commit (metrics).
 	Observe func(d debate.Debate, c *debate.StepCommit)
+	// Outputs names the protocol whose agent outputs ValidateOutput checks
+	// (through its CheckOutput hook); empty: ValidateOutput is
+	// unimplemented.
+	Outputs string
 }
 
 func (d *Debates) valid() bool {

@@ -130,6 +130,7 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		// and it adds NodeInput.Pending.
 		Pipelined:    true,
 		Deliverables: render,
+		CheckOutput:  checkOutput,
 		Defaults:     defaults,
 		Check:        check,
 		NewState:     newState,
