@@ -67,7 +67,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	newModel := func(base, key, model string, client *http.Client) (*llm.Backend, error) {
 		b, err := llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
-			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets, HTTPClient: client,
+			Budget: cfg.llmBudget, Restore: ledgerUsage(st), Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets, HTTPClient: client,
 			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.TenantID, u.Role, u.PromptTokens, u.CompletionTokens) },
 		})
 		if err == nil {
@@ -134,6 +134,26 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		return nil, nil, err
 	}
 	return reg, cat, nil
+}
+
+// ledgerUsage reads the tokens a debate spent from its ledger (for a
+// backend's budget, after a restart or a move to this replica).
+func ledgerUsage(st debate.DebateStore) func(ctx context.Context, debateID string) (int, error) {
+	return func(ctx context.Context, debateID string) (int, error) {
+		const page = 1000
+		n := 0
+		for after := int64(0); ; {
+			evs, err := st.EventList(ctx, debateID, after, page)
+			if err != nil {
+				return 0, err
+			}
+			n += debate.TokensUsed(evs)
+			if len(evs) < page {
+				return n, nil
+			}
+			after = evs[len(evs)-1].Seq
+		}
+	}
 }
 
 // evidenceSearcher is the PostgreSQL store's full-text search.

@@ -98,7 +98,7 @@ func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompleti
 	}
 
 	est := estimate(req, b.cfg.MaxTokens)
-	if err := b.reserve(st.DebateID, est); err != nil {
+	if err := b.reserve(ctx, st.DebateID, est); err != nil {
 		return openai.ChatCompletionResponse{}, err
 	}
 	// A span per model call, with the GenAI semantic-convention attributes.

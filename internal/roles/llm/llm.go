@@ -110,10 +110,14 @@ type Config struct {
 	MaxRepairs int
 	Retry      Retry
 	// Budget is the most tokens (prompt + completion) one debate may use,
-	// 0 for no budget. It is tracked in memory by the backend and starts
-	// from zero when the process restarts, unless the caller restores it
-	// (Backend.AddUsage) from the usage it persisted through OnUsage.
+	// 0 for no budget. It is tracked in memory by the backend, from what
+	// Restore says the debate used before.
 	Budget int
+	// Restore, optional, returns the tokens a debate used before this
+	// backend saw it (from its ledger: debate.TokensUsed), so that a
+	// budget holds across restarts and replicas. It is asked once per
+	// debate, at its first call under a budget; its error fails that call.
+	Restore func(ctx context.Context, debateID string) (int, error)
 	// TranscriptChars bounds the transcript part of a protocol's DATA
 	// block, in bytes of JSON; default 24000. The oldest turns are dropped
 	// first.
@@ -241,7 +245,8 @@ func (b *Backend) Used(debateID string) int {
 	return b.used[debateID]
 }
 
-// AddUsage adds tokens to a debate's usage, to restore it after a restart.
+// AddUsage adds tokens to a debate's usage (Config.Restore restores a
+// debate's usage after a restart).
 func (b *Backend) AddUsage(debateID string, tokens int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -258,7 +263,10 @@ func (b *Backend) Forget(debateID string) {
 
 // reserve books estimate tokens for a call of the debate, or returns
 // ErrBudgetExceeded.
-func (b *Backend) reserve(debateID string, estimate int) error {
+func (b *Backend) reserve(ctx context.Context, debateID string, estimate int) error {
+	if err := b.restore(ctx, debateID); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if used := b.used[debateID]; b.cfg.Budget > 0 && used+estimate > b.cfg.Budget {
@@ -266,6 +274,30 @@ func (b *Backend) reserve(debateID string, estimate int) error {
 			ErrBudgetExceeded, debateID, used, b.cfg.Budget, estimate)
 	}
 	b.used[debateID] += estimate
+	return nil
+}
+
+// restore starts the usage of a debate the backend does not track yet at
+// what Config.Restore says it used.
+func (b *Backend) restore(ctx context.Context, debateID string) error {
+	if b.cfg.Budget <= 0 || b.cfg.Restore == nil {
+		return nil
+	}
+	b.mu.Lock()
+	_, known := b.used[debateID]
+	b.mu.Unlock()
+	if known {
+		return nil
+	}
+	n, err := b.cfg.Restore(ctx, debateID)
+	if err != nil {
+		return fmt.Errorf("llm: the token usage of debate %s: %w", debateID, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, known := b.used[debateID]; !known {
+		b.used[debateID] = n
+	}
 	return nil
 }
 
