@@ -160,8 +160,8 @@ func TestInvokerChecks(t *testing.T) {
 // answer is rejected even when it reports none (fail closed).
 func TestGateRunsWhateverTheModelReports(t *testing.T) {
 	t.Parallel()
-	c := calls[SchemaClaims]
-	data := json.RawMessage(`{"objective":"o","executions":[{"execution_id":"x1","proposal_id":"p","step_id":"s","tool":"arithmetic","output":{"result":5},"result_text":"5"}]}`)
+	var data claimData
+	require.NoError(t, json.Unmarshal(json.RawMessage(`{"objective":"o","executions":[{"execution_id":"x1","proposal_id":"p","step_id":"s","tool":"arithmetic","output":{"result":5},"result_text":"5"}]}`), &data))
 	for name, tc := range map[string]struct {
 		res  llm.JSONResult
 		rule string // "" when the answer passes
@@ -173,7 +173,7 @@ func TestGateRunsWhateverTheModelReports(t *testing.T) {
 		"no answer, its violation":  {llm.JSONResult{Violations: []debate.Violation{{Rule: "SCHEMA", Detail: "not JSON"}}}, "SCHEMA"},
 		"a confidence out of range": {llm.JSONResult{Answer: json.RawMessage(`{"claims":[{"execution_id":"x1","text":"5","confidence":7}]}`)}, "SCHEMA"},
 	} {
-		_, vs := gated(c, data, tc.res)
+		_, vs := gated(data, tc.res)
 		if tc.rule == "" {
 			require.Empty(t, vs, name)
 			continue
@@ -202,8 +202,8 @@ func TestCacheKey(t *testing.T) {
 }
 
 // gated is the gate's verdict on a model's result for call c over data.
-func gated(c call, data json.RawMessage, res llm.JSONResult) (json.RawMessage, []debate.Violation) {
-	return res.Answer, protocol.Gate(func(a json.RawMessage) []debate.Violation { return c.check(data, a) }, res)
+func gated(data claimData, res llm.JSONResult) (json.RawMessage, []debate.Violation) {
+	return res.Answer, protocol.Gate(gate(data, checkClaims), res)
 }
 
 // TestRefusalOf: a refused transition is recorded with its from, to,

@@ -40,8 +40,7 @@ func (p *proto) plan(ctx context.Context, t *turn) (*orchestrator.NodeOutput, er
 	for _, st := range o.Task.Steps {
 		data.Steps = append(data.Steps, planStep{ID: st.ID, Tool: st.Tool, Input: st.Input, RiskClass: st.RiskClass, ExpectedEvidence: st.ExpectedEvidence})
 	}
-	var a planAnswer
-	mc, err := p.ask(ctx, in, NodePlan, SchemaPlan, data, &a)
+	a, mc, err := ask(ctx, p, in, NodePlan, SchemaPlan, data, checkPlan)
 	if err != nil {
 		return stopOnAnswer(SchemaPlan, mc, err)
 	}
@@ -78,8 +77,7 @@ func (p *proto) review(ctx context.Context, t *turn) (*orchestrator.NodeOutput, 
 		data.Proposals = append(data.Proposals, reviewItem{ProposalID: pr.ID, StepID: pr.StepID, Tool: pr.Tool, RiskClass: pr.Risk,
 			Objective: pr.Objective, Assumptions: pr.Assumptions, ExpectedEvidence: st.ExpectedEvidence})
 	}
-	var a reviewAnswer
-	mc, err := p.ask(ctx, in, NodeReview, SchemaReview, data, &a)
+	a, mc, err := ask(ctx, p, in, NodeReview, SchemaReview, data, checkReview)
 	if err != nil {
 		return stopOnAnswer(SchemaReview, mc, err)
 	}
@@ -306,8 +304,7 @@ func (p *proto) claim(ctx context.Context, t *turn) (*orchestrator.NodeOutput, e
 	if len(data.Executions) == 0 {
 		return t.Save(nil, nil)
 	}
-	var a claimAnswer
-	mc, err := p.ask(ctx, in, NodeClaim, SchemaClaims, data, &a)
+	a, mc, err := ask(ctx, p, in, NodeClaim, SchemaClaims, data, checkClaims)
 	if err != nil {
 		return stopOnAnswer(SchemaClaims, mc, err)
 	}

@@ -26,19 +26,13 @@ type asked struct {
 // the model call's record (nil for the rules backend). A gated-out answer
 // is a *protocol.Rejected.
 func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, a asked, out any) (*debate.ModelCall, error) {
-	role := roleOf[a.schema]
-	ans, err := p.models.Ask(ctx, in, protocol.Call{
-		Role:     role,
-		CacheKey: fmt.Sprintf("%s/r%d/%s/a%d", in.DebateID, in.Round, a.schema, in.Attempt),
-		PromptID: a.schema + ".v1", System: systemPrompts[a.schema],
-		Task: "play " + role + ": " + a.task, Data: a.data,
-		SchemaName: a.schema, Schema: schemas[a.schema], Check: a.check,
-		Rules: func(data json.RawMessage) (json.RawMessage, error) { return Rules(a.schema, data) },
-	})
+	c := protocol.Call{Prompt: prompts[a.schema], CacheKey: fmt.Sprintf("%s/r%d/%s/a%d", in.DebateID, in.Round, a.schema, in.Attempt),
+		Task: "play " + prompts[a.schema].Role + ": " + a.task, Data: a.data, Check: a.check}
+	ans, err := p.models.Ask(ctx, in, c)
 	if err != nil {
-		return ans.Model, fmt.Errorf("stratmaster: %s: %w", role, err)
+		return ans.Model, fmt.Errorf("stratmaster: %s: %w", c.Role, err)
 	}
-	return ans.Model, ans.Decode(role, a.schema, out)
+	return ans.Model, ans.Decode(c.Role, a.schema, out)
 }
 
 // work is a node's work.
