@@ -5,31 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/debated/debated/internal/debate"
 	"slices"
 	"time"
 
+	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/tools"
 )
 
-// invoker runs the executor's tool calls through the server's tools layer
-// (tools.Invoker with the safe tools as its Config.Tools): a matrix that
-// gives the executor exactly the tools the tenant registered for the
-// session, quotas counted in a tools.Usage the session keeps in its state,
+// newInvoker returns the invoker of an execute node, which runs the
+// executor's tool calls through the server's tools layer (the safe tools as
+// its Config.Tools): a matrix that gives the executor exactly the tools the
+// tenant registered for the session, a quota per tool of the calls the task
+// can need (each step naming it, once per allowed attempt) counted on from
+// the calls already made (usage, which the session keeps in its state),
 // tools.Result statuses and rules, and a tools.Audit record (an
 // agent.tool_call event) for every call, run or refused.
-type invoker struct {
-	inv *tools.Invoker
-	// usage is the session's calls so far, this node's included.
-	usage tools.Usage
-}
-
-// newInvoker returns the invoker of an execute node: the session's
-// registered tools for the executor, a quota per tool of the calls the
-// task can need (each step naming it, once per allowed attempt) and the
-// calls already made (usage, copied).
-func newInvoker(in *orchestrator.NodeInput, o *Options, usage tools.Usage, env toolEnv, now func() time.Time) *invoker {
+func newInvoker(in *orchestrator.NodeInput, o *Options, usage tools.Usage, env toolEnv, now func() time.Time) *tools.Invoker {
 	quota := map[string]int{}
 	run := map[string]tools.Func{}
 	for name, t := range safeTools {
@@ -48,7 +40,7 @@ func newInvoker(in *orchestrator.NodeInput, o *Options, usage tools.Usage, env t
 	for _, st := range o.Task.Steps {
 		quota[st.Tool] += o.MaxRetries + 1
 	}
-	return &invoker{usage: usage.Clone(), inv: tools.NewInvoker(tools.Config{
+	return tools.NewInvoker(tools.Config{
 		Matrix:   tools.Matrix{RoleExecutor: slices.Clone(o.Tools)},
 		Limits:   tools.Limits{MaxCallsPerRound: quota, DefaultMaxCalls: 1},
 		Usage:    usage,
@@ -57,7 +49,7 @@ func newInvoker(in *orchestrator.NodeInput, o *Options, usage tools.Usage, env t
 		DebateID: in.DebateID,
 		Round:    in.Round,
 		Now:      now,
-	})}
+	})
 }
 
 // toolCall is one call's outcome.
@@ -89,9 +81,8 @@ func (c toolCall) failure() string {
 // unknown claim). Every call is audited. The error is non-nil only when the
 // tool could not run (the registry unreachable, ctx ended: an ERROR result,
 // not counted against the quota), which fails the node.
-func (inv *invoker) call(ctx context.Context, role, tool string, input json.RawMessage) (toolCall, error) {
-	res, audit, cause := inv.inv.Invoke(ctx, role, debate.ToolCall{Tool: tool, Args: input})
-	inv.usage = inv.inv.Usage()
+func call(ctx context.Context, inv *tools.Invoker, role, tool string, input json.RawMessage) (toolCall, error) {
+	res, audit, cause := inv.Invoke(ctx, role, debate.ToolCall{Tool: tool, Args: input})
 	c := toolCall{res: res, audit: audit,
 		refused: res.Rule == tools.RuleUnknownTool || res.Rule == tools.RulePermission || res.Rule == tools.RuleQuota}
 	if res.Status == tools.StatusSuccess {

@@ -129,7 +129,7 @@ func TestInvokerChecks(t *testing.T) {
 		{RoleExecutor, ToolArithmetic, string(add), tools.StatusDenied, tools.RuleQuota, "", true}, // 1 step × 2 attempts spent
 		{RoleExecutor, ToolClaimLookup, `{"claim_key":"C9"}`, tools.StatusInvalid, tools.RuleNotFound, "", false},
 	} {
-		c, err := inv.call(ctx, tc.role, tc.tool, json.RawMessage(tc.input))
+		c, err := call(ctx, inv, tc.role, tc.tool, json.RawMessage(tc.input))
 		require.NoError(t, err, "call %d", i)
 		require.Equal(t, tc.status, c.res.Status, "call %d: %s", i, c.res.Error)
 		require.Equal(t, tc.rule, c.res.Rule, "call %d", i)
@@ -145,14 +145,14 @@ func TestInvokerChecks(t *testing.T) {
 			require.Contains(t, c.failure(), tc.status)
 		}
 	}
-	require.Equal(t, 2, inv.usage.Count(RoleExecutor, ToolArithmetic))
+	require.Equal(t, 2, inv.Usage().Count(RoleExecutor, ToolArithmetic))
 
 	// The registry unreachable: an ERROR, the node's failure, not counted.
 	inv = newInvoker(&orchestrator.NodeInput{DebateID: "d-1", Round: 1}, o, nil, toolEnv{dealID: "d1", registry: closedRegistry(t)}, testClock)
-	c, err := inv.call(ctx, RoleExecutor, ToolClaimLookup, json.RawMessage(`{"claim_key":"C1"}`))
+	c, err := call(ctx, inv, RoleExecutor, ToolClaimLookup, json.RawMessage(`{"claim_key":"C1"}`))
 	require.Error(t, err)
 	require.Equal(t, tools.StatusError, c.res.Status)
-	require.Zero(t, inv.usage.Count(RoleExecutor, ToolClaimLookup))
+	require.Zero(t, inv.Usage().Count(RoleExecutor, ToolClaimLookup))
 }
 
 // TestGateRunsWhateverTheModelReports: the gate runs on the model's answer

@@ -11,6 +11,7 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocol"
+	"github.com/debated/debated/internal/tools"
 )
 
 // withModel adds the model calls of an answer to a payload.
@@ -121,18 +122,14 @@ func (p *proto) intend(_ context.Context, t *turn) (*orchestrator.NodeOutput, er
 		if err != nil {
 			return nil, orchestrator.Permanent(fmt.Errorf("agentproto: step %s input: %w", st.ID, err))
 		}
-		retryOf := ""
-		if pr.Attempts > 0 {
-			retryOf = fmt.Sprintf("%s-i%d", pr.ID, pr.Attempts)
-		}
 		pr.Attempts++
 		it := &intent{ID: fmt.Sprintf("%s-i%d", pr.ID, pr.Attempts), ProposalID: pr.ID, Attempt: pr.Attempts,
 			InputHash: hash, Risk: pr.Risk, Status: intentSigned}
 		s.Intents = append(s.Intents, it)
 		payload := map[string]any{"intent_id": it.ID, "proposal_id": pr.ID, "step_id": pr.StepID, "tool": pr.Tool,
 			"input_hash": hash, "risk_class": pr.Risk, "attempt": it.Attempt, "justification": pr.Justification}
-		if retryOf != "" {
-			payload["retry_of"] = retryOf
+		if pr.Attempts > 1 {
+			payload["retry_of"] = fmt.Sprintf("%s-i%d", pr.ID, pr.Attempts-1)
 		}
 		events = append(events, orchestrator.Emit{Type: EventIntentSigned, Payload: payload})
 	}
@@ -214,7 +211,7 @@ func (p *proto) executeIntents(ctx context.Context, in *orchestrator.NodeInput, 
 			pr.Outcome = outcomeFailed
 		}
 	}
-	s.ToolUsage = inv.usage
+	s.ToolUsage = inv.Usage()
 	if !slices.ContainsFunc(s.Proposals, func(pr *proposal) bool { return s.open(pr, o.MaxRetries) }) {
 		e, _ := s.transit(StateClaiming, RoleExecutor, s.facts())
 		events = append(events, e)
@@ -228,7 +225,7 @@ func (p *proto) executeIntents(ctx context.Context, in *orchestrator.NodeInput, 
 // artifacts by content hash. A call the invoker refused or the tool failed
 // is recorded as failed; an error (the tool could not run) fails the node,
 // and nothing of it is kept.
-func run(ctx context.Context, inv *invoker, it *intent, st *Step) ([]orchestrator.Emit, error) {
+func run(ctx context.Context, inv *tools.Invoker, it *intent, st *Step) ([]orchestrator.Emit, error) {
 	exec := it.ID + "-x"
 	it.ExecutionID = exec
 	ids := map[string]any{"intent_id": it.ID, "execution_id": exec, "proposal_id": it.ProposalID, "tool": st.Tool}
@@ -241,7 +238,7 @@ func run(ctx context.Context, inv *invoker, it *intent, st *Step) ([]orchestrato
 	if err != nil {
 		return nil, err
 	}
-	c, err := inv.call(ctx, RoleExecutor, st.Tool, st.Input)
+	c, err := call(ctx, inv, RoleExecutor, st.Tool, st.Input)
 	if err != nil {
 		return nil, err
 	}

@@ -48,23 +48,12 @@ const SummaryArtifact = "debate_summary.json"
 func (p *proto) call(ctx context.Context, t *turn, node, role string, req *Request,
 	gate func(json.RawMessage) []debate.Violation,
 ) (protocol.Answer, error) {
-	system, prompt, schemaName, schema := systemALA, promptALA, schemaOutput, outputSchema
-	switch role {
-	case RoleSupervisor:
-		system, prompt, schemaName, schema = systemSupervisor, promptSupervisor, schemaSynthesis, synthesisSchema
-	case RoleNLA:
-		system, prompt = systemNLA, promptNLA
-	}
+	c := protocol.Call{Prompt: prompts[role], CacheKey: fmt.Sprintf("%s/%s/r%d/a%d", t.DebateID, node, t.Round, t.Attempt),
+		Task: fmt.Sprintf("%s: write the %s of %s in round %d", Name, req.Kind, role, req.Round), Data: req, Check: gate}
 	if req.Kind == KindCritique {
-		schemaName, schema = schemaCritique, critiqueSchema
+		c.SchemaName, c.Schema = schemaCritique, critiqueSchema
 	}
-	return p.models.Ask(ctx, t.NodeInput, protocol.Call{
-		Role: role, CacheKey: fmt.Sprintf("%s/%s/r%d/a%d", t.DebateID, node, t.Round, t.Attempt),
-		PromptID: prompt, System: system,
-		Task:       fmt.Sprintf("%s: write the %s of %s in round %d", Name, req.Kind, role, req.Round),
-		Data:       req,
-		SchemaName: schemaName, Schema: schema, Check: gate, Rules: ComposeByRules, GateOnly: true,
-	})
+	return p.models.Ask(ctx, t.NodeInput, c)
 }
 
 // request builds an agent's DATA document for kind from the state.
