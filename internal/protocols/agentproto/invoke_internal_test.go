@@ -22,7 +22,7 @@ var testClock = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time
 // approved intent, and the trace that signed and approved them.
 func approvedSession(t *testing.T, opts string) (*orchestrator.NodeInput, *Options, *state, []debate.Event) {
 	t.Helper()
-	o, err := parseOptions(json.RawMessage(opts))
+	o, err := protocol.ParseOptions(json.RawMessage(opts), defaults, check)
 	require.NoError(t, err)
 	s := &state{Lifecycle: StateExecuting, Init: true}
 	var trace []debate.Event
@@ -107,10 +107,10 @@ func TestUnregisteredToolRefusedAtExecution(t *testing.T) {
 // calls), the tool's own failures (INVALID), and success.
 func TestInvokerChecks(t *testing.T) {
 	t.Parallel()
-	o, err := parseOptions(json.RawMessage(`{"task":{"objective":"o","steps":[
+	o, err := protocol.ParseOptions(json.RawMessage(`{"task":{"objective":"o","steps":[
 		{"id":"a","tool":"arithmetic","input":{"op":"add","operands":[1,2]}},
 		{"id":"c","tool":"claim_lookup","input":{"claim_key":"C9"}}]},
-		"tools":["arithmetic","claim_lookup","unit_convert"],"max_retries":1}`))
+		"tools":["arithmetic","claim_lookup","unit_convert"],"max_retries":1}`), defaults, check)
 	require.NoError(t, err)
 	reg, ctx := sampleRegistry(t)
 	env := toolEnv{dealID: "d1", registry: reg}

@@ -67,9 +67,9 @@ func (p *proto) guarded(role string, f work) func(context.Context, *turn) (*orch
 		// (a new pass clears the last one's hypotheses and plan before it
 		// asks), so the task closes with the node's input state, the last
 		// completed work, read afresh.
-		s, lerr := loadState(in.State)
-		if lerr != nil {
-			return nil, orchestrator.Permanent(lerr)
+		s := &state{}
+		if err := json.Unmarshal(in.State, s); err != nil {
+			return nil, orchestrator.Permanent(fmt.Errorf("stratmaster: state: %w", err))
 		}
 		s.Status, s.StopReason = StatusNeedsReview, reason
 		s.StopWhy = fmt.Sprintf("%s failed %d attempt(s): %v", role, in.Attempt, err)

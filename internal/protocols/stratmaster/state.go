@@ -2,8 +2,6 @@ package stratmaster
 
 import (
 	"cmp"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -128,14 +126,6 @@ type state struct {
 	Reviews       []reviewSummary `json:"reviews,omitempty"`
 	StopReason    string          `json:"stop_reason,omitempty"`
 	StopWhy       string          `json:"stop_why,omitempty"`
-}
-
-func loadState(raw json.RawMessage) (*state, error) {
-	var s state
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("stratmaster: state: %w", err)
-	}
-	return &s, nil
 }
 
 // evidenceByID indexes evidence by id.
