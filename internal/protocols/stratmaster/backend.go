@@ -12,27 +12,20 @@ import (
 	"github.com/debated/debated/internal/roles"
 )
 
-// asked is one structured call: the schema names the answer, the role
-// and the prompt; check is the protocol's gate over the answer.
-type asked struct {
-	schema string
-	task   string
-	data   any
-	check  func(answer json.RawMessage) []debate.Violation
-}
-
-// ask makes a structured call on the tenant's model, or on the rules
-// backend without one, gates the answer and decodes it into out. It returns
-// the model call's record (nil for the rules backend). A gated-out answer
-// is a *protocol.Rejected.
-func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, a asked, out any) (*debate.ModelCall, error) {
-	c := protocol.Call{Prompt: prompts[a.schema], CacheKey: fmt.Sprintf("%s/r%d/%s/a%d", in.DebateID, in.Round, a.schema, in.Attempt),
-		Task: "play " + prompts[a.schema].Role + ": " + a.task, Data: a.data, Check: a.check}
+// ask makes the structured call schema, with its task, over data on the
+// tenant's model, or on the rules backend without one, and returns the
+// answer check accepted (the gate gets the answer decoded strictly) and the
+// model call's record (nil for the rules backend). A gated-out answer is a
+// *protocol.Rejected.
+func ask[A any](ctx context.Context, p *proto, in *orchestrator.NodeInput, schema, task string, data any, check func(A) []debate.Violation) (A, *debate.ModelCall, error) {
+	var a A
+	c := protocol.Call{Prompt: prompts[schema], CacheKey: fmt.Sprintf("%s/r%d/%s/a%d", in.DebateID, in.Round, schema, in.Attempt),
+		Task: "play " + prompts[schema].Role + ": " + task, Data: data, Check: protocol.DecodeCheck(check)}
 	ans, err := p.models.Ask(ctx, in, c)
 	if err != nil {
-		return ans.Model, fmt.Errorf("stratmaster: %s: %w", c.Role, err)
+		return a, ans.Model, fmt.Errorf("stratmaster: %s: %w", c.Role, err)
 	}
-	return ans.Model, ans.Decode(c.Role, a.schema, out)
+	return a, ans.Model, ans.Decode(c.Role, schema, &a)
 }
 
 // work is a node's work.
