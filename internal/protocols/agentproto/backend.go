@@ -295,7 +295,7 @@ func ask[D, A any](ctx context.Context, p *proto, in *orchestrator.NodeInput, no
 		a, err := Answer(schema, data)
 		return a, orchestrator.Permanent(err)
 	}
-	ans, err := p.models.Ask(ctx, in, c)
+	ans, err := p.cfg.ModelFor.Ask(ctx, in, c)
 	if err == nil {
 		err = ans.Decode(c.Role, schema, &a)
 	}

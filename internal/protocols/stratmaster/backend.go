@@ -21,7 +21,7 @@ func ask[A any](ctx context.Context, p *proto, in *orchestrator.NodeInput, schem
 	var a A
 	c := protocol.Call{Prompt: prompts[schema], CacheKey: fmt.Sprintf("%s/r%d/%s/a%d", in.DebateID, in.Round, schema, in.Attempt),
 		Task: "play " + prompts[schema].Role + ": " + task, Data: data, Check: protocol.DecodeCheck(check)}
-	ans, err := p.models.Ask(ctx, in, c)
+	ans, err := p.cfg.ModelFor.Ask(ctx, in, c)
 	if err != nil {
 		return a, ans.Model, fmt.Errorf("stratmaster: %s: %w", c.Role, err)
 	}

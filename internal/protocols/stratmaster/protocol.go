@@ -22,7 +22,6 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocol"
-	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/tools"
 )
 
@@ -90,7 +89,7 @@ type Config struct {
 	Registry Registry
 	// ModelFor returns the model of the tenant of ctx; a nil Caller (or a
 	// nil ModelFor) means the deterministic rules backend (Rules).
-	ModelFor func(ctx context.Context) (llm.Caller, error)
+	ModelFor protocol.Models
 	// Searcher ranks evidence in the store for search_evidence; nil ranks
 	// in memory.
 	Searcher tools.Searcher
@@ -119,7 +118,7 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	p := &proto{cfg: cfg, models: cfg.ModelFor}
+	p := &proto{cfg: cfg}
 	everyone := protocol.Everyone(Roles...)
 	node := func(name, actor string, f work, edges []string, next func(*state) string) *protocol.Node[Options, state] {
 		return &protocol.Node[Options, state]{Name: name, Actor: actor, Run: p.guarded(actor, f), Edges: edges, Next: next}
@@ -169,7 +168,4 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 	})
 }
 
-type proto struct {
-	cfg    Config
-	models protocol.Models
-}
+type proto struct{ cfg Config }
