@@ -104,13 +104,6 @@ type Config struct {
 // refused any tool.
 var Matrix = tools.Matrix{RoleResearcher: {tools.SearchEvidence, tools.LookupClaim}}
 
-// limits are the researcher's quotas per pass (a pass is a round).
-func limits() tools.Limits {
-	l := tools.DefaultLimits()
-	l.MaxCallsPerRound = map[string]int{tools.SearchEvidence: maxSearches, tools.LookupClaim: maxLookups}
-	return l
-}
-
 type turn = protocol.Turn[Options, state]
 
 // Protocol returns the StratMaster protocol over cfg.

@@ -111,8 +111,10 @@ func (p *proto) research(ctx context.Context, t *turn) (*orchestrator.NodeOutput
 		return nil, err
 	}
 
+	limits := tools.DefaultLimits() // the researcher's quotas per pass (a pass is a round)
+	limits.MaxCallsPerRound = map[string]int{tools.SearchEvidence: maxSearches, tools.LookupClaim: maxLookups}
 	inv := tools.NewInvoker(tools.Config{
-		Matrix: Matrix, Limits: limits(), Deal: &tools.Deal{Bundle: v.bundle, Grading: v.grading},
+		Matrix: Matrix, Limits: limits, Deal: &tools.Deal{Bundle: v.bundle, Grading: v.grading},
 		Searcher: p.cfg.Searcher, DealID: in.DealID, DebateID: in.DebateID, Round: in.Round, Now: p.cfg.Now,
 	})
 	var found []Evidence
