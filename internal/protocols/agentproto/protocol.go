@@ -136,9 +136,6 @@ type (
 
 // Protocol returns the agent protocol over cfg.
 func Protocol(cfg Config) *orchestrator.Protocol {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	p := &proto{cfg: cfg}
 	task := func(name, actor string, run func(context.Context, *turn) (*orchestrator.NodeOutput, error), edges ...string) *node {
 		return &node{Name: name, Actor: actor, Run: run, Edges: edges}
