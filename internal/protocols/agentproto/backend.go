@@ -291,9 +291,9 @@ func checkClaims(d claimData, a claimAnswer) []debate.Violation {
 func ask[D, A any](ctx context.Context, p *proto, in *orchestrator.NodeInput, node, schema string, data D, check func(D, A) []debate.Violation) (A, *debate.ModelCall, error) {
 	var a A
 	c := protocol.Call{Prompt: prompts[schema], CacheKey: cacheKey(in, node), Task: tasks[schema], Data: data, Check: gate(data, check)}
-	c.Rules = func(data json.RawMessage) (json.RawMessage, error) {
-		a, err := Answer(schema, data)
-		return a, orchestrator.Permanent(err)
+	c.Rules = func(encoded json.RawMessage) (json.RawMessage, error) {
+		answer, err := Answer(schema, encoded)
+		return answer, orchestrator.Permanent(err) // DATA of ours that the rules cannot read
 	}
 	ans, err := p.cfg.ModelFor.Ask(ctx, in, c)
 	if err == nil {
