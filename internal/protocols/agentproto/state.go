@@ -220,24 +220,6 @@ var lifecycle = func() map[string]map[string]transition {
 	return t
 }()
 
-// Terminal reports whether state ends the lifecycle.
-func Terminal(state string) bool {
-	return state == StateCompleted || state == StateFailed || state == StateAborted
-}
-
-// Allowed reports whether the table has an edge from → to, whatever its
-// guard.
-func Allowed(from, to string) bool {
-	_, ok := lifecycle[from][to]
-	return ok
-}
-
-// DesignatedRole is the role that signs the transition from → to ("" when
-// the table has no such edge).
-func DesignatedRole(from, to string) string {
-	return lifecycle[from][to].role
-}
-
 // Refusal is a transition request the state machine refused.
 type Refusal struct {
 	From   string `json:"from"`
