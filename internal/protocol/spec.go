@@ -226,16 +226,12 @@ func ParseOptions[O any](raw json.RawMessage, defaults func() O, check func(*O, 
 	return o, nil
 }
 
-func (k *kit[O, S]) newState() *S {
-	if k.spec.NewState != nil {
-		return k.spec.NewState()
-	}
-	return new(S)
-}
-
 // State decodes a node's state onto NewState's.
 func (k *kit[O, S]) State(raw json.RawMessage) (*S, error) {
-	s := k.newState()
+	s := new(S)
+	if k.spec.NewState != nil {
+		s = k.spec.NewState()
+	}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, s); err != nil {
 			return nil, fmt.Errorf("%s: state: %w", k.spec.Name, err)
