@@ -16,7 +16,7 @@ func TestTokensUsed(t *testing.T) {
 		ev(`{"role":"advocate","model":{"model":"m","calls":2,"prompt_tokens":120,"completion_tokens":30}}`),
 		ev(`{"rule":"TOKEN_BUDGET_EXCEEDED","model":{"model":"m","calls":1,"prompt_tokens":7,"completion_tokens":0}}`),
 		ev(`{"status":"completed"}`),
-		ev(`{"model":"gpt-x","answer":{"model":{"prompt_tokens":999}}}`), // not a model record
+		ev(`{"model":"gpt-x","answer":{"model":{"prompt_tokens":999}}}`),            // not a model record
 		ev(`{"outputs":[{"model":{"prompt_tokens":500,"completion_tokens":500}}]}`), // nested: a copy, not a call
 		ev(`[1,2]`),
 		ev(``),
