@@ -122,7 +122,7 @@ func debates(t *testing.T, st *sqlite.Store, keys *ledger.Keyring) *server.Debat
 	stopped := make(chan error, 1)
 	go func() { stopped <- local.Run(lctx) }()
 	t.Cleanup(func() { stop(); require.NoError(t, <-stopped) })
-	return &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub}
+	return &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub, Outputs: idis.Name}
 }
 
 // ctl runs debatectl with args against addr and returns its output and error.

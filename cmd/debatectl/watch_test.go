@@ -72,7 +72,7 @@ func serveEvery(t *testing.T, model *openaitest.Server) string {
 	go func() { stopped <- local.Run(lctx) }()
 	t.Cleanup(func() { stop(); require.NoError(t, <-stopped) })
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st,
-		Debates: &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub}},
+		Debates: &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub, Outputs: idis.Name}},
 		server.Config{AdminToken: adminToken, Logger: log})
 	require.NoError(t, err)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
