@@ -172,23 +172,15 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 
 // transcript summarises the turns within budget bytes, keeping the newest.
 func transcript(turns []debate.AgentOutput, budget int) ([]json.RawMessage, int) {
-	var rev []json.RawMessage
-	used, omitted := 0, 0
-	for i := len(turns) - 1; i >= 0; i-- {
-		o := turns[i]
-		t := dataTurn{Role: o.Role, Round: o.RoundNumber, Content: llm.Clip(o.Content, maxTurnContent), ClaimRefs: o.ClaimRefs,
+	newest := make([]dataTurn, 0, len(turns))
+	for _, o := range slices.Backward(turns) {
+		newest = append(newest, dataTurn{Role: o.Role, Round: o.RoundNumber, Content: llm.Clip(o.Content, maxTurnContent), ClaimRefs: o.ClaimRefs,
 			CalcRefs: o.CalcRefs, Confidence: o.Muhasabah.Confidence, Position: o.Position, Challenges: o.Challenges,
-			Rulings: o.Rulings, OpenQuestions: o.OpenQuestions}
-		b, err := json.Marshal(t)
-		if err != nil || used+len(b) > budget {
-			omitted = i + 1
-			break
-		}
-		used += len(b)
-		rev = append(rev, b)
+			Rulings: o.Rulings, OpenQuestions: o.OpenQuestions})
 	}
-	slices.Reverse(rev)
-	return append([]json.RawMessage{}, rev...), omitted
+	out, omitted := budgeted(newest, budget)
+	slices.Reverse(out)
+	return out, omitted
 }
 
 // dataMessage is the user message of a turn: the task, then the DATA block.

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/tools"
 )
 
 // advocateState is the advocate's structured content.
@@ -146,10 +147,10 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		share = 1
 	}
 	tc := newCaller(ctx, v, share)
-	if err := tc.lookupClaims(v.notLookedUp(d.claimIDs, toolLookupClaim, "claim_id")); err != nil {
+	if err := tc.lookupClaims(v.notLookedUp(d.claimIDs, tools.LookupClaim, "claim_id")); err != nil {
 		return nil, err
 	}
-	if err := tc.lookupCalcs(v.notLookedUp(d.calcIDs, toolLookupCalc, "calc_id")); err != nil {
+	if err := tc.lookupCalcs(v.notLookedUp(d.calcIDs, tools.LookupCalc, "calc_id")); err != nil {
 		return nil, err
 	}
 	return d.output(v.role, v.round, tc.made), nil
