@@ -351,12 +351,8 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 	}
 	facts := gate.NewFacts(bundle, nil)
 	before := s.usage(in.Round)
-	now := p.cfg.Now
-	if now == nil {
-		now = time.Now
-	}
 	inv := tools.NewInvoker(tools.Config{Matrix: p.matrix, Deal: &tools.Deal{Bundle: bundle}, Searcher: p.cfg.Searcher,
-		DealID: in.DealID, DebateID: in.DebateID, Round: in.Round, Usage: before, Now: now,
+		DealID: in.DealID, DebateID: in.DebateID, Round: in.Round, Usage: before, Now: p.cfg.Now,
 		Why: "the protocol document does not list it for this role"})
 	schema, err := json.Marshal(p.schemas[roleID])
 	if err != nil {
@@ -557,10 +553,11 @@ func (p *proto) check(r *Role, answer json.RawMessage, f *gate.Facts, final bool
 	delete(m, fieldToolCalls)
 	vs := validate("", m, p.schemas[r.ID])
 	refs := stringList(m[fieldRefs])
+	ts := texts("", m)
 	if slices.Contains(r.Gates, GateNoFreeFacts) {
-		for _, t := range texts("", m) {
+		for i, t := range ts {
 			for _, v := range gate.NoFreeFacts(t.text, refs, f) {
-				if strings.HasPrefix(v.Field, "refs") && t.path != firstText(m) {
+				if strings.HasPrefix(v.Field, "refs") && i > 0 {
 					continue // a bad ref is reported once
 				}
 				if v.Field == "text" {
@@ -585,9 +582,9 @@ func (p *proto) check(r *Role, answer json.RawMessage, f *gate.Facts, final bool
 				}
 			}
 			if !slices.Contains(r.Gates, GateNoFreeFacts) {
-				var all []string
-				for _, t := range texts("", m) {
-					all = append(all, t.text)
+				all := make([]string, len(ts))
+				for i, t := range ts {
+					all[i] = t.text
 				}
 				out.Content = strings.Join(all, "\n")
 			}
@@ -641,13 +638,6 @@ func texts(path string, v any) []text {
 		return out
 	}
 	return nil
-}
-
-func firstText(m map[string]any) string {
-	if ts := texts("", m); len(ts) > 0 {
-		return ts[0].path
-	}
-	return ""
 }
 
 func claimRefs(answer json.RawMessage, f *gate.Facts) []string {
