@@ -235,18 +235,5 @@ func (x *dealIndex) hasClaim(id string) bool { return x.claims[id] != nil }
 // normName folds a name for matching: lower case, every run of characters
 // other than letters and digits one space, trimmed.
 func normName(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range strings.ToLower(s) {
-		if isWordRune(r) {
-			if space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = false
-			b.WriteRune(r)
-			continue
-		}
-		space = true
-	}
-	return b.String()
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isWordRune(r) }), " ")
 }
