@@ -107,9 +107,19 @@ func budgeted[T any](items []T, budget int) ([]json.RawMessage, int) {
 func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 	var d dealData
 	grades := map[string]debate.ClaimGrade{}
+	calcGrades := map[string]debate.CalcResult{}
+	var defects []dataDefect
 	if g := in.Grading; g != nil {
 		for _, c := range g.Claims {
 			grades[c.ClaimID] = c
+		}
+		for _, c := range g.Calcs {
+			calcGrades[c.CalcID] = c
+		}
+		for _, df := range g.Defects {
+			if df.Open() {
+				defects = append(defects, dataDefect{ID: df.ID, ClaimID: df.ClaimID, Type: df.Type, Severity: df.Severity, Description: llm.Clip(df.Description, maxExcerpt)})
+			}
 		}
 	}
 	var claims []dataClaim
@@ -126,12 +136,6 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 			claims = append(claims, dc)
 		}
 		slices.SortStableFunc(claims, func(a, b dataClaim) int { return strings.Compare(a.Key, b.Key) })
-		calcGrades := map[string]debate.CalcResult{}
-		if in.Grading != nil {
-			for _, c := range in.Grading.Calcs {
-				calcGrades[c.CalcID] = c
-			}
-		}
 		for _, c := range b.Calcs {
 			dc := dataCalc{ID: c.ID, Type: c.Type, InputClaimIDs: c.InputClaimIDs, Grade: "D"}
 			if r, ok := calcGrades[c.ID]; ok {
@@ -145,14 +149,6 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 		}
 		for _, e := range b.Evidence {
 			evidence = append(evidence, dataEvidence{ID: e.ID, SourceGrade: e.SourceGrade, Excerpt: llm.Clip(excerpts[e.SourceSpanID], maxExcerpt)})
-		}
-	}
-	var defects []dataDefect
-	if g := in.Grading; g != nil {
-		for _, df := range g.Defects {
-			if df.Open() {
-				defects = append(defects, dataDefect{ID: df.ID, ClaimID: df.ClaimID, Type: df.Type, Severity: df.Severity, Description: llm.Clip(df.Description, maxExcerpt)})
-			}
 		}
 	}
 	d.Claims, d.OmittedClaims = budgeted(claims, dataChars)
