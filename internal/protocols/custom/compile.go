@@ -1,6 +1,7 @@
 package custom
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -594,8 +595,9 @@ func (p *proto) check(r *Role, answer json.RawMessage, f *gate.Facts, final bool
 	return vs
 }
 
-func decodeValue(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+// decodeValue decodes a JSON value with its numbers as json.Number.
+func decodeValue(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	err := dec.Decode(&v)

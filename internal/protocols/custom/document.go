@@ -190,10 +190,8 @@ func Parse(raw []byte, builtin func(name string) bool) (*Document, error) {
 		v.Add("", "%s", err.Error())
 		return nil, v.Err()
 	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var generic any
-	if err := dec.Decode(&generic); err != nil {
+	generic, err := decodeValue(js)
+	if err != nil {
 		v.Add("", "not a JSON or YAML document: %s", err.Error())
 		return nil, v.Err()
 	}
@@ -206,7 +204,7 @@ func Parse(raw []byte, builtin func(name string) bool) (*Document, error) {
 		return nil, v.Err()
 	}
 	var d Document
-	dec = json.NewDecoder(bytes.NewReader(js))
+	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil {
 		var te *json.UnmarshalTypeError
