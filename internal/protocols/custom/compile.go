@@ -43,12 +43,9 @@ const (
 	EventToolCall = protocol.EventToolCall
 )
 
-// Stop reasons (besides the rules' own names in upper case).
+// Stop reasons besides the name of the rule that fired, in upper case
+// (MAX_ROUNDS, CONSENSUS, STABLE_DISSENT, JUDGE_VERDICT, BUDGET).
 const (
-	ReasonMaxRounds        = "MAX_ROUNDS"
-	ReasonConsensus        = "CONSENSUS"
-	ReasonStableDissent    = "STABLE_DISSENT"
-	ReasonJudgeVerdict     = "JUDGE_VERDICT"
 	ReasonBudgetExceeded   = "BUDGET_EXCEEDED"
 	ReasonGraphEnd         = "GRAPH_END"
 	ReasonModelUnavailable = "MODEL_UNAVAILABLE"
