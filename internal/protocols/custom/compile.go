@@ -147,7 +147,7 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 		Start:       d.Graph.Start,
 		Nodes:       nodes,
 		// Every node once per round, the nodes after the loop and finalize.
-		MaxSteps: (len(d.Graph.Nodes)+1)*(d.maxRounds()+1) + 1,
+		MaxSteps: (len(d.Graph.Nodes)+1)*(cmp.Or(d.rule(StopMaxRounds).Rounds, 1)+1) + 1,
 		NewState: newState,
 		RoleGuard: map[string][]string{
 			EventAnswer:         roleIDs,
@@ -238,15 +238,6 @@ type turnResult struct {
 	Halt   string          `json:"halt,omitempty"`
 }
 
-func (s *state) budget(d *Document) int {
-	for _, r := range d.Stop {
-		if r.Rule == StopBudget {
-			return r.Tokens
-		}
-	}
-	return 0
-}
-
 // call is a call or judge node.
 func (p *proto) call(n *Node) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
 	return func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
@@ -325,7 +316,7 @@ func (p *proto) merge(n *Node) func(*state, []*orchestrator.NodeOutput) error {
 func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, n *Node, roleID, task string) (turnResult, []orchestrator.Emit, *orchestrator.Stop, error) {
 	res := turnResult{Role: roleID, Round: in.Round}
 	var events []orchestrator.Emit
-	if limit := s.budget(p.doc); limit > 0 && s.Tokens >= limit {
+	if limit := p.doc.rule(StopBudget).Tokens; limit > 0 && s.Tokens >= limit {
 		res.Halt = ReasonBudgetExceeded
 		events = append(events, orchestrator.Emit{Type: EventBudgetExceeded, Actor: roleID,
 			Payload: map[string]any{"role": roleID, "node": n.ID, "tokens": s.Tokens, "budget": limit}})

@@ -587,14 +587,15 @@ func (d *Document) Validate(builtin func(name string) bool) error {
 	return v.Err()
 }
 
-// maxRounds is the max_rounds rule's limit, or 1.
-func (d *Document) maxRounds() int {
-	for _, s := range d.Stop {
-		if s.Rule == StopMaxRounds {
-			return s.Rounds
+// rule returns the first stop rule of the kind (max_rounds, budget …), or
+// the zero StopRule.
+func (d *Document) rule(kind string) StopRule {
+	for _, r := range d.Stop {
+		if r.Rule == kind {
+			return r
 		}
 	}
-	return 1
+	return StopRule{}
 }
 
 func (d *Document) role(id string) *Role {
