@@ -165,15 +165,7 @@ type evidenceSearcher interface {
 type pgSearcher struct{ s evidenceSearcher }
 
 func (p pgSearcher) SearchEvidence(ctx context.Context, dealID, query string, _ debate.ClaimClass, minGrade debate.SourceGrade, limit int) ([]tools.Hit, int, error) {
-	hits, total, err := p.s.EvidenceSearch(ctx, dealID, query, minGrade, limit)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]tools.Hit, 0, len(hits))
-	for _, h := range hits {
-		out = append(out, tools.Hit{EvidenceID: h.EvidenceID, SpanID: h.SpanID, SourceGrade: h.SourceGrade, Relevance: h.Relevance, TextExcerpt: h.TextExcerpt})
-	}
-	return out, total, nil
+	return p.s.EvidenceSearch(ctx, dealID, query, minGrade, limit)
 }
 
 // signingKeyring is the keyring that signs debate ledgers and deal audit
@@ -289,18 +281,7 @@ func enrichmentOf(st stores) func(ctx context.Context, dealID string) ([]tools.E
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, dealID string) ([]tools.Enrichment, error) {
-		recs, err := lister.EnrichmentList(ctx, dealID)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]tools.Enrichment, 0, len(recs))
-		for _, r := range recs {
-			out = append(out, tools.Enrichment{RecordID: r.ID, EntityType: r.EntityType, EntityName: r.EntityName,
-				DataPoint: r.DataPoint, Value: r.Value, Source: r.Source, AsOf: r.AsOf, SourceGrade: r.SourceGrade})
-		}
-		return out, nil
-	}
+	return lister.EnrichmentList
 }
 
 // responseCacheOf persists model responses in the store, so a node re-run

@@ -41,9 +41,32 @@ func redactingLogger(log *slog.Logger, r *redact.Redactor) *slog.Logger {
 	return slog.New(redact.NewHandler(log.Handler(), r))
 }
 
+// tenantLister lists the tenants a page at a time.
+type tenantLister interface {
+	TenantList(ctx context.Context, page debate.Page) ([]debate.Tenant, string, error)
+}
+
+// eachTenant calls fn with every tenant, a page at a time; the error is
+// the listing's.
+func eachTenant(ctx context.Context, st tenantLister, fn func(debate.Tenant)) error {
+	for after := ""; ; {
+		page, next, err := st.TenantList(ctx, debate.Page{After: after, Limit: 500})
+		if err != nil {
+			return err
+		}
+		for _, t := range page {
+			fn(t)
+		}
+		if next == "" || len(page) == 0 {
+			return nil
+		}
+		after = next
+	}
+}
+
 // tenantKeyStore is what learnTenantKeys reads.
 type tenantKeyStore interface {
-	TenantList(ctx context.Context, page debate.Page) ([]debate.Tenant, string, error)
+	tenantLister
 	TenantModelGet(ctx context.Context, tenantID string) (debate.TenantModel, error)
 }
 
@@ -58,25 +81,15 @@ func learnTenantKeys(ctx context.Context, st tenantKeyStore, box *secretbox.Box,
 		return 0, nil
 	}
 	n := 0
-	after := ""
-	for {
-		ts, next, err := st.TenantList(ctx, debate.Page{After: after, Limit: 500})
-		if err != nil {
-			return n, err
+	err := eachTenant(ctx, st, func(t debate.Tenant) {
+		m, err := st.TenantModelGet(runner.TenantContext(ctx, t.ID), t.ID)
+		if err != nil || len(m.APIKeyCiphertext) == 0 {
+			return
 		}
-		for _, t := range ts {
-			m, err := st.TenantModelGet(runner.TenantContext(ctx, t.ID), t.ID)
-			if err != nil || len(m.APIKeyCiphertext) == 0 {
-				continue
-			}
-			if pt, err := box.Open(m.APIKeyCiphertext, server.TenantModelContext(t.ID)); err == nil {
-				r.Add(string(pt))
-				n++
-			}
+		if pt, err := box.Open(m.APIKeyCiphertext, server.TenantModelContext(t.ID)); err == nil {
+			r.Add(string(pt))
+			n++
 		}
-		if next == "" || len(ts) == 0 {
-			return n, nil
-		}
-		after = next
-	}
+	})
+	return n, err
 }

@@ -153,26 +153,16 @@ func newLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*serv
 
 // integrateAll integrates every tenant's log once.
 func integrateAll(ctx context.Context, st stores, ls logStore, w *logWitness, log *slog.Logger) {
-	for after := ""; ; {
-		page, next, err := st.TenantList(ctx, debate.Page{After: after, Limit: 1000})
+	err := eachTenant(ctx, st, func(t debate.Tenant) {
+		head, err := ls.LogIntegrate(debate.WithPrincipal(ctx, debate.Principal{TenantID: t.ID}))
 		if err != nil {
-			if ctx.Err() == nil {
-				log.WarnContext(ctx, "listing tenants to integrate their logs", slog.String("error", err.Error()))
-			}
+			log.WarnContext(ctx, "integrating a transparency log", slog.String("tenant_id", t.ID), slog.String("error", err.Error()))
 			return
 		}
-		for _, t := range page {
-			head, err := ls.LogIntegrate(debate.WithPrincipal(ctx, debate.Principal{TenantID: t.ID}))
-			if err != nil {
-				log.WarnContext(ctx, "integrating a transparency log", slog.String("tenant_id", t.ID), slog.String("error", err.Error()))
-				continue
-			}
-			w.push(t.ID, head)
-		}
-		if next == "" {
-			return
-		}
-		after = next
+		w.push(t.ID, head)
+	})
+	if err != nil && ctx.Err() == nil {
+		log.WarnContext(ctx, "listing tenants to integrate their logs", slog.String("error", err.Error()))
 	}
 }
 

@@ -370,19 +370,15 @@ func (p *proto) task(role string) func(context.Context, *turn) (*orchestrator.No
 		}
 		s := t.State
 		s.apply(res, t.Round)
-		var gate *orchestrator.GateRequest
-		if len(res.Reviews) > 0 && s.PauseForReview {
-			var claims []string
-			for _, r := range res.Reviews {
-				claims = append(claims, r.ClaimIDs...)
-			}
-			gate = &orchestrator.GateRequest{Reason: res.Reviews[0].Reason, ClaimIDs: claims}
-		}
 		out, err := t.Save(emits, nil)
-		if err != nil {
-			return nil, err
+		if err != nil || len(res.Reviews) == 0 || !s.PauseForReview {
+			return out, err
 		}
-		out.Gate = gate
+		var claims []string
+		for _, r := range res.Reviews {
+			claims = append(claims, r.ClaimIDs...)
+		}
+		out.Gate = &orchestrator.GateRequest{Reason: res.Reviews[0].Reason, ClaimIDs: claims}
 		return out, nil
 	}
 }
@@ -396,10 +392,7 @@ func (p *proto) branch(role string) func(context.Context, *turn) (*orchestrator.
 			return protocol.BudgetStop(role, err, nil, nil)
 		}
 		raw, err := protocol.Encode(res)
-		if err != nil {
-			return nil, err
-		}
-		return &orchestrator.NodeOutput{State: raw, Events: emits}, nil
+		return &orchestrator.NodeOutput{State: raw, Events: emits}, err
 	}
 }
 

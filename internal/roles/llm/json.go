@@ -80,14 +80,9 @@ type JSONResult struct {
 // run the model backend against an in-process OpenAI-compatible server.
 type Caller interface {
 	JSON(ctx context.Context, c JSONCall) (JSONResult, error)
-	// Model is the model name, for the ledger.
-	Model() string
 }
 
 var _ Caller = (*Backend)(nil)
-
-// Model returns the model name the backend calls.
-func (b *Backend) Model() string { return b.cfg.Model }
 
 // JSON makes a structured call (see JSONCall). The error is nil whenever
 // the model answered, valid or not: an answer still invalid after the

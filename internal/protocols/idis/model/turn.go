@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,16 +212,10 @@ func recordable(c debate.ToolCall) (debate.ToolCall, bool) {
 	if c.Tool == "" || len(c.Tool) > gate.MaxShortTextLen || len(c.Args) > gate.MaxToolArgsLen {
 		return c, false
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, c.Args); err != nil || buf.Len() == 0 || buf.Bytes()[0] != '{' {
-		return c, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(buf.Bytes(), &m) != nil {
-		return c, false
-	}
-	canon, err := json.Marshal(json.RawMessage(buf.Bytes()))
-	if err != nil {
+	// Marshalling validates and compacts the arguments, as gate.ParseOutput
+	// normalises them.
+	canon, err := json.Marshal(c.Args)
+	if err != nil || canon[0] != '{' {
 		return c, false
 	}
 	return debate.ToolCall{Tool: c.Tool, Args: canon}, true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/roles"
+	"github.com/debated/debated/internal/tools"
 )
 
 // Grade scores: how far a claim of each grade can carry a conclusion.
@@ -566,7 +567,7 @@ func (v *view) calls(role, tool string, from, to int) []debate.ToolCall {
 // transcript flagged.
 func (v *view) flaggedPairs() map[pair]bool {
 	out := map[pair]bool{}
-	eachCall(v, toolFlagDefect, func(a flagDefectArgs) {
+	eachCall(v, tools.FlagDefect, func(a flagDefectArgs) {
 		out[pair{a.ClaimID, debate.DefectType(a.DefectType)}] = true
 	})
 	return out
@@ -576,7 +577,7 @@ func (v *view) flaggedPairs() map[pair]bool {
 // transcript named.
 func (v *view) reviewed() map[string]bool {
 	out := map[string]bool{}
-	eachCall(v, toolRequestHumanReview, func(a humanReviewArgs) {
+	eachCall(v, tools.RequestHumanReview, func(a humanReviewArgs) {
 		for _, id := range a.ClaimIDs {
 			out[id] = true
 		}
