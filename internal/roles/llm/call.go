@@ -81,7 +81,7 @@ func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompleti
 	key := ""
 	if b.cfg.Cache != nil && st.CacheKey != "" {
 		key = st.CacheKey + "/" + st.Role + "/" + strconv.Itoa(idx)
-		raw, ok, err := b.cfg.Cache.Get(ctx, key)
+		raw, ok, err := b.cfg.Cache.ModelResponseGet(ctx, key)
 		switch {
 		case err != nil:
 			b.log.WarnContext(ctx, "llm response cache get failed", slog.String("debate_id", st.DebateID),
@@ -130,7 +130,7 @@ func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompleti
 	}
 	if key != "" {
 		if raw, err := json.Marshal(resp); err == nil {
-			if err := b.cfg.Cache.Put(context.WithoutCancel(ctx), key, raw); err != nil {
+			if err := b.cfg.Cache.ModelResponsePut(context.WithoutCancel(ctx), key, raw); err != nil {
 				b.log.WarnContext(ctx, "llm response cache put failed", slog.String("debate_id", st.DebateID),
 					slog.String("role", st.Role), slog.String("key", key), slog.Any("error", err))
 			}

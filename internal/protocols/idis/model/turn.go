@@ -11,6 +11,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/roles/llm"
@@ -201,7 +202,7 @@ func (r *role) check(answer json.RawMessage, in *roles.Input, gateOf func(*debat
 // rejection keeps the model's answer.
 func unparsed(role string, round int, content string) *debate.AgentOutput {
 	return &debate.AgentOutput{AgentID: role, Role: role, RoundNumber: round,
-		Content: llm.Clip(content, gate.MaxContentLen-4), ClaimRefs: []string{}, Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}}}
+		Content: protocol.Clip(content, gate.MaxContentLen-4), ClaimRefs: []string{}, Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}}}
 }
 
 // recordable returns a successful call as the output records it (refused
