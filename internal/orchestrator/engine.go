@@ -129,7 +129,7 @@ func New(cfg Config) (*Engine, error) {
 		e.rand = rand.Float64
 	}
 	if e.sleep == nil {
-		e.sleep = sleepTimer
+		e.sleep = Sleep
 	}
 	if e.max < e.base {
 		errs = append(errs, fmt.Errorf("MaxBackoff %s is below BaseBackoff %s", e.max, e.base))
@@ -140,7 +140,9 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-func sleepTimer(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx is done, returning ctx's error then: the
+// default Config.Sleep (and the model client's).
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

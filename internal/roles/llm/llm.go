@@ -40,6 +40,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/redact"
 	"github.com/debated/debated/internal/roles"
 )
@@ -217,7 +218,7 @@ func NewBackend(cfg Config) (*Backend, error) {
 	cfg.DataChars = cmp.Or(cfg.DataChars, DefaultDataChars)
 	cfg.HTTPClient = cmp.Or(cfg.HTTPClient, &http.Client{})
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = orchestrator.Sleep
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
@@ -306,18 +307,4 @@ func (b *Backend) settle(debateID string, estimate, actual int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.used[debateID] += actual - estimate
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
