@@ -80,7 +80,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	// address actually dialled, unless the operator allows private ones.
 	newTenantModel := func(base, key, model string) (*llm.Backend, error) {
 		var client *http.Client
-		if !cfg.llmAllowPrivate {
+		if !cfg.server.AllowPrivateModelURLs {
 			client = netguard.HTTPClient()
 		}
 		return newModel(base, key, model, client)

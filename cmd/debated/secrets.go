@@ -21,7 +21,7 @@ import (
 // it is built; credential shapes are masked whatever the Redactor knows
 // (see package redact).
 func configuredSecrets(cfg config) *redact.Redactor {
-	r := redact.New(cfg.llmAPIKey, cfg.adminToken, cfg.encryptionKey)
+	r := redact.New(cfg.llmAPIKey, cfg.server.AdminToken, cfg.encryptionKey)
 	for _, part := range strings.Split(cfg.signingKeys, ",") {
 		if _, b64, ok := strings.Cut(strings.TrimSpace(part), ":"); ok {
 			r.Add(b64)
