@@ -187,8 +187,6 @@ const (
 type Backend struct {
 	cfg    Config
 	client *openai.Client
-	log    *slog.Logger
-	redact *redact.Redactor
 
 	mu   sync.Mutex
 	used map[string]int // debate id → tokens used or reserved
@@ -226,13 +224,14 @@ func NewBackend(cfg Config) (*Backend, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Redactor = cmp.Or(cfg.Redactor, redact.New())
 	cfg.Redactor.Add(cfg.APIKey)
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cmp.Or(cfg.BaseURL, oc.BaseURL)
 	oc.HTTPClient = metaDoer{c: cfg.HTTPClient}
-	return &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), log: cmp.Or(cfg.Logger, slog.Default()), redact: cfg.Redactor, used: map[string]int{}}, nil
+	return &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), used: map[string]int{}}, nil
 }
 
 // Config returns the backend's configuration with its defaults applied.
