@@ -201,17 +201,13 @@ type call struct {
 // call, whatever its outcome, is also appended to Audits. Call never
 // panics: a panic of a tool becomes an ERROR result.
 func (inv *Invoker) Call(ctx context.Context, role string, c debate.ToolCall) (Result, Audit) {
-	res, audit, _ := inv.call(ctx, role, c)
+	res, audit, _ := inv.Invoke(ctx, role, c)
 	return res, audit
 }
 
 // Invoke is Call that also returns the cause of an ERROR result (wrapping
 // ErrToolFailed), for callers that fail their step on it.
-func (inv *Invoker) Invoke(ctx context.Context, role string, c debate.ToolCall) (Result, Audit, error) {
-	return inv.call(ctx, role, c)
-}
-
-func (inv *Invoker) call(ctx context.Context, role string, tc debate.ToolCall) (Result, Audit, error) {
+func (inv *Invoker) Invoke(ctx context.Context, role string, tc debate.ToolCall) (Result, Audit, error) {
 	args, wellFormed := canonicalArgs(tc.Args)
 
 	inv.mu.Lock()
@@ -450,7 +446,7 @@ func (b *Bound) Role() string { return b.role }
 // ctx ended); it wraps ErrToolFailed and the cause, and the call is audited
 // all the same.
 func (b *Bound) Call(ctx context.Context, c debate.ToolCall) (debate.ToolResult, error) {
-	res, _, err := b.inv.call(ctx, b.role, c)
+	res, _, err := b.inv.Invoke(ctx, b.role, c)
 	out := debate.ToolResult{Status: res.Status, Output: res.Output, Error: res.Error}
 	if res.Rule != "" {
 		out.Error = res.Rule + ": " + res.Error
