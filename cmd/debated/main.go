@@ -171,7 +171,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	cfg.secrets = configuredSecrets(cfg)
-	log = redactingLogger(log, cfg.secrets)
+	// No configured secret or credential shape reaches the log output,
+	// whoever logged it.
+	log = slog.New(redact.NewHandler(log.Handler(), cfg.secrets))
 	if cmd == "migrate" {
 		if cfg.databaseURL == "" {
 			return errors.New("migrate needs a PostgreSQL URL (--database-url or DEBATED_DATABASE_URL); the embedded store migrates itself")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"net/url"
 	"strings"
 
@@ -33,12 +32,6 @@ func configuredSecrets(cfg config) *redact.Redactor {
 		}
 	}
 	return r
-}
-
-// redactingLogger wraps log so that no configured secret or credential
-// shape reaches the log output, whoever logged it.
-func redactingLogger(log *slog.Logger, r *redact.Redactor) *slog.Logger {
-	return slog.New(redact.NewHandler(log.Handler(), r))
 }
 
 // tenantLister lists the tenants a page at a time.
