@@ -221,15 +221,7 @@ func scanText(text string, f *Facts) scan {
 
 // isIDSep reports the runes that separate ids in a text.
 func isIDSep(r rune) bool {
-	if unicode.IsSpace(r) {
-		return true
-	}
-	switch r {
-	case ',', ';', '(', ')', '[', ']', '{', '}', '<', '>', '"', '\'', '`', '|', '/', '=',
-		'“', '”', '‘', '’', '«', '»':
-		return true
-	}
-	return false
+	return unicode.IsSpace(r) || strings.ContainsRune(",;()[]{}<>\"'`|/=“”‘’«»", r)
 }
 
 // idTrim are the runes trimmed from both ends of an id-like token
