@@ -221,7 +221,15 @@ func scanText(text string, f *Facts) scan {
 
 // isIDSep reports the runes that separate ids in a text.
 func isIDSep(r rune) bool {
-	return unicode.IsSpace(r) || strings.ContainsRune(",;()[]{}<>\"'`|/=“”‘’«»", r)
+	if unicode.IsSpace(r) {
+		return true
+	}
+	switch r {
+	case ',', ';', '(', ')', '[', ']', '{', '}', '<', '>', '"', '\'', '`', '|', '/', '=',
+		'“', '”', '‘', '’', '«', '»':
+		return true
+	}
+	return false
 }
 
 // idTrim are the runes trimmed from both ends of an id-like token
