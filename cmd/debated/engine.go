@@ -80,7 +80,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	// address actually dialled, unless the operator allows private ones.
 	newTenantModel := func(base, key, model string) (*llm.Backend, error) {
 		var client *http.Client
-		if !cfg.llmAllowPrivate {
+		if !cfg.server.AllowPrivateModelURLs {
 			client = netguard.HTTPClient()
 		}
 		return newModel(base, key, model, client)
@@ -287,25 +287,8 @@ func enrichmentOf(st stores) func(ctx context.Context, dealID string) ([]tools.E
 // responseCacheOf persists model responses in the store, so a node re-run
 // after a crash or a handover reuses them instead of paying twice.
 func responseCacheOf(st stores) llm.ResponseCache {
-	if c, ok := st.(storeResponses); ok {
-		return responseCache{c}
-	}
-	return nil
-}
-
-type storeResponses interface {
-	ModelResponseGet(ctx context.Context, key string) ([]byte, bool, error)
-	ModelResponsePut(ctx context.Context, key string, resp []byte) error
-}
-
-type responseCache struct{ s storeResponses }
-
-func (c responseCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	return c.s.ModelResponseGet(ctx, key)
-}
-
-func (c responseCache) Put(ctx context.Context, key string, resp []byte) error {
-	return c.s.ModelResponsePut(ctx, key, resp)
+	c, _ := st.(llm.ResponseCache)
+	return c
 }
 
 // secretsBox returns the box that seals tenants' model API keys: from

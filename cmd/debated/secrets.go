@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"net/url"
 	"strings"
 
@@ -21,7 +20,7 @@ import (
 // it is built; credential shapes are masked whatever the Redactor knows
 // (see package redact).
 func configuredSecrets(cfg config) *redact.Redactor {
-	r := redact.New(cfg.llmAPIKey, cfg.adminToken, cfg.encryptionKey)
+	r := redact.New(cfg.llmAPIKey, cfg.server.AdminToken, cfg.encryptionKey)
 	for _, part := range strings.Split(cfg.signingKeys, ",") {
 		if _, b64, ok := strings.Cut(strings.TrimSpace(part), ":"); ok {
 			r.Add(b64)
@@ -33,12 +32,6 @@ func configuredSecrets(cfg config) *redact.Redactor {
 		}
 	}
 	return r
-}
-
-// redactingLogger wraps log so that no configured secret or credential
-// shape reaches the log output, whoever logged it.
-func redactingLogger(log *slog.Logger, r *redact.Redactor) *slog.Logger {
-	return slog.New(redact.NewHandler(log.Handler(), r))
 }
 
 // tenantLister lists the tenants a page at a time.

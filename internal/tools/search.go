@@ -71,9 +71,9 @@ func (inv *Invoker) searchEvidence(ctx context.Context, a *args) (any, *bad, err
 
 	var hits []Hit
 	var total int
-	if inv.searcher != nil {
+	if inv.cfg.Searcher != nil {
 		var err error
-		hits, total, err = inv.searcher.SearchEvidence(ctx, x.dealID, query, class, minGrade, limit)
+		hits, total, err = inv.cfg.Searcher.SearchEvidence(ctx, x.dealID, query, class, minGrade, limit)
 		if err != nil {
 			return nil, nil, err
 		}

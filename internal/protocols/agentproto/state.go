@@ -108,18 +108,14 @@ func (s *state) proposal(id string) *proposal {
 
 // facts are the guards' view of the state.
 func (s *state) facts() Facts {
-	f := Facts{Initialized: s.Init, Proposals: len(s.Proposals), Claims: len(s.Claims), Settled: true, Verification: s.PreCheck}
+	f := Facts{Initialized: s.Init, Proposals: len(s.Proposals), Claims: len(s.Claims), Verification: s.PreCheck,
+		Integrity: s.PreCheck == VerificationFail}
 	for _, pr := range s.Proposals {
 		if pr.approved() {
 			f.Approved++
 		}
 	}
-	for _, in := range s.Intents {
-		if in.Status == intentSigned || in.Status == intentApproved {
-			f.Settled = false
-		}
-	}
-	f.Integrity = s.PreCheck == VerificationFail
+	f.Settled = !slices.ContainsFunc(s.Intents, func(in *intent) bool { return in.Status == intentSigned || in.Status == intentApproved })
 	return f
 }
 

@@ -324,11 +324,10 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 	}
 	var caller llm.Caller
 	if p.cfg.ModelFor != nil {
-		c, err := p.cfg.ModelFor(ctx)
-		if err != nil {
+		var err error
+		if caller, err = p.cfg.ModelFor(ctx); err != nil {
 			return res, nil, nil, err
 		}
-		caller = c
 	}
 	if caller == nil {
 		return res, nil, &orchestrator.Stop{Status: debate.DebateFailed, Reason: ReasonModelUnavailable}, nil

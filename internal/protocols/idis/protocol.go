@@ -113,10 +113,10 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 	if cfg.Tracer == nil {
 		cfg.Tracer = otel.Tracer("github.com/debated/debated/internal/protocols/idis")
 	}
-	p := &proto{cfg: cfg, transcripts: cfg.Transcripts}
-	if p.transcripts == nil {
-		p.transcripts = NewTranscripts()
+	if cfg.Transcripts == nil {
+		cfg.Transcripts = NewTranscripts()
 	}
+	p := &proto{cfg: cfg}
 	agent := func(name, role string, edges ...string) *node {
 		return &node{Name: name, Actor: role, Run: p.task(role), Edges: edges}
 	}
@@ -173,9 +173,8 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 }
 
 type proto struct {
-	cfg         Config
-	cache       caches
-	transcripts *Transcripts
+	cfg   Config
+	cache caches
 }
 
 // dealView is the graded deal a node works on.
@@ -234,7 +233,7 @@ func (p *proto) transcript(ctx context.Context, in *orchestrator.NodeInput) ([]d
 	if err != nil {
 		return nil, err
 	}
-	outs, err := p.transcripts.read(ctx, p.cfg.Ledger, tenant, in.DebateID, in.HeadSeq)
+	outs, err := p.cfg.Transcripts.read(ctx, p.cfg.Ledger, tenant, in.DebateID, in.HeadSeq)
 	if err != nil {
 		return nil, err
 	}

@@ -132,7 +132,7 @@ func (b *Backend) JSON(ctx context.Context, c JSONCall) (JSONResult, error) {
 		if len(vs) == 0 {
 			return JSONResult{Answer: answer, Model: b.modelCall(st, c.PromptID, sha), Content: content}, nil
 		}
-		b.log.InfoContext(ctx, "llm answer failed its gate", slog.String("debate_id", c.DebateID),
+		b.cfg.Logger.InfoContext(ctx, "llm answer failed its gate", slog.String("debate_id", c.DebateID),
 			slog.String("role", c.Role), slog.Int("repair", repair), slog.Int("violations", len(vs)))
 		if repair >= b.cfg.MaxRepairs {
 			return JSONResult{Answer: answer, Violations: vs, Model: b.modelCall(st, c.PromptID, sha), Content: content}, nil

@@ -40,6 +40,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/redact"
 	"github.com/debated/debated/internal/roles"
 )
@@ -59,12 +60,12 @@ var ErrModel = errors.New("llm: model call failed")
 // ResponseCache persists raw model responses so that a re-run node reuses
 // them instead of paying twice. Keys are the JSONCall's CacheKey followed
 // by "/<role>/<call index>", the call index counting the model calls of
-// one session from 0. Get reports a miss with false and a nil error.
-// Errors are logged and the call goes on as a miss: a cache never fails a
-// turn.
+// one session from 0. ModelResponseGet reports a miss with false and a
+// nil error. Errors are logged and the call goes on as a miss: a cache
+// never fails a turn. The stores implement it.
 type ResponseCache interface {
-	Get(ctx context.Context, key string) ([]byte, bool, error)
-	Put(ctx context.Context, key string, resp []byte) error
+	ModelResponseGet(ctx context.Context, key string) ([]byte, bool, error)
+	ModelResponsePut(ctx context.Context, key string, resp []byte) error
 }
 
 // Usage is the token usage of one model call (cache hits are not reported).
@@ -186,8 +187,6 @@ const (
 type Backend struct {
 	cfg    Config
 	client *openai.Client
-	log    *slog.Logger
-	redact *redact.Redactor
 
 	mu   sync.Mutex
 	used map[string]int // debate id → tokens used or reserved
@@ -217,7 +216,7 @@ func NewBackend(cfg Config) (*Backend, error) {
 	cfg.DataChars = cmp.Or(cfg.DataChars, DefaultDataChars)
 	cfg.HTTPClient = cmp.Or(cfg.HTTPClient, &http.Client{})
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = orchestrator.Sleep
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
@@ -225,13 +224,14 @@ func NewBackend(cfg Config) (*Backend, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Redactor = cmp.Or(cfg.Redactor, redact.New())
 	cfg.Redactor.Add(cfg.APIKey)
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cmp.Or(cfg.BaseURL, oc.BaseURL)
 	oc.HTTPClient = metaDoer{c: cfg.HTTPClient}
-	return &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), log: cmp.Or(cfg.Logger, slog.Default()), redact: cfg.Redactor, used: map[string]int{}}, nil
+	return &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), used: map[string]int{}}, nil
 }
 
 // Config returns the backend's configuration with its defaults applied.
@@ -306,18 +306,4 @@ func (b *Backend) settle(debateID string, estimate, actual int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.used[debateID] += actual - estimate
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/roles/llm"
 )
@@ -118,7 +119,7 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 		}
 		for _, df := range g.Defects {
 			if df.Open() {
-				defects = append(defects, dataDefect{ID: df.ID, ClaimID: df.ClaimID, Type: df.Type, Severity: df.Severity, Description: llm.Clip(df.Description, maxExcerpt)})
+				defects = append(defects, dataDefect{ID: df.ID, ClaimID: df.ClaimID, Type: df.Type, Severity: df.Severity, Description: protocol.Clip(df.Description, maxExcerpt)})
 			}
 		}
 	}
@@ -128,7 +129,7 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 	if b := in.Deal; b != nil {
 		d.DealID, d.Company, d.Stage, d.Sector = b.Deal.ID, b.Deal.CompanyName, b.Deal.Stage, b.Deal.Sector
 		for _, c := range b.Claims {
-			dc := dataClaim{ID: c.ID, Key: c.Key, Class: c.Class, Text: llm.Clip(c.Text, maxClaimText), Value: c.Value,
+			dc := dataClaim{ID: c.ID, Key: c.Key, Class: c.Class, Text: protocol.Clip(c.Text, maxClaimText), Value: c.Value,
 				Material: c.Material(), Grade: "D"}
 			if g, ok := grades[c.ID]; ok {
 				dc.Grade, dc.Verdict, dc.Corroboration, dc.Blocked = g.Grade, g.Verdict, g.Corroboration, g.Blocked
@@ -148,7 +149,7 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 			excerpts[s.ID] = s.TextExcerpt
 		}
 		for _, e := range b.Evidence {
-			evidence = append(evidence, dataEvidence{ID: e.ID, SourceGrade: e.SourceGrade, Excerpt: llm.Clip(excerpts[e.SourceSpanID], maxExcerpt)})
+			evidence = append(evidence, dataEvidence{ID: e.ID, SourceGrade: e.SourceGrade, Excerpt: protocol.Clip(excerpts[e.SourceSpanID], maxExcerpt)})
 		}
 	}
 	d.Claims, d.OmittedClaims = budgeted(claims, dataChars)
@@ -170,7 +171,7 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 func transcript(turns []debate.AgentOutput, budget int) ([]json.RawMessage, int) {
 	newest := make([]dataTurn, 0, len(turns))
 	for _, o := range slices.Backward(turns) {
-		newest = append(newest, dataTurn{Role: o.Role, Round: o.RoundNumber, Content: llm.Clip(o.Content, maxTurnContent), ClaimRefs: o.ClaimRefs,
+		newest = append(newest, dataTurn{Role: o.Role, Round: o.RoundNumber, Content: protocol.Clip(o.Content, maxTurnContent), ClaimRefs: o.ClaimRefs,
 			CalcRefs: o.CalcRefs, Confidence: o.Muhasabah.Confidence, Position: o.Position, Challenges: o.Challenges,
 			Rulings: o.Rulings, OpenQuestions: o.OpenQuestions})
 	}
@@ -199,11 +200,11 @@ func toolMessage(res debate.ToolResult) string {
 		Error   string          `json:"error,omitempty"`
 		Excerpt string          `json:"output_excerpt,omitempty"`
 	}
-	m := msg{Status: res.Status, Error: llm.Clip(res.Error, maxExcerpt)}
+	m := msg{Status: res.Status, Error: protocol.Clip(res.Error, maxExcerpt)}
 	switch {
 	case len(res.Output) == 0:
 	case len(res.Output) > maxToolResultJSON || !json.Valid(res.Output):
-		m.Excerpt = llm.Clip(string(res.Output), maxToolResultJSON) // truncated: given as text
+		m.Excerpt = protocol.Clip(string(res.Output), maxToolResultJSON) // truncated: given as text
 	default:
 		m.Output = res.Output
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/roles/llm"
@@ -75,16 +76,9 @@ func Roles(b *llm.Backend) (map[string]roles.Role, error) {
 	return m, nil
 }
 
+// cacheKey is the context key of a response cache prefix that replaces a
+// turn's place in the debate (tests set it: WithCacheKey).
 type cacheKey struct{}
-
-// WithCacheKey returns a context whose turns use the response cache under
-// prefix, which should name the debate, the node and its attempt
-// ("<debate_id>/<node>/<attempt>"): a re-run of the same attempt reuses the
-// responses, a new attempt asks the model again. Without a prefix a turn
-// of a debate uses its place in the debate.
-func WithCacheKey(ctx context.Context, prefix string) context.Context {
-	return context.WithValue(ctx, cacheKey{}, prefix)
-}
 
 // role is one model-backed agent.
 type role struct {
@@ -201,7 +195,7 @@ func (r *role) check(answer json.RawMessage, in *roles.Input, gateOf func(*debat
 // rejection keeps the model's answer.
 func unparsed(role string, round int, content string) *debate.AgentOutput {
 	return &debate.AgentOutput{AgentID: role, Role: role, RoundNumber: round,
-		Content: llm.Clip(content, gate.MaxContentLen-4), ClaimRefs: []string{}, Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}}}
+		Content: protocol.Clip(content, gate.MaxContentLen-4), ClaimRefs: []string{}, Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}}}
 }
 
 // recordable returns a successful call as the output records it (refused

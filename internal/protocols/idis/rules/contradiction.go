@@ -188,17 +188,12 @@ func pluralES(n int, word string) string {
 	return fmt.Sprintf("%d %ses", n, word)
 }
 
-// mismatchVerb says what a matn defect does to a claim.
-func mismatchVerb(t debate.DefectType) string {
-	switch t {
-	case debate.DefectInconsistency:
-		return "contradicted"
-	case debate.DefectUnitMismatch:
-		return "inflated or relabelled"
-	case debate.DefectTimeWindow:
-		return "left unverified for its own period"
-	case debate.DefectStaleness:
-		return "superseded"
-	}
-	return "put in doubt"
+// mismatchVerbs say what each matn defect does to a claim.
+var mismatchVerbs = map[debate.DefectType]string{
+	debate.DefectInconsistency: "contradicted",
+	debate.DefectUnitMismatch:  "inflated or relabelled",
+	debate.DefectTimeWindow:    "left unverified for its own period",
+	debate.DefectStaleness:     "superseded",
 }
+
+func mismatchVerb(t debate.DefectType) string { return cmp.Or(mismatchVerbs[t], "put in doubt") }
