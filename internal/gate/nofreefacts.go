@@ -236,6 +236,26 @@ func isIDSep(r rune) bool {
 // ("C1.", "*C1*").
 const idTrim = ".:!?*#~"
 
+// asciiIDSep and asciiIDTrim are isIDSep and idTrim for ASCII bytes: the
+// id scan reads most texts a byte at a time.
+var asciiIDSep, asciiIDTrim = func() (sep, trim [utf8.RuneSelf]bool) {
+	for c := range utf8.RuneSelf {
+		sep[c] = isIDSep(rune(c))
+		trim[c] = strings.IndexByte(idTrim, byte(c)) >= 0
+	}
+	return sep, trim
+}()
+
+// idSepAt reports whether the rune at text[i] separates ids, and its
+// length.
+func idSepAt(text string, i int) (sep bool, n int) {
+	if c := text[i]; c < utf8.RuneSelf {
+		return asciiIDSep[c], 1
+	}
+	r, n := utf8.DecodeRuneInString(text[i:])
+	return isIDSep(r), n
+}
+
 // IDTokens yields the byte ranges [a, b) of text's id-like tokens, in
 // order: the runs between separators (spaces, brackets, quotes, commas,
 // ...), with ".:!?*#~" trimmed from both ends, skipping runs that trim to
@@ -244,18 +264,25 @@ const idTrim = ".:!?*#~"
 func IDTokens(text string) iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
 		for i := 0; i < len(text); {
-			r, n := utf8.DecodeRuneInString(text[i:])
-			if isIDSep(r) {
+			if sep, n := idSepAt(text, i); sep {
 				i += n
 				continue
 			}
-			j := len(text)
-			if k := strings.IndexFunc(text[i:], isIDSep); k >= 0 {
-				j = i + k
+			j := i
+			for j < len(text) {
+				sep, n := idSepAt(text, j)
+				if sep {
+					break
+				}
+				j += n
 			}
-			run := text[i:j]
-			a := i + len(run) - len(strings.TrimLeft(run, idTrim))
-			b := i + len(strings.TrimRight(run, idTrim))
+			a, b := i, j
+			for a < b && asciiIDTrim[text[a]&0x7f] && text[a] < utf8.RuneSelf {
+				a++
+			}
+			for b > a && asciiIDTrim[text[b-1]&0x7f] && text[b-1] < utf8.RuneSelf {
+				b--
+			}
 			i = j
 			if a < b && !yield(a, b) {
 				return
