@@ -38,7 +38,9 @@ func TestValidMatchesEncodingJSON(t *testing.T) {
 
 func FuzzValidMatchesEncodingJSON(f *testing.F) {
 	for _, c := range append(corpus, validCorpus...) {
-		f.Add([]byte(c))
+		if len(c) < 1000 { // the depth limit's documents stall the fuzzer
+			f.Add([]byte(c))
+		}
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		checkValid(t, in)
