@@ -366,7 +366,26 @@ func isPercent(r rune) bool {
 }
 
 func isWordRune(r rune) bool {
+	if uint32(r) < utf8.RuneSelf {
+		return asciiWordRune[r]
+	}
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' || unicode.Is(unicode.Mn, r)
+}
+
+// asciiWordRune is isWordRune for ASCII.
+var asciiWordRune = func() (t [utf8.RuneSelf]bool) {
+	for c := range rune(utf8.RuneSelf) {
+		t[c] = unicode.IsLetter(c) || unicode.IsNumber(c) || c == '_' || unicode.Is(unicode.Mn, c)
+	}
+	return t
+}()
+
+// runeAt decodes the rune at text[i], ASCII without a call.
+func runeAt(text string, i int) (rune, int) {
+	if c := text[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(text[i:])
 }
 
 func tokenize(text string) []token {
@@ -375,7 +394,7 @@ func tokenize(text string) []token {
 	sent, sentence := true, true
 	lastEnd := -1
 	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
+		r, n := runeAt(text, i)
 		start := i
 		i += n
 		var k tokKind
@@ -383,7 +402,7 @@ func tokenize(text string) []token {
 		case unicode.IsLetter(r) || r == '_':
 			k = tWord
 			for i < len(text) {
-				r2, n2 := utf8.DecodeRuneInString(text[i:])
+				r2, n2 := runeAt(text, i)
 				if !isWordRune(r2) {
 					break
 				}
@@ -392,13 +411,18 @@ func tokenize(text string) []token {
 		case unicode.IsNumber(r):
 			k = tNumber
 			for i < len(text) {
-				r2, n2 := utf8.DecodeRuneInString(text[i:])
-				r3, _ := utf8.DecodeRuneInString(text[i+n2:])
-				// A '.' or ',' followed by a digit continues the number
-				// ("4.5", "12,000").
-				if unicode.IsNumber(r2) || (r2 == '.' || r2 == ',') && unicode.IsNumber(r3) {
+				r2, n2 := runeAt(text, i)
+				if unicode.IsNumber(r2) {
 					i += n2
 					continue
+				}
+				// A '.' or ',' followed by a digit continues the number
+				// ("4.5", "12,000").
+				if r2 == '.' || r2 == ',' {
+					if r3, _ := utf8.DecodeRuneInString(text[i+n2:]); unicode.IsNumber(r3) {
+						i += n2
+						continue
+					}
 				}
 				break
 			}
