@@ -394,7 +394,7 @@ func (p *proto) branch(role string) func(context.Context, *turn) (*orchestrator.
 		if err != nil {
 			return protocol.BudgetStop(role, err, nil, nil)
 		}
-		raw, err := protocol.Encode(res)
+		raw, err := protocol.Encode(res.forMerge())
 		if err != nil {
 			return nil, err
 		}
