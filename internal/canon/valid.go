@@ -185,10 +185,25 @@ func (v *validator) array(depth int) bool {
 	}
 }
 
+// plain marks the bytes a string holds as they are: not a control
+// character, quote or backslash.
+var plain = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str reads a string from its opening quote through its closing one.
 func (v *validator) str() bool {
 	v.i++ // "
 	for v.i < len(v.in) {
+		for v.i < len(v.in) && plain[v.in[v.i]] {
+			v.i++
+		}
+		if v.i == len(v.in) {
+			return false
+		}
 		c := v.in[v.i]
 		switch {
 		case c == '"':
