@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -212,12 +213,24 @@ func (s *scan) textViolations(field string, refs map[string]bool, f *Facts) []de
 func scanText(text string, f *Facts) scan {
 	var s scan
 	cleaned := stripIDs(text, f, &s)
-	toks := tokenize(cleaned)
+	buf := tokenBufs.Get().(*[]token)
+	toks := tokenize((*buf)[:0], cleaned)
 	for i := range toks {
 		classify(toks, i, cleaned, &s)
 	}
+	if cap(toks) <= maxKeptTokens {
+		*buf = toks
+		tokenBufs.Put(buf)
+	}
 	return s
 }
+
+// tokenBufs keeps token slices between scans: a gate scans every text of
+// every output, and nothing keeps a scan's tokens.
+var tokenBufs = sync.Pool{New: func() any { return new([]token) }}
+
+// maxKeptTokens bounds the token slices tokenBufs keeps.
+const maxKeptTokens = 1 << 14
 
 // isIDSep reports the runes that separate ids in a text.
 func isIDSep(r rune) bool {
@@ -352,8 +365,8 @@ const (
 )
 
 type token struct {
-	kind tokKind
 	a, b int // byte range in the cleaned text
+	kind tokKind
 	// sentStart: the token opens a sentence, line, list item, clause,
 	// parenthesis or quotation; sentence: it opens a sentence, line or list
 	// item (not a clause, parenthesis or quotation); adjacent: no gap since
@@ -388,9 +401,10 @@ func runeAt(text string, i int) (rune, int) {
 	return utf8.DecodeRuneInString(text[i:])
 }
 
-func tokenize(text string) []token {
+// tokenize appends text's tokens to toks.
+func tokenize(toks []token, text string) []token {
 	// About one token per word and gap: one allocation for most texts.
-	toks := make([]token, 0, len(text)/4+1)
+	toks = slices.Grow(toks, len(text)/4+1)
 	sent, sentence := true, true
 	lastEnd := -1
 	for i := 0; i < len(text); {
