@@ -88,6 +88,7 @@ type Engine struct {
 	maxParallel int
 	log         *slog.Logger
 	redact      func(string) string
+	workers     workers
 }
 
 // New returns an Engine. It returns an error wrapping debate.ErrInvalid if
@@ -118,6 +119,7 @@ func New(cfg Config) (*Engine, error) {
 		maxParallel: cmp.Or(cfg.MaxParallel, DefaultMaxParallel),
 		log:         cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		redact:      cfg.Redact,
+		workers:     workers{jobs: make(chan func())},
 	}
 	if e.redact == nil {
 		e.redact = redact.Text
