@@ -61,8 +61,13 @@ import (
 const adminToken = "dev-admin-token"
 
 // commandTimeout bounds one command: a debate of the repository's deals
-// runs in well under a second on the embedded store.
-const commandTimeout = 90 * time.Second
+// runs in well under a second on the embedded store. A make target that
+// builds or installs from the module proxy (grpcurl, on a cold cache) gets
+// buildTimeout instead: on a busy machine that alone can take minutes.
+const (
+	commandTimeout = 90 * time.Second
+	buildTimeout   = 8 * time.Minute
+)
 
 // placeholders says where the value of each placeholder comes from: the
 // last match of its pattern in the output of the commands run before. The
@@ -236,7 +241,11 @@ func (r *runner) run(where, text string) {
 // output.
 func (r *runner) exec(where, text, cmdText string) {
 	t := r.t
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	timeout := commandTimeout
+	if strings.HasPrefix(strings.TrimSpace(cmdText), "make ") {
+		timeout = buildTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	script := "set -e -u -o pipefail\nsource " + r.state + "\n" + cmdText + "\nexport -p > " + r.state + "\n"
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)

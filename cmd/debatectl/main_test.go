@@ -104,7 +104,13 @@ func serveAt(t *testing.T, kind string) (addr, where string) {
 // does.
 func debates(t *testing.T, st *sqlite.Store, keys *ledger.Keyring) *server.Debates {
 	t.Helper()
-	reg, err := orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New()}))
+	// Registered protocols: no model is configured here, so they register
+	// and list but do not run.
+	builtin := []*orchestrator.Protocol{synthetic.Protocol(), idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New()})}
+	cat, err := custom.NewCatalog(st, orchestrator.Named(builtin), custom.Config{Registry: st,
+		ModelFor: func(context.Context) (llm.Caller, error) { return nil, nil }})
+	require.NoError(t, err)
+	reg, err := orchestrator.NewResolvingRegistry(cat.Resolver(), builtin...)
 	require.NoError(t, err)
 	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
 	require.NoError(t, err)
@@ -116,14 +122,7 @@ func debates(t *testing.T, st *sqlite.Store, keys *ledger.Keyring) *server.Debat
 	stopped := make(chan error, 1)
 	go func() { stopped <- local.Run(lctx) }()
 	t.Cleanup(func() { stop(); require.NoError(t, <-stopped) })
-	// Registered protocols: no model is configured here, so they register
-	// and list but do not run.
-	builtin := func(name string) bool { _, err := reg.Get(name); return err == nil }
-	cat, err := custom.NewCatalog(st, builtin, custom.Config{Registry: st,
-		ModelFor: func(context.Context) (llm.Caller, error) { return nil, nil }})
-	require.NoError(t, err)
-	reg.SetResolver(cat.Resolver())
-	return &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub}
+	return &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub, Outputs: idis.Name}
 }
 
 // ctl runs debatectl with args against addr and returns its output and error.

@@ -46,11 +46,20 @@ func serveEvery(t *testing.T, model *openaitest.Server) string {
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	log := slog.New(slog.DiscardHandler)
-	reg, err := orchestrator.NewRegistry(synthetic.Protocol(),
+	modelFor := func(context.Context) (llm.Caller, error) { return nil, nil }
+	if model != nil {
+		b, err := llm.NewBackend(llm.Config{BaseURL: model.URL, Model: "test-model", Logger: log})
+		require.NoError(t, err)
+		modelFor = func(context.Context) (llm.Caller, error) { return b, nil }
+	}
+	builtin := []*orchestrator.Protocol{synthetic.Protocol(),
 		idis.Protocol(idis.Config{Registry: st, Ledger: st, Roles: rules.New()}),
 		agentproto.Protocol(agentproto.Config{Registry: st, Ledger: st, Keys: keys}),
 		stratmaster.Protocol(stratmaster.Config{Registry: st}),
-		legal.Protocol(legal.Config{}))
+		legal.Protocol(legal.Config{})}
+	cat, err := custom.NewCatalog(st, orchestrator.Named(builtin), custom.Config{Registry: st, ModelFor: modelFor})
+	require.NoError(t, err)
+	reg, err := orchestrator.NewResolvingRegistry(cat.Resolver(), builtin...)
 	require.NoError(t, err)
 	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
 	require.NoError(t, err)
@@ -62,18 +71,8 @@ func serveEvery(t *testing.T, model *openaitest.Server) string {
 	stopped := make(chan error, 1)
 	go func() { stopped <- local.Run(lctx) }()
 	t.Cleanup(func() { stop(); require.NoError(t, <-stopped) })
-	modelFor := func(context.Context) (llm.Caller, error) { return nil, nil }
-	if model != nil {
-		b, err := llm.NewBackend(llm.Config{BaseURL: model.URL, Model: "test-model", Logger: log})
-		require.NoError(t, err)
-		modelFor = func(context.Context) (llm.Caller, error) { return b, nil }
-	}
-	builtin := func(name string) bool { _, err := reg.Get(name); return err == nil }
-	cat, err := custom.NewCatalog(st, builtin, custom.Config{Registry: st, ModelFor: modelFor})
-	require.NoError(t, err)
-	reg.SetResolver(cat.Resolver())
 	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st,
-		Debates: &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub}},
+		Debates: &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub, Outputs: idis.Name}},
 		server.Config{AdminToken: adminToken, Logger: log})
 	require.NoError(t, err)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/roles/llm"
+	"github.com/debated/debated/internal/store/sqlite"
+	"github.com/debated/debated/internal/store/storetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -34,4 +41,38 @@ func TestBudgetsForgetEndedDebates(t *testing.T) {
 		require.Zero(t, b.Used("d1"))
 		require.Zero(t, b.Used("d2"))
 	}
+}
+
+// TestLedgerUsageSumsTheDebatesModelCalls: the usage a backend restores is
+// the sum of the model records over the whole ledger (read in pages), for
+// the debate of ctx's tenant only.
+func TestLedgerUsageSumsTheDebatesModelCalls(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	ctx, tenant, d := storetest.NewDebate(t, st)
+	l := storetest.NewLedger(tenant, d, time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	l.Payload = func(seq int64) json.RawMessage {
+		if seq%2 == 0 {
+			return json.RawMessage(`{"status":"running"}`)
+		}
+		return json.RawMessage(fmt.Sprintf(`{"role":"r","model":{"model":"m","calls":1,"prompt_tokens":%d,"completion_tokens":1}}`, seq))
+	}
+	for range 3 {
+		c := l.Next(999) // 2,997 events: three pages
+		require.NoError(t, st.StepCommit(ctx, c))
+		l.Commit(c)
+	}
+	want := 0
+	for seq := 1; seq <= 2997; seq += 2 {
+		want += seq + 1
+	}
+	got, err := ledgerUsage(st)(ctx, d.ID)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	other, _ := storetest.NewTenant(t, st)
+	_, err = ledgerUsage(st)(other, d.ID)
+	require.ErrorIs(t, err, debate.ErrNotFound, "another tenant's debate")
 }

@@ -67,7 +67,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	newModel := func(base, key, model string, client *http.Client) (*llm.Backend, error) {
 		b, err := llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
-			Budget: cfg.llmBudget, Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets, HTTPClient: client,
+			Budget: cfg.llmBudget, Restore: ledgerUsage(st), Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets, HTTPClient: client,
 			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.TenantID, u.Role, u.PromptTokens, u.CompletionTokens) },
 		})
 		if err == nil {
@@ -80,7 +80,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	// address actually dialled, unless the operator allows private ones.
 	newTenantModel := func(base, key, model string) (*llm.Backend, error) {
 		var client *http.Client
-		if !cfg.llmAllowPrivate {
+		if !cfg.server.AllowPrivateModelURLs {
 			client = netguard.HTTPClient()
 		}
 		return newModel(base, key, model, client)
@@ -119,21 +119,41 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		// PostgreSQL full-text search; the embedded store ranks in memory.
 		icfg.Searcher = pgSearcher{es}
 	}
-	reg, err := orchestrator.NewRegistry(synthetic.Protocol(), idis.Protocol(icfg),
+	builtin := []*orchestrator.Protocol{synthetic.Protocol(), idis.Protocol(icfg),
 		agentproto.Protocol(agentproto.Config{Registry: st, Ledger: st, Keys: keys, ModelFor: modelFor}),
 		stratmaster.Protocol(stratmaster.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher}),
-		legal.Protocol(legal.Config{ModelFor: modelFor}))
+		legal.Protocol(legal.Config{ModelFor: modelFor})}
+	// The protocols tenants register as data run model-backed roles only;
+	// the registry finds them through the catalog.
+	cat, err := custom.NewCatalog(st, orchestrator.Named(builtin), custom.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher})
 	if err != nil {
 		return nil, nil, err
 	}
-	// The protocols tenants register as data run model-backed roles only.
-	builtin := func(name string) bool { _, err := reg.Get(name); return err == nil }
-	cat, err := custom.NewCatalog(st, builtin, custom.Config{Registry: st, ModelFor: modelFor, Searcher: icfg.Searcher})
+	reg, err := orchestrator.NewResolvingRegistry(cat.Resolver(), builtin...)
 	if err != nil {
 		return nil, nil, err
 	}
-	reg.SetResolver(cat.Resolver())
 	return reg, cat, nil
+}
+
+// ledgerUsage reads the tokens a debate spent from its ledger (for a
+// backend's budget, after a restart or a move to this replica).
+func ledgerUsage(st debate.DebateStore) func(ctx context.Context, debateID string) (int, error) {
+	return func(ctx context.Context, debateID string) (int, error) {
+		const page = 1000
+		n := 0
+		for after := int64(0); ; {
+			evs, err := st.EventList(ctx, debateID, after, page)
+			if err != nil {
+				return 0, err
+			}
+			n += debate.TokensUsed(evs)
+			if len(evs) < page {
+				return n, nil
+			}
+			after = evs[len(evs)-1].Seq
+		}
+	}
 }
 
 // evidenceSearcher is the PostgreSQL store's full-text search.
@@ -145,15 +165,7 @@ type evidenceSearcher interface {
 type pgSearcher struct{ s evidenceSearcher }
 
 func (p pgSearcher) SearchEvidence(ctx context.Context, dealID, query string, _ debate.ClaimClass, minGrade debate.SourceGrade, limit int) ([]tools.Hit, int, error) {
-	hits, total, err := p.s.EvidenceSearch(ctx, dealID, query, minGrade, limit)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]tools.Hit, 0, len(hits))
-	for _, h := range hits {
-		out = append(out, tools.Hit{EvidenceID: h.EvidenceID, SpanID: h.SpanID, SourceGrade: h.SourceGrade, Relevance: h.Relevance, TextExcerpt: h.TextExcerpt})
-	}
-	return out, total, nil
+	return p.s.EvidenceSearch(ctx, dealID, query, minGrade, limit)
 }
 
 // signingKeyring is the keyring that signs debate ledgers and deal audit
@@ -255,7 +267,7 @@ func newDebates(cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m
 		return float64(n)
 	})
 	m.Gauge("debated_watchers", "Watch streams open on this replica.", func() float64 { return float64(hub.Watching()) })
-	deps := &server.Debates{Store: runner.Scheduled(st, sched), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub,
+	deps := &server.Debates{Store: runner.Scheduled(st, sched), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub, Outputs: idis.Name,
 		Observe: func(d debate.Debate, c *debate.StepCommit) { m.ObserveStep(d, c, 0) }}
 	return deps, append(components, sched.Run), nil
 }
@@ -269,42 +281,14 @@ func enrichmentOf(st stores) func(ctx context.Context, dealID string) ([]tools.E
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, dealID string) ([]tools.Enrichment, error) {
-		recs, err := lister.EnrichmentList(ctx, dealID)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]tools.Enrichment, 0, len(recs))
-		for _, r := range recs {
-			out = append(out, tools.Enrichment{RecordID: r.ID, EntityType: r.EntityType, EntityName: r.EntityName,
-				DataPoint: r.DataPoint, Value: r.Value, Source: r.Source, AsOf: r.AsOf, SourceGrade: r.SourceGrade})
-		}
-		return out, nil
-	}
+	return lister.EnrichmentList
 }
 
 // responseCacheOf persists model responses in the store, so a node re-run
 // after a crash or a handover reuses them instead of paying twice.
 func responseCacheOf(st stores) llm.ResponseCache {
-	if c, ok := st.(storeResponses); ok {
-		return responseCache{c}
-	}
-	return nil
-}
-
-type storeResponses interface {
-	ModelResponseGet(ctx context.Context, key string) ([]byte, bool, error)
-	ModelResponsePut(ctx context.Context, key string, resp []byte) error
-}
-
-type responseCache struct{ s storeResponses }
-
-func (c responseCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	return c.s.ModelResponseGet(ctx, key)
-}
-
-func (c responseCache) Put(ctx context.Context, key string, resp []byte) error {
-	return c.s.ModelResponsePut(ctx, key, resp)
+	c, _ := st.(llm.ResponseCache)
+	return c
 }
 
 // secretsBox returns the box that seals tenants' model API keys: from

@@ -116,23 +116,17 @@ type config struct {
 	corsOrigins       []string
 	databaseURL       string
 	dataDir           string
-	adminToken        string
 	migrateOnStart    bool
 	shutdownTimeout   time.Duration
 	logLevel          string
 	logFormat         string
-	maxRecvMsgBytes   int
 	signingKeys       string
 	signingKeyCurrent string
 	workers           int
 	jobSlice          time.Duration
 	rescueAfter       time.Duration
-	keyRecheck        time.Duration
 	metricsAddr       string
 	pprof             bool
-	tenantRPS         float64
-	tenantBurst       int
-	maxRunning        int
 	healthAddr        string
 	encryptionKey     string
 	llmBaseURL        string
@@ -141,11 +135,11 @@ type config struct {
 	llmTimeout        time.Duration
 	llmBudget         int
 	// secrets masks the configured secrets in logs and ledgers (set by run).
-	secrets         *redact.Redactor
-	llmAllowPrivate bool
-	maxGradeClaims  int
-	gradingBudget   int
-	tlog            logConfig
+	secrets *redact.Redactor
+	tlog    logConfig
+	// server is the API's configuration: the flags set its limits, serve
+	// the rest.
+	server server.Config
 }
 
 // run is main without the process: tests call it with their own arguments,
@@ -177,7 +171,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	cfg.secrets = configuredSecrets(cfg)
-	log = redactingLogger(log, cfg.secrets)
+	// No configured secret or credential shape reaches the log output,
+	// whoever logged it.
+	log = slog.New(redact.NewHandler(log.Handler(), cfg.secrets))
 	if cmd == "migrate" {
 		if cfg.databaseURL == "" {
 			return errors.New("migrate needs a PostgreSQL URL (--database-url or DEBATED_DATABASE_URL); the embedded store migrates itself")
@@ -223,32 +219,32 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		})
 		cfg.corsOrigins = splitList(getenv("DEBATED_CORS_ORIGINS"))
 		str(&cfg.dataDir, "data-dir", "DEBATED_DATA_DIR", ".data", "folder of the embedded store's database file")
-		str(&cfg.adminToken, "admin-token", "DEBATED_ADMIN_TOKEN", "", "bootstrap token for AdminService; empty disables it")
+		str(&cfg.server.AdminToken, "admin-token", "DEBATED_ADMIN_TOKEN", "", "bootstrap token for AdminService; empty disables it")
 		envVar(f, fs.BoolVar, strconv.ParseBool, &cfg.migrateOnStart, "migrate", "DEBATED_MIGRATE_ON_START", "true", "apply PostgreSQL migrations at start-up")
 		dur(&cfg.shutdownTimeout, "shutdown-timeout", "DEBATED_SHUTDOWN_TIMEOUT", "25s", "how long SIGTERM waits for running calls")
-		num(&cfg.maxRecvMsgBytes, "max-recv-msg-bytes", "DEBATED_MAX_RECV_MSG_BYTES", strconv.Itoa(16<<20), "largest request accepted")
+		num(&cfg.server.MaxRecvMsgSize, "max-recv-msg-bytes", "DEBATED_MAX_RECV_MSG_BYTES", strconv.Itoa(16<<20), "largest request accepted")
 		str(&cfg.signingKeys, "signing-keys", "DEBATED_SIGNING_KEYS", "", "ledger signing secrets VERSION:BASE64[,...]; required with PostgreSQL")
 		str(&cfg.signingKeyCurrent, "signing-key-current", "DEBATED_SIGNING_KEY_CURRENT", "", "the version that signs; default the last")
 		num(&cfg.workers, "workers", "DEBATED_WORKERS", "16", "debates this replica runs at once")
 		dur(&cfg.jobSlice, "job-slice", "DEBATED_JOB_SLICE", "20s", "how long a job runs a debate before handing it back (PostgreSQL)")
-		envVar(f, fs.Float64Var, parseFloat, &cfg.tenantRPS, "tenant-rps", "DEBATED_TENANT_RPS", "0", "calls per second per tenant; 0 disables the limit")
-		num(&cfg.tenantBurst, "tenant-burst", "DEBATED_TENANT_BURST", "100", "burst of the per-tenant rate limit")
-		num(&cfg.maxRunning, "max-running-debates", "DEBATED_MAX_RUNNING_DEBATES", "0", "queued and running debates per tenant; 0 disables the limit")
-		num(&cfg.maxGradeClaims, "max-grade-claims", "DEBATED_MAX_GRADE_CLAIMS", strconv.Itoa(server.DefaultMaxGradeClaims), "gradings of deals with more claims are refused")
-		num(&cfg.gradingBudget, "grading-claim-budget", "DEBATED_GRADING_CLAIM_BUDGET", strconv.Itoa(server.DefaultGradingClaimBudget), "claims of the gradings running at once; more wait")
+		envVar(f, fs.Float64Var, parseFloat, &cfg.server.TenantRPS, "tenant-rps", "DEBATED_TENANT_RPS", "0", "calls per second per tenant; 0 disables the limit")
+		num(&cfg.server.TenantBurst, "tenant-burst", "DEBATED_TENANT_BURST", "100", "burst of the per-tenant rate limit")
+		num(&cfg.server.MaxRunningDebates, "max-running-debates", "DEBATED_MAX_RUNNING_DEBATES", "0", "queued and running debates per tenant; 0 disables the limit")
+		num(&cfg.server.MaxGradeClaims, "max-grade-claims", "DEBATED_MAX_GRADE_CLAIMS", strconv.Itoa(server.DefaultMaxGradeClaims), "gradings of deals with more claims are refused")
+		num(&cfg.server.GradingClaimBudget, "grading-claim-budget", "DEBATED_GRADING_CLAIM_BUDGET", strconv.Itoa(server.DefaultGradingClaimBudget), "claims of the gradings running at once; more wait")
 		str(&cfg.llmBaseURL, "llm-base-url", "DEBATED_LLM_BASE_URL", "", "OpenAI-compatible API base URL; empty keeps the rules backend")
 		cfg.llmAPIKey = env("DEBATED_LLM_API_KEY", "") // an environment variable only: flags show in process lists
 		str(&cfg.llmModel, "llm-model", "DEBATED_LLM_MODEL", "", "the model the roles use (the Reasoning class)")
 		dur(&cfg.llmTimeout, "llm-timeout", "DEBATED_LLM_TIMEOUT", "60s", "timeout of one model call")
 		num(&cfg.llmBudget, "llm-token-budget", "DEBATED_LLM_TOKEN_BUDGET", "0", "tokens one debate may spend; 0 means no limit")
-		envVar(f, fs.BoolVar, strconv.ParseBool, &cfg.llmAllowPrivate, "llm-allow-private", "DEBATED_LLM_ALLOW_PRIVATE", "false",
+		envVar(f, fs.BoolVar, strconv.ParseBool, &cfg.server.AllowPrivateModelURLs, "llm-allow-private", "DEBATED_LLM_ALLOW_PRIVATE", "false",
 			"let tenants' model base URLs reach loopback, private, link-local and metadata addresses")
 		cfg.encryptionKey = env("DEBATED_ENCRYPTION_KEY", "") // an environment variable only: flags show in process lists
 		str(&cfg.healthAddr, "health-addr", "DEBATED_HEALTH_ADDR", "", "plaintext gRPC health-only address for probes; empty: health on the API port only")
 		str(&cfg.metricsAddr, "metrics-addr", "DEBATED_METRICS_ADDR", "", "HTTP address of /metrics (Prometheus); empty disables it")
 		envVar(f, fs.BoolVar, strconv.ParseBool, &cfg.pprof, "pprof", "DEBATED_PPROF", "false", "also serve Go's profiles at /debug/pprof/ on the metrics address")
 		dur(&cfg.rescueAfter, "rescue-after", "DEBATED_RESCUE_AFTER", "60s", "when a dead replica's debates are taken over (PostgreSQL)")
-		dur(&cfg.keyRecheck, "key-recheck", "DEBATED_KEY_RECHECK", "2s", "how often open streams re-check their API key; a revoked key's streams end within it")
+		dur(&cfg.server.KeyRecheck, "key-recheck", "DEBATED_KEY_RECHECK", "2s", "how often open streams re-check their API key; a revoked key's streams end within it")
 		logFlags(f, &cfg.tlog)
 	}
 	if f.err != nil {
@@ -399,22 +395,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		}
 		servers = append(servers, metricsServer)
 	}
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st, Log: tl}, server.Config{
-		Secrets:               box,
-		AllowPrivateModelURLs: cfg.llmAllowPrivate,
-		MaxGradeClaims:        cfg.maxGradeClaims,
-		GradingClaimBudget:    cfg.gradingBudget,
-		TenantRPS:             cfg.tenantRPS,
-		TenantBurst:           cfg.tenantBurst,
-		MaxRunningDebates:     cfg.maxRunning,
-		StatsHandler:          otelgrpc.NewServerHandler(),
-		Unary:                 []grpc.UnaryServerInterceptor{m.GRPC.UnaryServerInterceptor()},
-		Stream:                []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()},
-		AdminToken:            cfg.adminToken,
-		MaxRecvMsgSize:        cfg.maxRecvMsgBytes,
-		KeyRecheck:            cfg.keyRecheck,
-		Logger:                log,
-	})
+	cfg.server.Secrets = box
+	cfg.server.StatsHandler = otelgrpc.NewServerHandler()
+	cfg.server.Unary = []grpc.UnaryServerInterceptor{m.GRPC.UnaryServerInterceptor()}
+	cfg.server.Stream = []grpc.StreamServerInterceptor{m.GRPC.StreamServerInterceptor()}
+	cfg.server.Logger = log
+	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st, Debates: debates, TenantModels: st, Log: tl}, cfg.server)
 	if err != nil {
 		return err
 	}
@@ -445,7 +431,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, ready func(net.Add
 		servers = append(servers, serveUntil(func() error { return hs.Serve(hl) }, hs.Stop))
 		log.InfoContext(ctx, "health listening", slog.String("addr", hl.Addr().String()))
 	}
-	log.InfoContext(ctx, "debated listening", slog.String("addr", lis.Addr().String()), slog.Bool("admin_api", cfg.adminToken != ""))
+	log.InfoContext(ctx, "debated listening", slog.String("addr", lis.Addr().String()), slog.Bool("admin_api", cfg.server.AdminToken != ""))
 	// Every long-running component has one shape, Run(ctx) error, which
 	// returns once ctx ends and the component has stopped (see
 	// docs/decisions.md); one failing stops the service.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"net/url"
 	"strings"
 
@@ -21,7 +20,7 @@ import (
 // it is built; credential shapes are masked whatever the Redactor knows
 // (see package redact).
 func configuredSecrets(cfg config) *redact.Redactor {
-	r := redact.New(cfg.llmAPIKey, cfg.adminToken, cfg.encryptionKey)
+	r := redact.New(cfg.llmAPIKey, cfg.server.AdminToken, cfg.encryptionKey)
 	for _, part := range strings.Split(cfg.signingKeys, ",") {
 		if _, b64, ok := strings.Cut(strings.TrimSpace(part), ":"); ok {
 			r.Add(b64)
@@ -35,15 +34,32 @@ func configuredSecrets(cfg config) *redact.Redactor {
 	return r
 }
 
-// redactingLogger wraps log so that no configured secret or credential
-// shape reaches the log output, whoever logged it.
-func redactingLogger(log *slog.Logger, r *redact.Redactor) *slog.Logger {
-	return slog.New(redact.NewHandler(log.Handler(), r))
+// tenantLister lists the tenants a page at a time.
+type tenantLister interface {
+	TenantList(ctx context.Context, page debate.Page) ([]debate.Tenant, string, error)
+}
+
+// eachTenant calls fn with every tenant, a page at a time; the error is
+// the listing's.
+func eachTenant(ctx context.Context, st tenantLister, fn func(debate.Tenant)) error {
+	for after := ""; ; {
+		page, next, err := st.TenantList(ctx, debate.Page{After: after, Limit: 500})
+		if err != nil {
+			return err
+		}
+		for _, t := range page {
+			fn(t)
+		}
+		if next == "" || len(page) == 0 {
+			return nil
+		}
+		after = next
+	}
 }
 
 // tenantKeyStore is what learnTenantKeys reads.
 type tenantKeyStore interface {
-	TenantList(ctx context.Context, page debate.Page) ([]debate.Tenant, string, error)
+	tenantLister
 	TenantModelGet(ctx context.Context, tenantID string) (debate.TenantModel, error)
 }
 
@@ -58,25 +74,15 @@ func learnTenantKeys(ctx context.Context, st tenantKeyStore, box *secretbox.Box,
 		return 0, nil
 	}
 	n := 0
-	after := ""
-	for {
-		ts, next, err := st.TenantList(ctx, debate.Page{After: after, Limit: 500})
-		if err != nil {
-			return n, err
+	err := eachTenant(ctx, st, func(t debate.Tenant) {
+		m, err := st.TenantModelGet(runner.TenantContext(ctx, t.ID), t.ID)
+		if err != nil || len(m.APIKeyCiphertext) == 0 {
+			return
 		}
-		for _, t := range ts {
-			m, err := st.TenantModelGet(runner.TenantContext(ctx, t.ID), t.ID)
-			if err != nil || len(m.APIKeyCiphertext) == 0 {
-				continue
-			}
-			if pt, err := box.Open(m.APIKeyCiphertext, server.TenantModelContext(t.ID)); err == nil {
-				r.Add(string(pt))
-				n++
-			}
+		if pt, err := box.Open(m.APIKeyCiphertext, server.TenantModelContext(t.ID)); err == nil {
+			r.Add(string(pt))
+			n++
 		}
-		if next == "" || len(ts) == 0 {
-			return n, nil
-		}
-		after = next
-	}
+	})
+	return n, err
 }

@@ -122,13 +122,9 @@ func newLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*serv
 	l := &server.Log{Store: ls, Keys: keys, Origin: cfg.tlog.origin}
 	// The key's name and hash only: the log's secret filter masks anything
 	// shaped like a token, a public key included (debatectl keys prints it).
-	vk := keys.VerifierKey()
-	if i := strings.Index(vk, "+"); i >= 0 {
-		if j := strings.Index(vk[i+1:], "+"); j >= 0 {
-			vk = vk[:i+1+j]
-		}
-	}
-	log.InfoContext(ctx, "transparency log", slog.String("origin", cfg.tlog.origin), slog.String("checkpoint_key_id", vk))
+	name, rest, _ := strings.Cut(keys.VerifierKey(), "+") // NAME+HASH+KEY
+	hash, _, _ := strings.Cut(rest, "+")
+	log.InfoContext(ctx, "transparency log", slog.String("origin", cfg.tlog.origin), slog.String("checkpoint_key_id", name+"+"+hash))
 	w := &logWitness{dir: cfg.tlog.witnessDir, keys: keys, origin: cfg.tlog.origin, log: log}
 	return l, func(ctx context.Context) error {
 		integrateAll(ctx, st, ls, w, log)
@@ -153,26 +149,16 @@ func newLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*serv
 
 // integrateAll integrates every tenant's log once.
 func integrateAll(ctx context.Context, st stores, ls logStore, w *logWitness, log *slog.Logger) {
-	for after := ""; ; {
-		page, next, err := st.TenantList(ctx, debate.Page{After: after, Limit: 1000})
+	err := eachTenant(ctx, st, func(t debate.Tenant) {
+		head, err := ls.LogIntegrate(debate.WithPrincipal(ctx, debate.Principal{TenantID: t.ID}))
 		if err != nil {
-			if ctx.Err() == nil {
-				log.WarnContext(ctx, "listing tenants to integrate their logs", slog.String("error", err.Error()))
-			}
+			log.WarnContext(ctx, "integrating a transparency log", slog.String("tenant_id", t.ID), slog.String("error", err.Error()))
 			return
 		}
-		for _, t := range page {
-			head, err := ls.LogIntegrate(debate.WithPrincipal(ctx, debate.Principal{TenantID: t.ID}))
-			if err != nil {
-				log.WarnContext(ctx, "integrating a transparency log", slog.String("tenant_id", t.ID), slog.String("error", err.Error()))
-				continue
-			}
-			w.push(t.ID, head)
-		}
-		if next == "" {
-			return
-		}
-		after = next
+		w.push(t.ID, head)
+	})
+	if err != nil && ctx.Err() == nil {
+		log.WarnContext(ctx, "listing tenants to integrate their logs", slog.String("error", err.Error()))
 	}
 }
 

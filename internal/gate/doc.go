@@ -66,10 +66,10 @@
 //     uncertainty. Seed 000 §7.1 accepts a counter-hypothesis instead; seed
 //     001 §4.8 does not. The stricter rule applies: uncertainties are
 //     required, a counter-hypothesis does not replace them.
-//   - FRIVOLOUS_CHALLENGE: a challenge fails ValidateChallenge (no or
-//     unknown claims, no or unknown defect type, severity or cure protocol,
-//     no or unknown evidence, no description or one shorter than
-//     MinChallengeDescription characters).
+//   - FRIVOLOUS_CHALLENGE: a challenge fails the frivolous challenge
+//     detector of seed 000 §6.3 (no or unknown claims, no or unknown defect
+//     type, severity or cure protocol, no or unknown evidence, no
+//     description or one shorter than MinChallengeDescription characters).
 //
 // # Stop conditions
 //

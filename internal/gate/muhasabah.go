@@ -319,30 +319,17 @@ func weakList(weak []string) string {
 	return strings.Join(weak[:n], ", ") + fmt.Sprintf(" and %d more", len(weak)-n)
 }
 
-// ValidateChallenge is the frivolous challenge detector (seed 000 §6.3):
+type problem struct{ field, reason string }
+
+// challengeProblems is the frivolous challenge detector (seed 000 §6.3):
 // a challenge must reference at least one claim, and only claims of the
 // deal; name a defect type of the taxonomy (and, when given, a known
 // severity and cure protocol); cite at least one piece of evidence, each an
 // evidence item, span, document or calc of the deal, or another claim (a
 // challenge never cites the claim it attacks as its own evidence); and
 // describe the defect in at least MinChallengeDescription characters. It
-// returns true and "" for a valid challenge, else false and every reason,
-// joined by "; ". A nil Facts knows no claim: every challenge is
-// frivolous.
-func ValidateChallenge(ch debate.Challenge, f *Facts) (ok bool, reason string) {
-	problems := challengeProblems(ch, f)
-	if len(problems) == 0 {
-		return true, ""
-	}
-	reasons := make([]string, len(problems))
-	for i, p := range problems {
-		reasons[i] = p.reason
-	}
-	return false, strings.Join(reasons, "; ")
-}
-
-type problem struct{ field, reason string }
-
+// returns every problem, none for a valid challenge. A nil Facts knows no
+// claim: every challenge is frivolous.
 func challengeProblems(ch debate.Challenge, f *Facts) []problem {
 	var ps []problem
 	add := func(field, format string, args ...any) {

@@ -438,3 +438,17 @@ func TestValidateCapsViolationsPerRule(t *testing.T) {
 	require.Equal(t, MaxViolationsPerRule, n)
 	require.True(t, hasRule(res.Violations, RuleSchema), "every broken rule is still reported")
 }
+
+// ValidateChallenge returns true and "" for a valid challenge, else false
+// and every reason challengeProblems finds, joined by "; ".
+func ValidateChallenge(ch debate.Challenge, f *Facts) (ok bool, reason string) {
+	problems := challengeProblems(ch, f)
+	if len(problems) == 0 {
+		return true, ""
+	}
+	reasons := make([]string, len(problems))
+	for i, p := range problems {
+		reasons[i] = p.reason
+	}
+	return false, strings.Join(reasons, "; ")
+}

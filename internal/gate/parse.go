@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,81 +171,62 @@ type jspec struct {
 	required []string
 }
 
-func str() *jspec              { return &jspec{kind: jString} }
-func num() *jspec              { return &jspec{kind: jNumber} }
-func integer() *jspec          { return &jspec{kind: jInt} }
-func boolean() *jspec          { return &jspec{kind: jBool} }
-func free() *jspec             { return &jspec{kind: jFree} }
-func array(elem *jspec) *jspec { return &jspec{kind: jArray, elem: elem} }
-func strList() *jspec          { return array(str()) }
-func object(fields map[string]*jspec, required ...string) *jspec {
-	return &jspec{kind: jObject, fields: fields, required: required}
-}
-
 // anyValue and freeObject read through what the schema does not describe.
 var (
 	anyValue   = &jspec{kind: jAny}
-	freeObject = free()
+	freeObject = &jspec{kind: jFree}
 )
 
-// outputSchema mirrors debate.AgentOutput's JSON tags.
-var outputSchema = object(map[string]*jspec{
-	"agent_id":           str(),
-	"role":               str(),
-	"round_number":       integer(),
-	"content":            str(),
-	"structured_content": free(),
-	"claim_refs":         strList(),
-	"calc_refs":          strList(),
-	"tool_calls": array(object(map[string]*jspec{
-		"tool": str(),
-		"args": free(),
-	}, "tool", "args")),
-	"muhasabah_record": object(map[string]*jspec{
-		"supported_claim_ids": strList(),
-		"supported_calc_ids":  strList(),
-		"evidence_summary":    str(),
-		"counter_hypothesis":  str(),
-		"falsifiability_tests": array(object(map[string]*jspec{
-			"test_description":  str(),
-			"required_evidence": str(),
-			"pass_fail_rule":    str(),
-		})),
-		"uncertainties": array(object(map[string]*jspec{
-			"uncertainty": str(),
-			"impact":      str(),
-			"mitigation":  str(),
-		})),
-		"failure_modes":            strList(),
-		"confidence":               num(),
-		"confidence_justification": str(),
-	}, "supported_claim_ids", "confidence"),
-	"position": object(map[string]*jspec{
-		"recommendation": str(),
-		"confidence":     num(),
-	}, "recommendation", "confidence"),
-	"challenges": array(object(map[string]*jspec{
-		"challenge_id":  str(),
-		"claim_refs":    strList(),
-		"defect_type":   str(),
-		"severity":      str(),
-		"cure_protocol": str(),
-		"evidence_refs": strList(),
-		"description":   str(),
-	}, "challenge_id", "claim_refs", "defect_type", "evidence_refs", "description")),
-	"rulings": array(object(map[string]*jspec{
-		"challenge_id": str(),
-		"upheld":       boolean(),
-		"frivolous":    boolean(),
-		"reason":       str(),
-	}, "challenge_id", "upheld", "reason")),
-	"evidence_requests": array(object(map[string]*jspec{
-		"query":      str(),
-		"claim_refs": strList(),
-	}, "query")),
-	"open_questions": strList(),
-	"timestamp":      str(),
-}, "agent_id", "role", "content", "claim_refs", "muhasabah_record")
+// outputSchema is debate.AgentOutput's JSON form, read from its tags: a
+// member is required unless it is omitempty or listed in optionalMembers,
+// and "model", which the backend sets, is not the agent's to write.
+var outputSchema = schemaOf(reflect.TypeFor[debate.AgentOutput]())
+
+// optionalMembers are the members, by Go type and JSON name, that an
+// output may leave out although they are never omitted when written.
+var optionalMembers = map[string]bool{
+	"AgentOutput.round_number":             true,
+	"FalsifiabilityTest.test_description":  true,
+	"FalsifiabilityTest.required_evidence": true,
+	"FalsifiabilityTest.pass_fail_rule":    true,
+	"Uncertainty.uncertainty":              true,
+	"Uncertainty.impact":                   true,
+	"Uncertainty.mitigation":               true,
+}
+
+// schemaOf is the schema of a type of debate.AgentOutput: json.RawMessage
+// is a free-form object, a pointer its element's.
+func schemaOf(t reflect.Type) *jspec {
+	switch t.Kind() {
+	case reflect.String:
+		return &jspec{kind: jString}
+	case reflect.Int:
+		return &jspec{kind: jInt}
+	case reflect.Float64:
+		return &jspec{kind: jNumber}
+	case reflect.Bool:
+		return &jspec{kind: jBool}
+	case reflect.Pointer:
+		return schemaOf(t.Elem())
+	case reflect.Slice:
+		if t == reflect.TypeFor[json.RawMessage]() {
+			return &jspec{kind: jFree}
+		}
+		return &jspec{kind: jArray, elem: schemaOf(t.Elem())}
+	}
+	s := &jspec{kind: jObject, fields: map[string]*jspec{}}
+	for i := range t.NumField() {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "model" {
+			continue
+		}
+		s.fields[name] = schemaOf(t.Field(i).Type)
+		if opts != "omitempty" && !optionalMembers[t.Name()+"."+name] {
+			s.required = append(s.required, name)
+		}
+	}
+	return s
+}
 
 // walkErr stops the walk: the document is not JSON or too deep.
 type walkErr struct{ path, msg string }

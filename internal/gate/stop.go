@@ -19,9 +19,6 @@ const (
 	StopEvidenceExhausted = "EVIDENCE_EXHAUSTED"
 )
 
-// StopReasons lists the stop reasons, highest priority first.
-var StopReasons = []string{StopCriticalDefect, StopMaxRounds, StopConsensus, StopStableDissent, StopEvidenceExhausted}
-
 const (
 	// DefaultMaxRounds is seed 001's round limit (round_number 1–5). It is
 	// also the ceiling: a larger StopState.MaxRounds is lowered to it.

@@ -208,3 +208,6 @@ func TestReliedOnCritical(t *testing.T) {
 		require.Equal(t, []string{claimID(2)}, ReliedOnCritical([]debate.AgentOutput{out(nil, nil, []string{calcID(1)})}, f))
 	})
 }
+
+// StopReasons lists the stop reasons, highest priority first.
+var StopReasons = []string{StopCriticalDefect, StopMaxRounds, StopConsensus, StopStableDissent, StopEvidenceExhausted}

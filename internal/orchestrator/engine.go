@@ -78,17 +78,9 @@ const (
 // Engine runs protocols one node at a time. It is safe for concurrent use:
 // it holds no per-debate state, so one Engine serves every debate.
 type Engine struct {
-	protocols   *Registry
-	sealer      Sealer
-	clock       func() time.Time
-	randMu      sync.Mutex
-	rand        func() float64
-	sleep       func(ctx context.Context, d time.Duration) error
-	base, max   time.Duration
-	maxParallel int
-	log         *slog.Logger
-	redact      func(string) string
-	workers     workers
+	cfg     Config // with its defaults filled in
+	randMu  sync.Mutex
+	workers workers
 }
 
 // New returns an Engine. It returns an error wrapping debate.ErrInvalid if
@@ -108,41 +100,34 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MaxParallel < 0 {
 		errs = append(errs, errors.New("MaxParallel must not be negative"))
 	}
-	e := &Engine{
-		protocols:   cfg.Protocols,
-		sealer:      cfg.Sealer,
-		clock:       cfg.Now,
-		rand:        cfg.Rand,
-		sleep:       cfg.Sleep,
-		base:        cmp.Or(cfg.BaseBackoff, DefaultBaseBackoff),
-		max:         cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff),
-		maxParallel: cmp.Or(cfg.MaxParallel, DefaultMaxParallel),
-		log:         cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		redact:      cfg.Redact,
-		workers:     workers{jobs: make(chan func())},
+	cfg.BaseBackoff = cmp.Or(cfg.BaseBackoff, DefaultBaseBackoff)
+	cfg.MaxBackoff = cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff)
+	cfg.MaxParallel = cmp.Or(cfg.MaxParallel, DefaultMaxParallel)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	if cfg.Redact == nil {
+		cfg.Redact = redact.Text
 	}
-	if e.redact == nil {
-		e.redact = redact.Text
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	if e.clock == nil {
-		e.clock = time.Now
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
 	}
-	if e.rand == nil {
-		e.rand = rand.Float64
+	if cfg.Sleep == nil {
+		cfg.Sleep = Sleep
 	}
-	if e.sleep == nil {
-		e.sleep = sleepTimer
-	}
-	if e.max < e.base {
-		errs = append(errs, fmt.Errorf("MaxBackoff %s is below BaseBackoff %s", e.max, e.base))
+	if cfg.MaxBackoff < cfg.BaseBackoff {
+		errs = append(errs, fmt.Errorf("MaxBackoff %s is below BaseBackoff %s", cfg.MaxBackoff, cfg.BaseBackoff))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("orchestrator: %w: %w", debate.ErrInvalid, err)
 	}
-	return e, nil
+	return &Engine{cfg: cfg, workers: workers{jobs: make(chan func())}}, nil
 }
 
-func sleepTimer(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx is done, returning ctx's error then: the
+// default Config.Sleep (and the model client's).
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -157,17 +142,17 @@ func sleepTimer(ctx context.Context, d time.Duration) error {
 }
 
 // now reads the clock as the ledger stores times.
-func (e *Engine) now() time.Time { return e.clock().UTC().Truncate(time.Microsecond) }
+func (e *Engine) now() time.Time { return e.cfg.Now().UTC().Truncate(time.Microsecond) }
 
 // backoff is the delay after the failed attempt number failed (1-based).
 func (e *Engine) backoff(failed int) time.Duration {
-	d := e.base
-	for i := 1; i < failed && d < e.max; i++ {
+	d := e.cfg.BaseBackoff
+	for i := 1; i < failed && d < e.cfg.MaxBackoff; i++ {
 		d *= 2
 	}
-	d = min(d, e.max)
+	d = min(d, e.cfg.MaxBackoff)
 	e.randMu.Lock()
-	r := e.rand()
+	r := e.cfg.Rand()
 	e.randMu.Unlock()
 	if r < 0 || r >= 1 {
 		r = 0
@@ -225,7 +210,7 @@ func (e *Engine) seal(d *debate.Debate, round int, pend []pendingEvent) ([]debat
 			Round: round, Payload: payload, Time: p.at,
 		})
 	}
-	out, err := e.sealer.SealCanonical(head(d), evs)
+	out, err := e.cfg.Sealer.SealCanonical(head(d), evs)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: seal a step's events: %w", err)
 	}

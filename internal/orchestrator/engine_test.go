@@ -899,12 +899,12 @@ func TestNew(t *testing.T) {
 	}
 	e, err := New(Config{Protocols: reg, Sealer: fakeSealer{}})
 	require.NoError(t, err)
-	require.Equal(t, DefaultBaseBackoff, e.base)
-	require.Equal(t, DefaultMaxBackoff, e.max)
-	require.NoError(t, e.sleep(t.Context(), time.Microsecond))
+	require.Equal(t, DefaultBaseBackoff, e.cfg.BaseBackoff)
+	require.Equal(t, DefaultMaxBackoff, e.cfg.MaxBackoff)
+	require.NoError(t, e.cfg.Sleep(t.Context(), time.Microsecond))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	require.ErrorIs(t, e.sleep(ctx, time.Hour), context.Canceled)
+	require.ErrorIs(t, e.cfg.Sleep(ctx, time.Hour), context.Canceled)
 	d := e.backoff(1)
 	require.True(t, d >= 0 && d < DefaultBaseBackoff, "%s", d)
 }

@@ -72,6 +72,13 @@ type Protocol struct {
 	// means no further artifacts and the payload's top-level "markdown"
 	// string. It must not fail: what it cannot read it leaves out.
 	Deliverables func(events []debate.Event, deliverables json.RawMessage) (artifacts []debate.Artifact, markdown string)
+	// CheckOutput, optional, checks one of the protocol's agent outputs
+	// (JSON) against a deal and its defect records with the fail-closed
+	// gates its debates apply, storing nothing (ValidateOutput). An output
+	// of the wrong shape gives violations of rule SCHEMA; the error is for
+	// an output that is not an object at all (a *debate.ValidationError is
+	// not one: its violations are returned as SCHEMA violations instead).
+	CheckOutput func(b *debate.DealBundle, defects []debate.Defect, output []byte) ([]debate.Violation, error)
 }
 
 // Node is one node of a protocol graph: a task node (Run) or a parallel

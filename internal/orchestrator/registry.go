@@ -17,15 +17,16 @@ type Registry struct {
 	mu        sync.RWMutex
 	protocols map[string]*compiled
 
-	// resolver finds the protocols tenants registered as data (names with
-	// an "@"); resolved caches them per tenant and name, which is safe
-	// because such a protocol never changes under its name.
+	// resolver (fixed at construction) finds the protocols tenants
+	// registered as data (names with an "@"); resolved caches them per
+	// tenant and name, which is safe because such a protocol never changes
+	// under its name.
 	resolver Resolver
 	resolved map[string]*compiled
 }
 
 // Resolver returns the protocol a tenant registered under name (see
-// Registry.SetResolver). It returns an error wrapping debate.ErrNotFound if
+// NewResolvingRegistry). It returns an error wrapping debate.ErrNotFound if
 // the tenant has none. The protocol it returns for a tenant and name must
 // never change.
 type Resolver func(ctx context.Context, tenantID, name string) (*Protocol, error)
@@ -44,14 +45,29 @@ type compiled struct {
 
 // NewRegistry returns a registry holding ps. It returns Register's error for
 // the first protocol it refuses.
-func NewRegistry(ps ...*Protocol) (*Registry, error) {
-	r := &Registry{protocols: map[string]*compiled{}}
+func NewRegistry(ps ...*Protocol) (*Registry, error) { return NewResolvingRegistry(nil, ps...) }
+
+// NewResolvingRegistry returns a registry holding ps that finds the
+// protocols not registered in it, and whose names contain an "@"
+// (NAME@VERSION, a tenant's protocol document), through res (nil: none).
+func NewResolvingRegistry(res Resolver, ps ...*Protocol) (*Registry, error) {
+	r := &Registry{protocols: map[string]*compiled{}, resolver: res}
 	for _, p := range ps {
 		if err := r.Register(p); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
+}
+
+// Named reports whether a name is one of ps's: the built-in names, for a
+// catalog of tenant protocols built before the registry that resolves them.
+func Named(ps []*Protocol) func(name string) bool {
+	names := make(map[string]bool, len(ps))
+	for _, p := range ps {
+		names[p.Name] = true
+	}
+	return func(name string) bool { return names[name] }
 }
 
 // Register validates p and adds it. Returns Validate's *debate.ValidationError
@@ -95,16 +111,6 @@ func compile(p *Protocol) *compiled {
 	return c
 }
 
-// SetResolver makes the registry find the protocols that are not
-// registered in it, and whose names contain an "@" (NAME@VERSION, a
-// tenant's protocol document), through res. Call it at start-up, before
-// the registry is used.
-func (r *Registry) SetResolver(res Resolver) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.resolver = res
-}
-
 // Resolve returns the protocol name for a debate of tenantID: a registered
 // protocol, or for a name with an "@" the resolver's, validated. Returns an
 // error wrapping debate.ErrNotFound if there is none, and the resolver's or
@@ -123,8 +129,9 @@ func (r *Registry) lookupFor(ctx context.Context, tenantID, name string) (*compi
 		return c, err
 	}
 	key := tenantID + "\x00" + name
+	res := r.resolver
 	r.mu.RLock()
-	res, c := r.resolver, r.resolved[key]
+	c = r.resolved[key]
 	r.mu.RUnlock()
 	switch {
 	case c != nil:

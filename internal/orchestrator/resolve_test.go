@@ -24,7 +24,7 @@ func TestRegistryResolvesTenantProtocols(t *testing.T) {
 	require.ErrorIs(t, err, debate.ErrNotFound, "without a resolver only registered protocols resolve")
 
 	calls := map[string]int{}
-	reg.SetResolver(func(_ context.Context, tenant, name string) (*Protocol, error) {
+	reg, err = NewResolvingRegistry(func(_ context.Context, tenant, name string) (*Protocol, error) {
 		calls[tenant+"/"+name]++
 		switch {
 		case tenant == "t1" && name == "x@1":
@@ -41,7 +41,8 @@ func TestRegistryResolvesTenantProtocols(t *testing.T) {
 			return nil, errors.New("store down")
 		}
 		return nil, fmt.Errorf("%w: %s", debate.ErrNotFound, name)
-	})
+	}, builtin)
+	require.NoError(t, err)
 	got, err := reg.Resolve(ctx, "t1", "p")
 	require.NoError(t, err)
 	require.Same(t, builtin, got)

@@ -60,14 +60,14 @@ func retry[T any](ctx context.Context, s *step, n *Node, phase string, first int
 			o.err = err
 			return zero, o
 		}
-		msg := s.e.redact(err.Error())
+		msg := s.e.cfg.Redact(err.Error())
 		o.retries = append(o.retries, failedTrial{attempt: a, err: msg})
 		delay := s.e.backoff(a - first + 1)
-		s.e.log.LogAttrs(ctx, slog.LevelWarn, "node attempt failed; retrying",
+		s.e.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "node attempt failed; retrying",
 			slog.String("debate_id", s.d.ID), slog.String("tenant_id", s.d.TenantID), slog.String("node", n.Name),
 			slog.String("phase", phase), slog.Int("round", s.round), slog.Int("attempt", a),
 			slog.Duration("backoff", delay), slog.String("error", msg))
-		if err := s.e.sleep(ctx, delay); err != nil {
+		if err := s.e.cfg.Sleep(ctx, delay); err != nil {
 			o.canceled = cmp.Or(ctx.Err(), err)
 			return zero, o
 		}
@@ -172,7 +172,7 @@ func guard[T any](s *step, node string, f func() (T, error)) (v T, err error) {
 }
 
 func (s *step) recovered(node string, r any) {
-	s.e.log.LogAttrs(context.Background(), slog.LevelError, "panic recovered",
+	s.e.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "panic recovered",
 		slog.String("debate_id", s.d.ID), slog.String("tenant_id", s.d.TenantID), slog.String("node", node),
 		slog.Int("round", s.round), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
 }
@@ -189,7 +189,7 @@ func (s *step) runGroup(ctx context.Context, g *Node, state []byte, hash string)
 	}
 	results := make([]branchResult, len(g.Branches))
 	var eg errgroup.Group
-	eg.SetLimit(min(s.e.maxParallel, len(g.Branches)))
+	eg.SetLimit(min(s.e.cfg.MaxParallel, len(g.Branches)))
 	for i, b := range g.Branches {
 		eg.Go(func() error {
 			defer func() {

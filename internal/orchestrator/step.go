@@ -44,7 +44,7 @@ func (e *Engine) step(ctx context.Context, d debate.Debate, cp *debate.Checkpoin
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p, err := e.protocols.lookupFor(ctx, d.TenantID, d.Protocol)
+	p, err := e.cfg.Protocols.lookupFor(ctx, d.TenantID, d.Protocol)
 	switch {
 	case err == nil:
 	case errors.Is(err, debate.ErrNotFound) || errors.Is(err, debate.ErrInvalid):
@@ -67,7 +67,7 @@ func (e *Engine) step(ctx context.Context, d debate.Debate, cp *debate.Checkpoin
 // Pipelined reports whether the runner may compute the debates of protocol
 // name a step ahead (Protocol.Pipelined; false for an unknown protocol).
 func (e *Engine) Pipelined(name string) bool {
-	p, err := e.protocols.lookup(name)
+	p, err := e.cfg.Protocols.lookup(name)
 	return err == nil && p.Pipelined
 }
 
@@ -505,7 +505,7 @@ func (s *step) at(pend []pendingEvent) []pendingEvent {
 // failure builds the commit of a node that failed all its attempts (seed
 // 004: needs_review). No checkpoint: the last one stays the resume point.
 func (s *step) failure(n *Node, inHash string, res nodeResult, phase string) (*debate.StepCommit, error) {
-	msg := s.e.redact(res.err.Error())
+	msg := s.e.cfg.Redact(res.err.Error())
 	pend := s.opening(n, inHash)
 	for _, ev := range s.at(res.events) {
 		// A failed group's successful branches never merged: their
@@ -520,7 +520,7 @@ func (s *step) failure(n *Node, inHash string, res nodeResult, phase string) (*d
 		pendingEvent{typ: EventDebateStopped, actor: ActorEngine, node: n.Name, at: s.t1, payload: stoppedPayload{
 			Status: string(debate.DebateNeedsReview), Reason: ReasonNodeFailed, Node: n.Name, Error: msg}},
 	)
-	s.e.log.LogAttrs(context.Background(), slog.LevelError, "node failed",
+	s.e.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "node failed",
 		slog.String("debate_id", s.d.ID), slog.String("tenant_id", s.d.TenantID), slog.String("node", n.Name),
 		slog.Int("round", s.round), slog.Int("attempt", res.attempts), slog.String("error", msg))
 	events, err := s.e.seal(s.d, s.round, pend)

@@ -39,25 +39,51 @@ const ReasonTokenBudget = "TOKEN_BUDGET_EXCEEDED"
 // Caller, means the protocol's rules answer.
 type Models func(ctx context.Context) (llm.Caller, error)
 
-// Call is one structured agent call: the rules or the model answer it and
-// Check, the protocol's gate, has the last word.
-type Call struct {
-	// Role, CacheKey, PromptID, System, Task, Data, SchemaName and Schema
-	// are the llm.JSONCall's.
-	Role, CacheKey, PromptID, System, Task string
-	// Data is the call's DATA: any value, or encoded as a
-	// json.RawMessage.
-	Data       any
-	SchemaName string
-	Schema     json.RawMessage
-	// Check is the gate: the model's repairs are asked for its violations,
-	// and it runs again on the final answer whatever the model reported.
-	Check func(answer json.RawMessage) []debate.Violation
-	// Rules answers the call's encoded Data without a model.
+// Prompt is one kind of structured call of a protocol, apart from its
+// DATA and its gate: the role that answers, the prompt (its id and system
+// text), the answer's schema (its name and JSON Schema) and the rules that
+// answer without a model.
+type Prompt struct {
+	// Role, PromptID, System, SchemaName and Schema are the llm.JSONCall's.
+	Role, PromptID, System, SchemaName string
+	Schema                             json.RawMessage
+	// Rules answers the call's encoded DATA without a model.
 	Rules func(data json.RawMessage) (json.RawMessage, error)
 	// GateOnly lets the gate alone judge a model's answer (Gate); by
 	// default the caller's findings refuse it too (Regate).
 	GateOnly bool
+}
+
+// Prompts are a protocol's prompts by schema name.
+type Prompts map[string]Prompt
+
+// Answer is the rules' answer to the call named schema over its DATA,
+// exactly what a model is asked to produce. It returns an error wrapping
+// debate.ErrInvalid for an unknown schema or DATA the rules cannot read.
+func (ps Prompts) Answer(schema string, data json.RawMessage) (json.RawMessage, error) {
+	p, ok := ps[schema]
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown schema %q", debate.ErrInvalid, schema)
+	}
+	a, err := p.Rules(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s data: %w", debate.ErrInvalid, schema, err)
+	}
+	return a, nil
+}
+
+// Call is one structured agent call: the rules or the model answer its
+// prompt over Data, and Check, the protocol's gate, has the last word.
+type Call struct {
+	Prompt
+	// CacheKey and Task are the llm.JSONCall's.
+	CacheKey, Task string
+	// Data is the call's DATA: any value, or encoded as a
+	// json.RawMessage.
+	Data any
+	// Check is the gate: the model's repairs are asked for its violations,
+	// and it runs again on the final answer whatever the model reported.
+	Check func(answer json.RawMessage) []debate.Violation
 }
 
 // Answer is a gated answer.

@@ -46,10 +46,10 @@ func prosProtocol(models protocol.Models, checks *atomic.Int64) *orchestrator.Pr
 	argue := func(role string) *prosNode {
 		return &prosNode{Name: "argue_" + role, Actor: role, Run: func(ctx context.Context, t *prosTurn) (*orchestrator.NodeOutput, error) {
 			ans, err := models.Ask(ctx, t.NodeInput, protocol.Call{
-				Role: role, CacheKey: fmt.Sprintf("%s/%s/r%d/a%d", t.DebateID, role, t.Round, t.Attempt),
-				PromptID: "pros." + role + ".v1", System: "Argue " + role + ".", Task: "argue",
-				Data: map[string]any{"topic": t.Opts.Topic, "round": t.Round}, SchemaName: "argument",
-				Schema: json.RawMessage(`{"type":"object","required":["argument"]}`), Check: checkArgument, Rules: rulesArgue(role),
+				Prompt: protocol.Prompt{Role: role, PromptID: "pros." + role + ".v1", System: "Argue " + role + ".", SchemaName: "argument",
+					Schema: json.RawMessage(`{"type":"object","required":["argument"]}`), Rules: rulesArgue(role)},
+				CacheKey: fmt.Sprintf("%s/%s/r%d/a%d", t.DebateID, role, t.Round, t.Attempt), Task: "argue",
+				Data: map[string]any{"topic": t.Opts.Topic, "round": t.Round}, Check: checkArgument,
 			})
 			if err != nil {
 				return protocol.BudgetStop(role, err, ans.Model, nil)

@@ -108,16 +108,16 @@ func TestAskWithoutAModel(t *testing.T) {
 	in := &orchestrator.NodeInput{DebateID: "d", Round: 1, Attempt: 1}
 	var models protocol.Models
 	for _, data := range []any{map[string]int{"n": 2}, json.RawMessage(`{"n":2}`)} {
-		ans, err := models.Ask(context.Background(), in, protocol.Call{Role: "r", Data: data, Check: check, Rules: double})
+		ans, err := models.Ask(context.Background(), in, protocol.Call{Prompt: protocol.Prompt{Role: "r", Rules: double}, Data: data, Check: check})
 		require.NoError(t, err)
 		require.JSONEq(t, `{"n":4}`, string(ans.Raw))
 		require.Empty(t, ans.Violations)
 		require.Nil(t, ans.Model)
 	}
-	ans, err := models.Ask(context.Background(), in, protocol.Call{Role: "r", Data: map[string]int{"n": 3}, Check: check, Rules: double})
+	ans, err := models.Ask(context.Background(), in, protocol.Call{Prompt: protocol.Prompt{Role: "r", Rules: double}, Data: map[string]int{"n": 3}, Check: check})
 	require.NoError(t, err)
 	require.Equal(t, "FOUR", ans.Violations[0].Rule, "the rules are gated like a model")
-	_, err = models.Ask(context.Background(), in, protocol.Call{Role: "r", Data: json.RawMessage(`[1]`), Check: check, Rules: double})
+	_, err = models.Ask(context.Background(), in, protocol.Call{Prompt: protocol.Prompt{Role: "r", Rules: double}, Data: json.RawMessage(`[1]`), Check: check})
 	require.Error(t, err, "DATA the rules cannot read")
 }
 

@@ -41,6 +41,9 @@ type Spec[O, S any] struct {
 	// Deliverables is the orchestrator.Protocol's hook of the same name
 	// (nil: the payload's "markdown" and no further artifacts).
 	Deliverables func(events []debate.Event, deliverables json.RawMessage) ([]debate.Artifact, string)
+	// CheckOutput is the orchestrator.Protocol's hook of the same name
+	// (ValidateOutput); optional.
+	CheckOutput func(b *debate.DealBundle, defects []debate.Defect, output []byte) ([]debate.Violation, error)
 	// Defaults returns the options before decoding (nil: the zero O): a
 	// member absent from the input keeps its default.
 	Defaults func() O
@@ -121,6 +124,7 @@ func Compile[O, S any](spec *Spec[O, S]) *orchestrator.Protocol {
 		Name: spec.Name, Description: spec.Description, Roles: spec.Roles, Start: spec.Start, Nodes: nodes,
 		MaxSteps: spec.MaxSteps, Pipelined: spec.Pipelined, RoleGuard: spec.RoleGuard, Tools: spec.Tools,
 		Deliverables: spec.Deliverables,
+		CheckOutput:  spec.CheckOutput,
 	}
 	if _, none := any(new(O)).(*None); !none {
 		p.Options = func(raw json.RawMessage) (json.RawMessage, error) {
@@ -222,16 +226,12 @@ func ParseOptions[O any](raw json.RawMessage, defaults func() O, check func(*O, 
 	return o, nil
 }
 
-func (k *kit[O, S]) newState() *S {
-	if k.spec.NewState != nil {
-		return k.spec.NewState()
-	}
-	return new(S)
-}
-
 // State decodes a node's state onto NewState's.
 func (k *kit[O, S]) State(raw json.RawMessage) (*S, error) {
-	s := k.newState()
+	s := new(S)
+	if k.spec.NewState != nil {
+		s = k.spec.NewState()
+	}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, s); err != nil {
 			return nil, fmt.Errorf("%s: state: %w", k.spec.Name, err)

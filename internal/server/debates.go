@@ -38,11 +38,15 @@ type Debates struct {
 	Hub       *stream.Hub
 	// Custom, when set, holds the protocols tenants register as data
 	// (ProtocolService); Protocols must resolve their NAME@VERSION names
-	// (orchestrator.Registry.SetResolver) for their debates to run and
+	// (orchestrator.NewResolvingRegistry) for their debates to run and
 	// verify.
 	Custom CustomProtocols
 	// Observe, if set, sees every operator act's commit (metrics).
 	Observe func(d debate.Debate, c *debate.StepCommit)
+	// Outputs names the protocol whose agent outputs ValidateOutput checks
+	// (through its CheckOutput hook); empty: ValidateOutput is
+	// unimplemented.
+	Outputs string
 }
 
 func (d *Debates) valid() bool {

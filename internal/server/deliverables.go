@@ -3,18 +3,22 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/gate"
-	"github.com/debated/debated/internal/sanad"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
-// ValidateOutput implements DebateService: the debates' gates as a service.
+// ValidateOutput implements DebateService: the debates' gates as a service,
+// those of the protocol named by Debates.Outputs.
 func (ds *debateService) ValidateOutput(ctx context.Context, req *debatedv1.ValidateOutputRequest) (*debatedv1.ValidateOutputResponse, error) {
 	s := ds.s
+	p, err := ds.Protocols.Get(ds.Outputs)
+	if err != nil || p.CheckOutput == nil {
+		return nil, status.Error(codes.Unimplemented, "this server checks no agent outputs")
+	}
 	// It grades the whole deal in memory, as GradeDeal does: the same bounds.
 	release, err := s.gradingSlot(ctx, req.GetDealId())
 	if err != nil {
@@ -25,26 +29,16 @@ func (ds *debateService) ValidateOutput(ctx context.Context, req *debatedv1.Vali
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
-	records, err := s.grading.DefectList(ctx, req.GetDealId())
+	defects, err := s.grading.DefectList(ctx, req.GetDealId())
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
-	out := &debatedv1.ValidateOutputResponse{}
-	o, err := gate.ParseOutput([]byte(req.GetOutputJson()), debate.IDISRoles)
+	vs, err := p.CheckOutput(b, defects, []byte(req.GetOutputJson()))
 	if err != nil {
-		var ve *debate.ValidationError
-		if !errors.As(err, &ve) {
-			return nil, badRequest([]debate.FieldViolation{{Field: "output_json", Description: err.Error()}})
-		}
-		for _, v := range ve.Violations {
-			out.Violations = append(out.Violations, &debatedv1.GateViolation{Rule: "SCHEMA", Field: v.Field, Detail: v.Description})
-		}
-		return out, nil
+		return nil, badRequest([]debate.FieldViolation{{Field: "output_json", Description: err.Error()}})
 	}
-	facts := gate.NewFacts(b, sanad.GradeWithOptions(b, sanad.Options{Records: records}))
-	res := gate.Validate(o, facts, debate.IDISRoles)
-	out.Valid = res.Valid
-	for _, v := range res.Violations {
+	out := &debatedv1.ValidateOutputResponse{Valid: len(vs) == 0}
+	for _, v := range vs {
 		out.Violations = append(out.Violations, &debatedv1.GateViolation{Rule: v.Rule, Field: v.Field, Detail: v.Detail})
 	}
 	return out, nil

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 )
 
@@ -159,4 +160,14 @@ func TestGetSigningKeysAndDealAudit(t *testing.T) {
 		_, err = keys.GetSigningKeys(context.Background(), &debatedv1.GetSigningKeysRequest{})
 		requireCode(t, err, codes.Unauthenticated)
 	})
+}
+
+// TestValidateOutputWithoutAChecker: a server whose protocols check no
+// agent outputs says so (Unimplemented), whatever the request.
+func TestValidateOutputWithoutAChecker(t *testing.T) {
+	t.Parallel()
+	b, _ := setupKeys(t, "sqlite", nil)
+	_, ctx := b.tenant(t, "a")
+	_, err := debatedv1.NewDebateServiceClient(b.conn).ValidateOutput(ctx, &debatedv1.ValidateOutputRequest{DealId: "deal-1", OutputJson: "{}"})
+	require.Equal(t, codes.Unimplemented, status.Code(err), "%v", err)
 }

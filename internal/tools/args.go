@@ -39,8 +39,6 @@ func (v *violations) Add(field, format string, args ...any) {
 	*v = append(*v, debate.FieldViolation{Field: field, Description: fmt.Sprintf(format, args...)})
 }
 
-func (v violations) Len() int { return len(v) }
-
 // bad is a refused call: its rule and the violations found.
 type bad struct {
 	rule string
@@ -49,7 +47,7 @@ type bad struct {
 
 // newBad returns the refusal of v's violations, or nil without any.
 func newBad(rule string, v *violations) *bad {
-	if v.Len() == 0 {
+	if len(*v) == 0 {
 		return nil
 	}
 	return &bad{rule: rule, list: *v}
@@ -84,7 +82,7 @@ func parseArgs(raw json.RawMessage, wellFormed bool, allowed []string) (*args, *
 			v.Add("args", "must be a JSON object")
 		}
 	}
-	if v.Len() > 0 {
+	if len(v) > 0 {
 		return nil, newBad(RuleArguments, &v)
 	}
 	for _, k := range slices.Sorted(maps.Keys(a.m)) {
@@ -92,7 +90,7 @@ func parseArgs(raw json.RawMessage, wellFormed bool, allowed []string) (*args, *
 			v.Add(printable(k), "unknown field (the fields are %s)", strings.Join(allowed, ", "))
 		}
 	}
-	if v.Len() > 0 {
+	if len(v) > 0 {
 		return nil, newBad(RuleArguments, &v)
 	}
 	return a, nil

@@ -54,20 +54,10 @@ var EntityTypes = []string{EntityCompany, EntityPerson, EntityMarket}
 
 // Enrichment is one tenant-supplied data point about an entity (a
 // company, a person, a market), from a third party (a data vendor, a
-// registry, a press article). Seed 000 §4.6 treats such data as weak: its
-// grade is C or D, and it must be corroborated by primary sources.
-type Enrichment struct {
-	RecordID   string
-	EntityType string // COMPANY, PERSON or MARKET
-	EntityName string
-	DataPoint  string // e.g. "ARR", "headcount", "founded"
-	Value      string
-	Source     string // who says so, e.g. "Crunchbase"
-	AsOf       string // ISO 8601 date or empty
-	// SourceGrade is C or D. A better grade is capped at C; an empty or
-	// unknown grade counts as D.
-	SourceGrade debate.SourceGrade
-}
+// registry, a press article). Seed 000 §4.6 treats such data as weak:
+// query_enrichment reports it graded C or D (EnrichmentGrade), to be
+// corroborated by primary sources.
+type Enrichment = debate.EnrichmentRecord
 
 // EnrichmentGrade is the grade query_enrichment reports for a record: A, B
 // and C give C; anything else gives D.
@@ -235,18 +225,5 @@ func (x *dealIndex) hasClaim(id string) bool { return x.claims[id] != nil }
 // normName folds a name for matching: lower case, every run of characters
 // other than letters and digits one space, trimmed.
 func normName(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range strings.ToLower(s) {
-		if isWordRune(r) {
-			if space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = false
-			b.WriteRune(r)
-			continue
-		}
-		space = true
-	}
-	return b.String()
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isWordRune(r) }), " ")
 }

@@ -88,11 +88,11 @@ func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
 
 	// Seed 000 §6.2: flag_defect_requires.
 	var req violations
-	if n := len(dedupe(refs)); n < inv.limits.minRefs() {
-		req.Add("evidence_refs", "flag_defect needs at least %d evidence reference(s), got %d", inv.limits.minRefs(), n)
+	if n := len(dedupe(refs)); n < inv.cfg.Limits.minRefs() {
+		req.Add("evidence_refs", "flag_defect needs at least %d evidence reference(s), got %d", inv.cfg.Limits.minRefs(), n)
 	}
-	if n := utf8.RuneCountInString(strings.TrimSpace(desc)); n < inv.limits.minDescription() {
-		req.Add("description", "flag_defect needs a description of at least %d characters, got %d", inv.limits.minDescription(), n)
+	if n := utf8.RuneCountInString(strings.TrimSpace(desc)); n < inv.cfg.Limits.minDescription() {
+		req.Add("description", "flag_defect needs a description of at least %d characters, got %d", inv.cfg.Limits.minDescription(), n)
 	}
 	if b := newBad(RuleRequirement, &req); b != nil {
 		return nil, b
@@ -165,7 +165,7 @@ func (inv *Invoker) requestHumanReview(c call, a *args) (any, *bad) {
 		return nil, b
 	}
 	r := ReviewRequest{
-		DealID: x.dealID, DebateID: inv.debateID, Round: inv.round, ClaimIDs: dedupe(ids),
+		DealID: x.dealID, DebateID: inv.cfg.DebateID, Round: inv.cfg.Round, ClaimIDs: dedupe(ids),
 		Reason: strings.TrimSpace(reason), Priority: cmp.Or(priority, PriorityNormal),
 		RequiredRole: cmp.Or(role, DefaultRequiredRole), RequestedBy: c.role, CreatedAt: c.at,
 	}

@@ -105,7 +105,7 @@ func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
 			recs = append(recs, r)
 		}
 	}
-	slices.SortStableFunc(recs, func(x, y Enrichment) int { return cmp.Compare(x.RecordID, y.RecordID) })
+	slices.SortStableFunc(recs, func(x, y Enrichment) int { return cmp.Compare(x.ID, y.ID) })
 
 	used := make([]bool, len(recs))
 	var seen []string
@@ -139,7 +139,7 @@ func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
 
 func enrichmentResult(r Enrichment) EnrichmentResult {
 	return EnrichmentResult{
-		RecordID: r.RecordID, EntityType: strings.ToUpper(strings.TrimSpace(r.EntityType)), EntityName: r.EntityName,
+		RecordID: r.ID, EntityType: strings.ToUpper(strings.TrimSpace(r.EntityType)), EntityName: r.EntityName,
 		DataPoint: r.DataPoint, ClaimText: r.EntityName + " " + r.DataPoint + ": " + r.Value, Value: r.Value,
 		Source: r.Source, AsOf: r.AsOf, SourceGrade: string(EnrichmentGrade(r.SourceGrade)), CorroborationRequired: true,
 	}

@@ -80,13 +80,13 @@ func setup(t testing.TB) *fixture {
 
 func testEnrichment() []Enrichment {
 	return []Enrichment{
-		{RecordID: "enr-01", EntityType: EntityCompany, EntityName: "AutoScale Commerce", DataPoint: "ARR", Value: "$11,900,000", Source: "Crunchbase", AsOf: "2025-11-30", SourceGrade: debate.GradeB},
-		{RecordID: "enr-02", EntityType: EntityCompany, EntityName: "autoscale commerce", DataPoint: "Headcount", Value: "140", Source: "LinkedIn", AsOf: "2026-01-15", SourceGrade: debate.GradeA},
-		{RecordID: "enr-03", EntityType: EntityCompany, EntityName: "AutoScale Commerce, ", DataPoint: "Total funding", Value: "$48,000,000", Source: "PitchBook", SourceGrade: debate.GradeD},
-		{RecordID: "enr-04", EntityType: EntityMarket, EntityName: "Mid-market e-commerce automation", DataPoint: "Total Addressable Market", Value: "$6.1B", Source: "Gartner", AsOf: "2025-06-30", SourceGrade: debate.GradeC},
-		{RecordID: "enr-05", EntityType: EntityPerson, EntityName: "Jane Doe", DataPoint: "prior exits", Value: "1", Source: "press"},
-		{RecordID: "enr-06", EntityType: EntityCompany, EntityName: "Other Co", DataPoint: "ARR", Value: "$3,000,000", Source: "Crunchbase", SourceGrade: debate.GradeC},
-		{RecordID: "enr-00", EntityType: "company", EntityName: "AutoScale Commerce", DataPoint: "annual recurring revenue", Value: "$12,000,000", Source: "Dealroom", SourceGrade: "Z"},
+		{ID: "enr-01", EntityType: EntityCompany, EntityName: "AutoScale Commerce", DataPoint: "ARR", Value: "$11,900,000", Source: "Crunchbase", AsOf: "2025-11-30", SourceGrade: debate.GradeB},
+		{ID: "enr-02", EntityType: EntityCompany, EntityName: "autoscale commerce", DataPoint: "Headcount", Value: "140", Source: "LinkedIn", AsOf: "2026-01-15", SourceGrade: debate.GradeA},
+		{ID: "enr-03", EntityType: EntityCompany, EntityName: "AutoScale Commerce, ", DataPoint: "Total funding", Value: "$48,000,000", Source: "PitchBook", SourceGrade: debate.GradeD},
+		{ID: "enr-04", EntityType: EntityMarket, EntityName: "Mid-market e-commerce automation", DataPoint: "Total Addressable Market", Value: "$6.1B", Source: "Gartner", AsOf: "2025-06-30", SourceGrade: debate.GradeC},
+		{ID: "enr-05", EntityType: EntityPerson, EntityName: "Jane Doe", DataPoint: "prior exits", Value: "1", Source: "press"},
+		{ID: "enr-06", EntityType: EntityCompany, EntityName: "Other Co", DataPoint: "ARR", Value: "$3,000,000", Source: "Crunchbase", SourceGrade: debate.GradeC},
+		{ID: "enr-00", EntityType: "company", EntityName: "AutoScale Commerce", DataPoint: "annual recurring revenue", Value: "$12,000,000", Source: "Dealroom", SourceGrade: "Z"},
 	}
 }
 

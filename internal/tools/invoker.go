@@ -136,16 +136,8 @@ var ErrToolFailed = errors.New("tool failed")
 // Config and the same calls in the same order per role, it returns the same
 // results, audits and effects.
 type Invoker struct {
-	matrix   Matrix
-	limits   Limits
-	deal     *dealIndex
-	searcher Searcher
-	debateID string
-	round    int
-	newID    func() string
-	now      func() time.Time
-	custom   map[string]Func // Config.Tools
-	why      string          // Config.Why
+	cfg  Config // with its own copies of the matrix, limits and tools
+	deal *dealIndex
 
 	mu      sync.Mutex
 	usage   Usage
@@ -167,42 +159,27 @@ type entry[T any] struct {
 // every Invoker given the same *Deal (a protocol keeps one per deal and
 // hands it to each step); the deal must not change once given.
 func NewInvoker(cfg Config) *Invoker {
-	limits := cfg.Limits
-	if limits.MaxCallsPerRound == nil && limits.DefaultMaxCalls == 0 &&
-		limits.FlagDefectMinEvidenceRefs == 0 && limits.FlagDefectMinDescription == 0 {
-		limits = DefaultLimits()
+	if cfg.Limits.MaxCallsPerRound == nil && cfg.Limits.DefaultMaxCalls == 0 &&
+		cfg.Limits.FlagDefectMinEvidenceRefs == 0 && cfg.Limits.FlagDefectMinDescription == 0 {
+		cfg.Limits = DefaultLimits()
 	}
-	dealID := cfg.DealID
-	if dealID == "" && cfg.Deal != nil && cfg.Deal.Bundle != nil {
-		dealID = cfg.Deal.Bundle.Deal.ID
+	if cfg.DealID == "" && cfg.Deal != nil && cfg.Deal.Bundle != nil {
+		cfg.DealID = cfg.Deal.Bundle.Deal.ID
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	return &Invoker{
-		matrix:   cfg.Matrix.Clone(),
-		limits:   limits.clone(),
-		deal:     cfg.Deal.index(dealID),
-		searcher: cfg.Searcher,
-		debateID: cfg.DebateID,
-		round:    cfg.Round,
-		newID:    cfg.NewID,
-		now:      now,
-		custom:   maps.Clone(cfg.Tools),
-		why:      cfg.Why,
-		usage:    cfg.Usage.Clone(),
-		seq:      map[string]int{},
-	}
+	cfg.Matrix, cfg.Limits, cfg.Tools = cfg.Matrix.Clone(), cfg.Limits.clone(), maps.Clone(cfg.Tools)
+	return &Invoker{cfg: cfg, deal: cfg.Deal.index(cfg.DealID), usage: cfg.Usage.Clone(), seq: map[string]int{}}
 }
 
 // known reports whether the Invoker runs tool, and names the tools it runs.
 func (inv *Invoker) known(tool string) (bool, []string) {
-	if inv.custom == nil {
+	if inv.cfg.Tools == nil {
 		return Known(tool), Names
 	}
-	_, ok := inv.custom[tool]
-	return ok, slices.Sorted(maps.Keys(inv.custom))
+	_, ok := inv.cfg.Tools[tool]
+	return ok, slices.Sorted(maps.Keys(inv.cfg.Tools))
 }
 
 // call is one call in flight.
@@ -224,36 +201,32 @@ type call struct {
 // call, whatever its outcome, is also appended to Audits. Call never
 // panics: a panic of a tool becomes an ERROR result.
 func (inv *Invoker) Call(ctx context.Context, role string, c debate.ToolCall) (Result, Audit) {
-	res, audit, _ := inv.call(ctx, role, c)
+	res, audit, _ := inv.Invoke(ctx, role, c)
 	return res, audit
 }
 
 // Invoke is Call that also returns the cause of an ERROR result (wrapping
 // ErrToolFailed), for callers that fail their step on it.
-func (inv *Invoker) Invoke(ctx context.Context, role string, c debate.ToolCall) (Result, Audit, error) {
-	return inv.call(ctx, role, c)
-}
-
-func (inv *Invoker) call(ctx context.Context, role string, tc debate.ToolCall) (Result, Audit, error) {
+func (inv *Invoker) Invoke(ctx context.Context, role string, tc debate.ToolCall) (Result, Audit, error) {
 	args, wellFormed := canonicalArgs(tc.Args)
 
 	inv.mu.Lock()
 	inv.seq[role]++
-	c := call{role: role, tool: tc.Tool, seq: inv.seq[role], at: inv.now().UTC()}
+	c := call{role: role, tool: tc.Tool, seq: inv.seq[role], at: inv.cfg.Now().UTC()}
 	var res Result
 	admitted := false
 	known, names := inv.known(tc.Tool)
 	switch {
 	case !known:
 		res = refusal(StatusInvalid, RuleUnknownTool, "tool", "unknown tool; the tools are "+strings.Join(names, ", "))
-	case !inv.matrix.Allows(role, tc.Tool):
+	case !inv.cfg.Matrix.Allows(role, tc.Tool):
 		msg := "the " + role + " role may not call " + tc.Tool
-		if inv.why != "" {
-			msg += ": " + inv.why
+		if inv.cfg.Why != "" {
+			msg += ": " + inv.cfg.Why
 		}
 		res = refusal(StatusDenied, RulePermission, "", msg)
-	case inv.usage.Count(role, tc.Tool) >= inv.limits.MaxCalls(tc.Tool):
-		res = refusal(StatusDenied, RuleQuota, "", fmt.Sprintf("at most %d %s calls per round", inv.limits.MaxCalls(tc.Tool), tc.Tool))
+	case inv.usage.Count(role, tc.Tool) >= inv.cfg.Limits.MaxCalls(tc.Tool):
+		res = refusal(StatusDenied, RuleQuota, "", fmt.Sprintf("at most %d %s calls per round", inv.cfg.Limits.MaxCalls(tc.Tool), tc.Tool))
 	default:
 		admitted = true
 		inv.count(role, tc.Tool, 1) // reserved now, so concurrent calls cannot overrun the quota
@@ -277,8 +250,8 @@ func (inv *Invoker) call(ctx context.Context, role string, tc debate.ToolCall) (
 		ToolArgs:     args,
 		ResultStatus: res.Status,
 		ResultHash:   res.Hash(),
-		DebateID:     inv.debateID,
-		RoundNumber:  inv.round,
+		DebateID:     inv.cfg.DebateID,
+		RoundNumber:  inv.cfg.Round,
 		Timestamp:    c.at,
 		Rule:         res.Rule, // set by refusals (DENIED, INVALID) only
 	}
@@ -321,7 +294,7 @@ func (inv *Invoker) run(ctx context.Context, c call, raw json.RawMessage, wellFo
 	if err := ctx.Err(); err != nil {
 		return errorResult(), fmt.Errorf("%w: %s: %w", ErrToolFailed, c.tool, err)
 	}
-	if f := inv.custom[c.tool]; f != nil {
+	if f := inv.cfg.Tools[c.tool]; f != nil {
 		return inv.runCustom(ctx, c, f, raw, wellFormed)
 	}
 	a, bad := parseArgs(raw, wellFormed, fieldsOf[c.tool])
@@ -391,10 +364,10 @@ func errorResult() Result {
 
 // id returns the id of an effect of call c; the caller holds mu.
 func (inv *Invoker) id(c call) string {
-	if inv.newID != nil {
-		return inv.newID()
+	if inv.cfg.NewID != nil {
+		return inv.cfg.NewID()
 	}
-	name := fmt.Sprintf("debated/tools\x00%s\x00%s\x00%d\x00%s\x00%d", inv.deal.dealID, inv.debateID, inv.round, c.role, c.seq)
+	name := fmt.Sprintf("debated/tools\x00%s\x00%s\x00%d\x00%s\x00%d", inv.deal.dealID, inv.cfg.DebateID, inv.cfg.Round, c.role, c.seq)
 	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(name)).String()
 }
 
@@ -473,7 +446,7 @@ func (b *Bound) Role() string { return b.role }
 // ctx ended); it wraps ErrToolFailed and the cause, and the call is audited
 // all the same.
 func (b *Bound) Call(ctx context.Context, c debate.ToolCall) (debate.ToolResult, error) {
-	res, _, err := b.inv.call(ctx, b.role, c)
+	res, _, err := b.inv.Invoke(ctx, b.role, c)
 	out := debate.ToolResult{Status: res.Status, Output: res.Output, Error: res.Error}
 	if res.Rule != "" {
 		out.Error = res.Rule + ": " + res.Error

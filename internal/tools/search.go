@@ -23,17 +23,9 @@ type Searcher interface {
 	SearchEvidence(ctx context.Context, dealID, query string, claimClass debate.ClaimClass, minGrade debate.SourceGrade, limit int) ([]Hit, int, error)
 }
 
-// Hit is one evidence item a Searcher found.
-type Hit struct {
-	EvidenceID string
-	// SpanID is the evidence item's span. The Invoker reports the span and
-	// excerpt the deal holds for the evidence item, whatever the hit says.
-	SpanID      string
-	SourceGrade debate.SourceGrade
-	// Relevance is in [0, 1], higher is better.
-	Relevance   float64
-	TextExcerpt string
-}
+// Hit is one evidence item a Searcher found. The Invoker reports the span
+// and excerpt the deal holds for the evidence item, whatever the hit says.
+type Hit = debate.EvidenceHit
 
 // SearchResult is one result of search_evidence (seed 000 §4.3).
 type SearchResult struct {
@@ -79,9 +71,9 @@ func (inv *Invoker) searchEvidence(ctx context.Context, a *args) (any, *bad, err
 
 	var hits []Hit
 	var total int
-	if inv.searcher != nil {
+	if inv.cfg.Searcher != nil {
 		var err error
-		hits, total, err = inv.searcher.SearchEvidence(ctx, x.dealID, query, class, minGrade, limit)
+		hits, total, err = inv.cfg.Searcher.SearchEvidence(ctx, x.dealID, query, class, minGrade, limit)
 		if err != nil {
 			return nil, nil, err
 		}

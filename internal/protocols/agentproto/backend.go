@@ -102,61 +102,37 @@ type claimText struct {
 	Confidence  float64 `json:"confidence"`
 }
 
-// call describes one structured call: its role, prompt and schema, the
-// rules backend's answer and the gate every answer passes.
-type call struct {
-	role, task, system string
-	schema             json.RawMessage
-	rules              func(data json.RawMessage) (json.RawMessage, error)
-	check              func(data, answer json.RawMessage) []debate.Violation
-}
-
-var calls = map[string]call{
-	SchemaPlan: {
-		role: RolePlanner,
-		task: "turn each step of the task into one proposal unit: an objective, its assumptions and a justification",
-		system: "You are the Planner of an auditable agent protocol. You turn a task into proposal units, one per step, " +
+// prompts are the three structured calls; the gate alone judges a model's
+// answer.
+var prompts = protocol.Prompts{
+	SchemaPlan: {Role: RolePlanner, PromptID: SchemaPlan + ".v1", SchemaName: SchemaPlan, GateOnly: true, Rules: protocol.Rules(rulesPlan),
+		System: "You are the Planner of an auditable agent protocol. You turn a task into proposal units, one per step, " +
 			"each with an objective, the assumptions it rests on and a justification. You never change a step's tool or input.",
-		schema: json.RawMessage(`{"type":"object","required":["proposals"],"properties":{"proposals":{"type":"array","items":{"type":"object",` +
+		Schema: json.RawMessage(`{"type":"object","required":["proposals"],"properties":{"proposals":{"type":"array","items":{"type":"object",` +
 			`"required":["step_id","objective","assumptions","justification"],"properties":{"step_id":{"type":"string"},"objective":{"type":"string"},` +
 			`"assumptions":{"type":"array","items":{"type":"string"}},"justification":{"type":"string"}}}}}}`),
-		rules: protocol.Rules(rulesPlan), check: checked(checkPlan),
 	},
-	SchemaReview: {
-		role: RoleCritic,
-		task: "review each proposal for safety and policy risk: approved, conditionally_approved or rejected, with a reason",
-		system: "You are the Critic of an auditable agent protocol. You review proposals for safety and policy risk. " +
+	SchemaReview: {Role: RoleCritic, PromptID: SchemaReview + ".v1", SchemaName: SchemaReview, GateOnly: true, Rules: protocol.Rules(rulesReview),
+		System: "You are the Critic of an auditable agent protocol. You review proposals for safety and policy risk. " +
 			"Reject a proposal whose tool is not registered for the session; approve risky ones only conditionally.",
-		schema: json.RawMessage(`{"type":"object","required":["reviews"],"properties":{"reviews":{"type":"array","items":{"type":"object",` +
+		Schema: json.RawMessage(`{"type":"object","required":["reviews"],"properties":{"reviews":{"type":"array","items":{"type":"object",` +
 			`"required":["proposal_id","status","reason"],"properties":{"proposal_id":{"type":"string"},` +
 			`"status":{"type":"string","enum":["approved","conditionally_approved","rejected"]},"reason":{"type":"string"}}}}}}`),
-		rules: protocol.Rules(rulesReview), check: checked(checkReview),
 	},
-	SchemaClaims: {
-		role: RoleExecutor,
-		task: "state one evidence-backed claim per execution, quoting its result_text, with a confidence between 0 and 1",
-		system: "You are the Executor of an auditable agent protocol. You state one claim per completed tool execution. " +
+	SchemaClaims: {Role: RoleExecutor, PromptID: SchemaClaims + ".v1", SchemaName: SchemaClaims, GateOnly: true, Rules: protocol.Rules(rulesClaims),
+		System: "You are the Executor of an auditable agent protocol. You state one claim per completed tool execution. " +
 			"A claim quotes the execution's result_text exactly and asserts nothing its output does not show.",
-		schema: json.RawMessage(`{"type":"object","required":["claims"],"properties":{"claims":{"type":"array","items":{"type":"object",` +
+		Schema: json.RawMessage(`{"type":"object","required":["claims"],"properties":{"claims":{"type":"array","items":{"type":"object",` +
 			`"required":["execution_id","text","confidence"],"properties":{"execution_id":{"type":"string"},"text":{"type":"string"},` +
 			`"confidence":{"type":"number","minimum":0,"maximum":1}}}}}}`),
-		rules: protocol.Rules(rulesClaims), check: checked(checkClaims),
 	},
 }
 
-// checked adapts a gate over the decoded DATA and answer to raw JSON.
-func checked[D, A any](f func(D, A) []debate.Violation) func(data, answer json.RawMessage) []debate.Violation {
-	return func(data, answer json.RawMessage) []debate.Violation {
-		var d D
-		var a A
-		if err := json.Unmarshal(data, &d); err != nil {
-			return []debate.Violation{{Rule: "DATA", Field: "data", Detail: err.Error()}}
-		}
-		if err := json.Unmarshal(answer, &a); err != nil {
-			return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
-		}
-		return f(d, a)
-	}
+// tasks are the calls' one-line instructions.
+var tasks = map[string]string{
+	SchemaPlan:   "turn each step of the task into one proposal unit: an objective, its assumptions and a justification",
+	SchemaReview: "review each proposal for safety and policy risk: approved, conditionally_approved or rejected, with a reason",
+	SchemaClaims: "state one evidence-backed claim per execution, quoting its result_text, with a confidence between 0 and 1",
 }
 
 // Answer is the rules backend: the answer to the structured call named
@@ -164,15 +140,7 @@ func checked[D, A any](f func(D, A) []debate.Violation) func(data, answer json.R
 // exactly what a model is asked to produce. It returns an error wrapping
 // debate.ErrInvalid for an unknown schema or data it cannot read.
 func Answer(schema string, data json.RawMessage) (json.RawMessage, error) {
-	c, ok := calls[schema]
-	if !ok {
-		return nil, fmt.Errorf("%w: agentproto: unknown schema %q", debate.ErrInvalid, schema)
-	}
-	a, err := c.rules(data)
-	if err != nil {
-		return nil, fmt.Errorf("%w: agentproto: %s data: %w", debate.ErrInvalid, schema, err)
-	}
-	return a, nil
+	return prompts.Answer(schema, data)
 }
 
 func rulesPlan(d planData) planAnswer {
@@ -313,36 +281,36 @@ func checkClaims(d claimData, a claimAnswer) []debate.Violation {
 }
 
 // ask makes the structured call schema of node over data, with the
-// tenant's model or the rules backend, gates the answer and decodes it into
-// out. It returns the model calls made (nil for the rules backend), a
+// tenant's model or the rules backend, and returns the answer check
+// accepted, the model calls made (nil for the rules backend), a
 // *protocol.Rejected when the answer failed its gate, or the model's error.
 //
 // The gate is the protocol's, in code: it runs on the model's answer
 // whatever the model client reported, so a client that under-reports its
 // violations cannot let an answer through (fail closed).
-func (p *proto) ask(ctx context.Context, in *orchestrator.NodeInput, node, schema string, data, out any) (*debate.ModelCall, error) {
-	c := calls[schema]
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return nil, fmt.Errorf("agentproto: encode %s data: %w", schema, err)
+func ask[D, A any](ctx context.Context, p *proto, in *orchestrator.NodeInput, node, schema string, data D, check func(D, A) []debate.Violation) (A, *debate.ModelCall, error) {
+	var a A
+	c := protocol.Call{Prompt: prompts[schema], CacheKey: cacheKey(in, node), Task: tasks[schema], Data: data, Check: gate(data, check)}
+	c.Rules = func(encoded json.RawMessage) (json.RawMessage, error) {
+		answer, err := Answer(schema, encoded)
+		return answer, orchestrator.Permanent(err) // DATA of ours that the rules cannot read
 	}
-	ans, err := p.models.Ask(ctx, in, protocol.Call{
-		Role: c.role, CacheKey: cacheKey(in, node), PromptID: schema + ".v1",
-		System: c.system, Task: c.task, Data: json.RawMessage(raw),
-		SchemaName: schema, Schema: c.schema, GateOnly: true,
-		Check: func(a json.RawMessage) []debate.Violation { return c.check(raw, a) },
-		Rules: func(data json.RawMessage) (json.RawMessage, error) {
-			a, err := Answer(schema, data)
-			if err != nil {
-				return nil, orchestrator.Permanent(err)
-			}
-			return a, nil
-		},
-	})
-	if err != nil {
-		return ans.Model, err
+	ans, err := p.cfg.ModelFor.Ask(ctx, in, c)
+	if err == nil {
+		err = ans.Decode(c.Role, schema, &a)
 	}
-	return ans.Model, ans.Decode(c.role, schema, out)
+	return a, ans.Model, err
+}
+
+// gate adapts a check of an answer against its DATA to the answer's JSON.
+func gate[D, A any](data D, check func(D, A) []debate.Violation) func(json.RawMessage) []debate.Violation {
+	return func(answer json.RawMessage) []debate.Violation {
+		var a A
+		if err := json.Unmarshal(answer, &a); err != nil {
+			return []debate.Violation{{Rule: "SCHEMA", Field: "answer", Detail: err.Error()}}
+		}
+		return check(data, a)
+	}
 }
 
 // cacheKey is the response cache prefix of a node's model calls: the
@@ -365,5 +333,5 @@ func stopOnAnswer(schema string, mc *debate.ModelCall, err error) (*orchestrator
 			Stop:   &orchestrator.Stop{Status: debate.DebateNeedsReview, Reason: ReasonOutputRejected},
 		}, nil
 	}
-	return protocol.BudgetStop(calls[schema].role, err, mc, map[string]any{"schema": schema})
+	return protocol.BudgetStop(prompts[schema].Role, err, mc, map[string]any{"schema": schema})
 }

@@ -43,7 +43,7 @@ func setup(t *testing.T, registry agentproto.Registry, m *model) *bench {
 		}
 		cfg := agentproto.Config{Registry: registry, Ledger: st, Keys: keys}
 		if m != nil {
-			b := m.backend(t, storeCache{st})
+			b := m.backend(t, st) // the store keeps the responses, as in the service
 			cfg.ModelFor = func(context.Context) (llm.Caller, error) { return b, nil }
 		}
 		return []*orchestrator.Protocol{agentproto.Protocol(cfg)}
@@ -167,16 +167,4 @@ func (m *model) schemas() []string {
 		out = append(out, r.SchemaName)
 	}
 	return out
-}
-
-// storeCache keeps the model client's responses in the store, as the
-// service does.
-type storeCache struct{ st *sqlite.Store }
-
-func (c storeCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	return c.st.ModelResponseGet(ctx, key)
-}
-
-func (c storeCache) Put(ctx context.Context, key string, resp []byte) error {
-	return c.st.ModelResponsePut(ctx, key, resp)
 }

@@ -22,7 +22,7 @@ var testClock = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time
 // approved intent, and the trace that signed and approved them.
 func approvedSession(t *testing.T, opts string) (*orchestrator.NodeInput, *Options, *state, []debate.Event) {
 	t.Helper()
-	o, err := parseOptions(json.RawMessage(opts))
+	o, err := protocol.ParseOptions(json.RawMessage(opts), defaults, check)
 	require.NoError(t, err)
 	s := &state{Lifecycle: StateExecuting, Init: true}
 	var trace []debate.Event
@@ -107,10 +107,10 @@ func TestUnregisteredToolRefusedAtExecution(t *testing.T) {
 // calls), the tool's own failures (INVALID), and success.
 func TestInvokerChecks(t *testing.T) {
 	t.Parallel()
-	o, err := parseOptions(json.RawMessage(`{"task":{"objective":"o","steps":[
+	o, err := protocol.ParseOptions(json.RawMessage(`{"task":{"objective":"o","steps":[
 		{"id":"a","tool":"arithmetic","input":{"op":"add","operands":[1,2]}},
 		{"id":"c","tool":"claim_lookup","input":{"claim_key":"C9"}}]},
-		"tools":["arithmetic","claim_lookup","unit_convert"],"max_retries":1}`))
+		"tools":["arithmetic","claim_lookup","unit_convert"],"max_retries":1}`), defaults, check)
 	require.NoError(t, err)
 	reg, ctx := sampleRegistry(t)
 	env := toolEnv{dealID: "d1", registry: reg}
@@ -129,7 +129,7 @@ func TestInvokerChecks(t *testing.T) {
 		{RoleExecutor, ToolArithmetic, string(add), tools.StatusDenied, tools.RuleQuota, "", true}, // 1 step × 2 attempts spent
 		{RoleExecutor, ToolClaimLookup, `{"claim_key":"C9"}`, tools.StatusInvalid, tools.RuleNotFound, "", false},
 	} {
-		c, err := inv.call(ctx, tc.role, tc.tool, json.RawMessage(tc.input))
+		c, err := call(ctx, inv, tc.role, tc.tool, json.RawMessage(tc.input))
 		require.NoError(t, err, "call %d", i)
 		require.Equal(t, tc.status, c.res.Status, "call %d: %s", i, c.res.Error)
 		require.Equal(t, tc.rule, c.res.Rule, "call %d", i)
@@ -145,14 +145,14 @@ func TestInvokerChecks(t *testing.T) {
 			require.Contains(t, c.failure(), tc.status)
 		}
 	}
-	require.Equal(t, 2, inv.usage.Count(RoleExecutor, ToolArithmetic))
+	require.Equal(t, 2, inv.Usage().Count(RoleExecutor, ToolArithmetic))
 
 	// The registry unreachable: an ERROR, the node's failure, not counted.
 	inv = newInvoker(&orchestrator.NodeInput{DebateID: "d-1", Round: 1}, o, nil, toolEnv{dealID: "d1", registry: closedRegistry(t)}, testClock)
-	c, err := inv.call(ctx, RoleExecutor, ToolClaimLookup, json.RawMessage(`{"claim_key":"C1"}`))
+	c, err := call(ctx, inv, RoleExecutor, ToolClaimLookup, json.RawMessage(`{"claim_key":"C1"}`))
 	require.Error(t, err)
 	require.Equal(t, tools.StatusError, c.res.Status)
-	require.Zero(t, inv.usage.Count(RoleExecutor, ToolClaimLookup))
+	require.Zero(t, inv.Usage().Count(RoleExecutor, ToolClaimLookup))
 }
 
 // TestGateRunsWhateverTheModelReports: the gate runs on the model's answer
@@ -160,8 +160,8 @@ func TestInvokerChecks(t *testing.T) {
 // answer is rejected even when it reports none (fail closed).
 func TestGateRunsWhateverTheModelReports(t *testing.T) {
 	t.Parallel()
-	c := calls[SchemaClaims]
-	data := json.RawMessage(`{"objective":"o","executions":[{"execution_id":"x1","proposal_id":"p","step_id":"s","tool":"arithmetic","output":{"result":5},"result_text":"5"}]}`)
+	var data claimData
+	require.NoError(t, json.Unmarshal(json.RawMessage(`{"objective":"o","executions":[{"execution_id":"x1","proposal_id":"p","step_id":"s","tool":"arithmetic","output":{"result":5},"result_text":"5"}]}`), &data))
 	for name, tc := range map[string]struct {
 		res  llm.JSONResult
 		rule string // "" when the answer passes
@@ -173,7 +173,7 @@ func TestGateRunsWhateverTheModelReports(t *testing.T) {
 		"no answer, its violation":  {llm.JSONResult{Violations: []debate.Violation{{Rule: "SCHEMA", Detail: "not JSON"}}}, "SCHEMA"},
 		"a confidence out of range": {llm.JSONResult{Answer: json.RawMessage(`{"claims":[{"execution_id":"x1","text":"5","confidence":7}]}`)}, "SCHEMA"},
 	} {
-		_, vs := gated(c, data, tc.res)
+		_, vs := gated(data, tc.res)
 		if tc.rule == "" {
 			require.Empty(t, vs, name)
 			continue
@@ -202,8 +202,8 @@ func TestCacheKey(t *testing.T) {
 }
 
 // gated is the gate's verdict on a model's result for call c over data.
-func gated(c call, data json.RawMessage, res llm.JSONResult) (json.RawMessage, []debate.Violation) {
-	return res.Answer, protocol.Gate(func(a json.RawMessage) []debate.Violation { return c.check(data, a) }, res)
+func gated(data claimData, res llm.JSONResult) (json.RawMessage, []debate.Violation) {
+	return res.Answer, protocol.Gate(gate(data, checkClaims), res)
 }
 
 // TestRefusalOf: a refused transition is recorded with its from, to,

@@ -11,6 +11,7 @@ import (
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocol"
+	"github.com/debated/debated/internal/tools"
 )
 
 // withModel adds the model calls of an answer to a payload.
@@ -40,8 +41,7 @@ func (p *proto) plan(ctx context.Context, t *turn) (*orchestrator.NodeOutput, er
 	for _, st := range o.Task.Steps {
 		data.Steps = append(data.Steps, planStep{ID: st.ID, Tool: st.Tool, Input: st.Input, RiskClass: st.RiskClass, ExpectedEvidence: st.ExpectedEvidence})
 	}
-	var a planAnswer
-	mc, err := p.ask(ctx, in, NodePlan, SchemaPlan, data, &a)
+	a, mc, err := ask(ctx, p, in, NodePlan, SchemaPlan, data, checkPlan)
 	if err != nil {
 		return stopOnAnswer(SchemaPlan, mc, err)
 	}
@@ -78,8 +78,7 @@ func (p *proto) review(ctx context.Context, t *turn) (*orchestrator.NodeOutput, 
 		data.Proposals = append(data.Proposals, reviewItem{ProposalID: pr.ID, StepID: pr.StepID, Tool: pr.Tool, RiskClass: pr.Risk,
 			Objective: pr.Objective, Assumptions: pr.Assumptions, ExpectedEvidence: st.ExpectedEvidence})
 	}
-	var a reviewAnswer
-	mc, err := p.ask(ctx, in, NodeReview, SchemaReview, data, &a)
+	a, mc, err := ask(ctx, p, in, NodeReview, SchemaReview, data, checkReview)
 	if err != nil {
 		return stopOnAnswer(SchemaReview, mc, err)
 	}
@@ -123,18 +122,14 @@ func (p *proto) intend(_ context.Context, t *turn) (*orchestrator.NodeOutput, er
 		if err != nil {
 			return nil, orchestrator.Permanent(fmt.Errorf("agentproto: step %s input: %w", st.ID, err))
 		}
-		retryOf := ""
-		if pr.Attempts > 0 {
-			retryOf = fmt.Sprintf("%s-i%d", pr.ID, pr.Attempts)
-		}
 		pr.Attempts++
 		it := &intent{ID: fmt.Sprintf("%s-i%d", pr.ID, pr.Attempts), ProposalID: pr.ID, Attempt: pr.Attempts,
 			InputHash: hash, Risk: pr.Risk, Status: intentSigned}
 		s.Intents = append(s.Intents, it)
 		payload := map[string]any{"intent_id": it.ID, "proposal_id": pr.ID, "step_id": pr.StepID, "tool": pr.Tool,
 			"input_hash": hash, "risk_class": pr.Risk, "attempt": it.Attempt, "justification": pr.Justification}
-		if retryOf != "" {
-			payload["retry_of"] = retryOf
+		if pr.Attempts > 1 {
+			payload["retry_of"] = fmt.Sprintf("%s-i%d", pr.ID, pr.Attempts-1)
 		}
 		events = append(events, orchestrator.Emit{Type: EventIntentSigned, Payload: payload})
 	}
@@ -216,7 +211,7 @@ func (p *proto) executeIntents(ctx context.Context, in *orchestrator.NodeInput, 
 			pr.Outcome = outcomeFailed
 		}
 	}
-	s.ToolUsage = inv.usage
+	s.ToolUsage = inv.Usage()
 	if !slices.ContainsFunc(s.Proposals, func(pr *proposal) bool { return s.open(pr, o.MaxRetries) }) {
 		e, _ := s.transit(StateClaiming, RoleExecutor, s.facts())
 		events = append(events, e)
@@ -230,7 +225,7 @@ func (p *proto) executeIntents(ctx context.Context, in *orchestrator.NodeInput, 
 // artifacts by content hash. A call the invoker refused or the tool failed
 // is recorded as failed; an error (the tool could not run) fails the node,
 // and nothing of it is kept.
-func run(ctx context.Context, inv *invoker, it *intent, st *Step) ([]orchestrator.Emit, error) {
+func run(ctx context.Context, inv *tools.Invoker, it *intent, st *Step) ([]orchestrator.Emit, error) {
 	exec := it.ID + "-x"
 	it.ExecutionID = exec
 	ids := map[string]any{"intent_id": it.ID, "execution_id": exec, "proposal_id": it.ProposalID, "tool": st.Tool}
@@ -243,7 +238,7 @@ func run(ctx context.Context, inv *invoker, it *intent, st *Step) ([]orchestrato
 	if err != nil {
 		return nil, err
 	}
-	c, err := inv.call(ctx, RoleExecutor, st.Tool, st.Input)
+	c, err := call(ctx, inv, RoleExecutor, st.Tool, st.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +276,62 @@ func artifact(name, kind string, ids map[string]any, content map[string]any) (or
 	}}, hash, nil
 }
 
+// traceHead is what the committed trace says of each intent: the executor
+// trusts it, not its own state, before it runs a tool.
+type traceHead struct {
+	signed   map[string]string // intent id → input hash
+	approved map[string]bool
+	blocked  map[string]bool
+	executed map[string]int64 // intent id → seq of its tool_execution_started
+}
+
+// intentEvents are the event types that name an intent.
+var intentEvents = []string{EventIntentSigned, EventIntentApproved, EventIntentBlocked, EventExecutionStarted}
+
+func indexIntents(trace []debate.Event) *traceHead {
+	h := &traceHead{signed: map[string]string{}, approved: map[string]bool{}, blocked: map[string]bool{}, executed: map[string]int64{}}
+	for _, e := range trace {
+		var m struct {
+			IntentID  string `json:"intent_id"`
+			InputHash string `json:"input_hash"`
+		}
+		if !slices.Contains(intentEvents, e.Type) || json.Unmarshal(e.Payload, &m) != nil {
+			continue
+		}
+		switch e.Type {
+		case EventIntentSigned:
+			h.signed[m.IntentID] = m.InputHash
+		case EventIntentApproved:
+			h.approved[m.IntentID] = true
+		case EventIntentBlocked:
+			h.blocked[m.IntentID] = true
+		case EventExecutionStarted:
+			h.executed[m.IntentID] = e.Seq
+		}
+	}
+	return h
+}
+
+// authorizes says why the trace does not allow executing it ("" when it
+// does): the intent must be signed with the same input hash, approved, not
+// blocked and not executed yet (exactly once per intent id).
+func (h *traceHead) authorizes(it *intent) string {
+	hash, ok := h.signed[it.ID]
+	switch {
+	case !ok:
+		return "not signed in the trace"
+	case hash != it.InputHash:
+		return fmt.Sprintf("signed with input hash %s, the checkpoint has %s", hash, it.InputHash)
+	case h.blocked[it.ID]:
+		return "blocked by the critic"
+	case !h.approved[it.ID]:
+		return "not approved by the critic"
+	case h.executed[it.ID] > 0:
+		return fmt.Sprintf("already executed at seq %d", h.executed[it.ID])
+	}
+	return ""
+}
+
 func afterExecute(s *state) string {
 	if s.Lifecycle == StateClaiming {
 		return NodeClaim
@@ -306,8 +357,7 @@ func (p *proto) claim(ctx context.Context, t *turn) (*orchestrator.NodeOutput, e
 	if len(data.Executions) == 0 {
 		return t.Save(nil, nil)
 	}
-	var a claimAnswer
-	mc, err := p.ask(ctx, in, NodeClaim, SchemaClaims, data, &a)
+	a, mc, err := ask(ctx, p, in, NodeClaim, SchemaClaims, data, checkClaims)
 	if err != nil {
 		return stopOnAnswer(SchemaClaims, mc, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/protocol"
 )
 
 // Risk classes of a step (seed 003's tool intents carry one).
@@ -71,12 +70,6 @@ type Step struct {
 	// Expect, if set, is the value the tool's "result" must equal; a claim
 	// whose execution returned another value is challenged by the critic.
 	Expect json.RawMessage `json:"expect,omitempty"`
-}
-
-// parseOptions decodes, defaults and validates options. Errors are
-// *debate.ValidationError with field paths under "options.".
-func parseOptions(raw json.RawMessage) (*Options, error) {
-	return protocol.ParseOptions(raw, defaults, check)
 }
 
 // defaults: an absent max_retries takes the default, an explicit 0 means

@@ -24,7 +24,6 @@ import (
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocol"
-	"github.com/debated/debated/internal/roles/llm"
 )
 
 // Name is the protocol's name.
@@ -123,15 +122,12 @@ type Config struct {
 	Keys Keys
 	// ModelFor returns the model for the tenant of ctx; a nil Caller (or a
 	// nil ModelFor) means the deterministic rules backend.
-	ModelFor func(ctx context.Context) (llm.Caller, error)
+	ModelFor protocol.Models
 	// Now is the clock of the tool calls' audit records; default time.Now.
 	Now func() time.Time
 }
 
-type proto struct {
-	cfg    Config
-	models protocol.Models
-}
+type proto struct{ cfg Config }
 
 type (
 	node = protocol.Node[Options, state]
@@ -140,10 +136,7 @@ type (
 
 // Protocol returns the agent protocol over cfg.
 func Protocol(cfg Config) *orchestrator.Protocol {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	p := &proto{cfg: cfg, models: cfg.ModelFor}
+	p := &proto{cfg: cfg}
 	task := func(name, actor string, run func(context.Context, *turn) (*orchestrator.NodeOutput, error), edges ...string) *node {
 		return &node{Name: name, Actor: actor, Run: run, Edges: edges}
 	}

@@ -57,9 +57,10 @@ type Report struct {
 // pass_with_warnings with warnings only, else pass.
 func Verify(events []debate.Event, keys map[string]ledger.PublicKeyInfo) Report {
 	r := Report{Events: len(events), SignaturesChecked: keys != nil,
-		Checks: []string{"ledger: seq, chain, hashes, role guard, ordering", "invariants: lifecycle, approval, artifacts, tool call audits, evidence, final bundle, trace references"}}
-	if keys != nil {
-		r.Checks[0] = "ledger: seq, chain, hashes, signatures, role guard, ordering"
+		Checks: []string{"ledger: seq, chain, hashes, signatures, role guard, ordering", "invariants: lifecycle, approval, artifacts, tool call audits, evidence, final bundle, trace references"}}
+	if keys == nil {
+		r.Checks[0] = "ledger: seq, chain, hashes, role guard, ordering"
+		r.Warnings = append(r.Warnings, "signatures were not checked: no public keys")
 	}
 	if n := len(events); n > 0 {
 		r.CheckedThroughSeq, r.HeadHash = events[n-1].Seq, events[n-1].Hash
@@ -70,9 +71,6 @@ func Verify(events []debate.Event, keys map[string]ledger.PublicKeyInfo) Report 
 			continue
 		}
 		r.Problems = append(r.Problems, pr)
-	}
-	if keys == nil {
-		r.Warnings = append(r.Warnings, "signatures were not checked: no public keys")
 	}
 	ps, ws := CheckInvariants(events)
 	r.Problems = append(r.Problems, ps...)

@@ -1,6 +1,7 @@
 package custom
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -42,12 +43,9 @@ const (
 	EventToolCall = protocol.EventToolCall
 )
 
-// Stop reasons (besides the rules' own names in upper case).
+// Stop reasons besides the name of the rule that fired, in upper case
+// (MAX_ROUNDS, CONSENSUS, STABLE_DISSENT, JUDGE_VERDICT, BUDGET).
 const (
-	ReasonMaxRounds        = "MAX_ROUNDS"
-	ReasonConsensus        = "CONSENSUS"
-	ReasonStableDissent    = "STABLE_DISSENT"
-	ReasonJudgeVerdict     = "JUDGE_VERDICT"
 	ReasonBudgetExceeded   = "BUDGET_EXCEEDED"
 	ReasonGraphEnd         = "GRAPH_END"
 	ReasonModelUnavailable = "MODEL_UNAVAILABLE"
@@ -149,7 +147,7 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 		Start:       d.Graph.Start,
 		Nodes:       nodes,
 		// Every node once per round, the nodes after the loop and finalize.
-		MaxSteps: (len(d.Graph.Nodes)+1)*(d.maxRounds()+1) + 1,
+		MaxSteps: (len(d.Graph.Nodes)+1)*(cmp.Or(d.rule(StopMaxRounds).Rounds, 1)+1) + 1,
 		NewState: newState,
 		RoleGuard: map[string][]string{
 			EventAnswer:         roleIDs,
@@ -240,15 +238,6 @@ type turnResult struct {
 	Halt   string          `json:"halt,omitempty"`
 }
 
-func (s *state) budget(d *Document) int {
-	for _, r := range d.Stop {
-		if r.Rule == StopBudget {
-			return r.Tokens
-		}
-	}
-	return 0
-}
-
 // call is a call or judge node.
 func (p *proto) call(n *Node) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
 	return func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
@@ -327,7 +316,7 @@ func (p *proto) merge(n *Node) func(*state, []*orchestrator.NodeOutput) error {
 func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, n *Node, roleID, task string) (turnResult, []orchestrator.Emit, *orchestrator.Stop, error) {
 	res := turnResult{Role: roleID, Round: in.Round}
 	var events []orchestrator.Emit
-	if limit := s.budget(p.doc); limit > 0 && s.Tokens >= limit {
+	if limit := p.doc.rule(StopBudget).Tokens; limit > 0 && s.Tokens >= limit {
 		res.Halt = ReasonBudgetExceeded
 		events = append(events, orchestrator.Emit{Type: EventBudgetExceeded, Actor: roleID,
 			Payload: map[string]any{"role": roleID, "node": n.ID, "tokens": s.Tokens, "budget": limit}})
@@ -335,11 +324,10 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 	}
 	var caller llm.Caller
 	if p.cfg.ModelFor != nil {
-		c, err := p.cfg.ModelFor(ctx)
-		if err != nil {
+		var err error
+		if caller, err = p.cfg.ModelFor(ctx); err != nil {
 			return res, nil, nil, err
 		}
-		caller = c
 	}
 	if caller == nil {
 		return res, nil, &orchestrator.Stop{Status: debate.DebateFailed, Reason: ReasonModelUnavailable}, nil
@@ -351,12 +339,8 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 	}
 	facts := gate.NewFacts(bundle, nil)
 	before := s.usage(in.Round)
-	now := p.cfg.Now
-	if now == nil {
-		now = time.Now
-	}
 	inv := tools.NewInvoker(tools.Config{Matrix: p.matrix, Deal: &tools.Deal{Bundle: bundle}, Searcher: p.cfg.Searcher,
-		DealID: in.DealID, DebateID: in.DebateID, Round: in.Round, Usage: before, Now: now,
+		DealID: in.DealID, DebateID: in.DebateID, Round: in.Round, Usage: before, Now: p.cfg.Now,
 		Why: "the protocol document does not list it for this role"})
 	schema, err := json.Marshal(p.schemas[roleID])
 	if err != nil {
@@ -557,10 +541,11 @@ func (p *proto) check(r *Role, answer json.RawMessage, f *gate.Facts, final bool
 	delete(m, fieldToolCalls)
 	vs := validate("", m, p.schemas[r.ID])
 	refs := stringList(m[fieldRefs])
+	ts := texts("", m)
 	if slices.Contains(r.Gates, GateNoFreeFacts) {
-		for _, t := range texts("", m) {
+		for i, t := range ts {
 			for _, v := range gate.NoFreeFacts(t.text, refs, f) {
-				if strings.HasPrefix(v.Field, "refs") && t.path != firstText(m) {
+				if strings.HasPrefix(v.Field, "refs") && i > 0 {
 					continue // a bad ref is reported once
 				}
 				if v.Field == "text" {
@@ -585,9 +570,9 @@ func (p *proto) check(r *Role, answer json.RawMessage, f *gate.Facts, final bool
 				}
 			}
 			if !slices.Contains(r.Gates, GateNoFreeFacts) {
-				var all []string
-				for _, t := range texts("", m) {
-					all = append(all, t.text)
+				all := make([]string, len(ts))
+				for i, t := range ts {
+					all[i] = t.text
 				}
 				out.Content = strings.Join(all, "\n")
 			}
@@ -597,8 +582,9 @@ func (p *proto) check(r *Role, answer json.RawMessage, f *gate.Facts, final bool
 	return vs
 }
 
-func decodeValue(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+// decodeValue decodes a JSON value with its numbers as json.Number.
+func decodeValue(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	err := dec.Decode(&v)
@@ -641,13 +627,6 @@ func texts(path string, v any) []text {
 		return out
 	}
 	return nil
-}
-
-func firstText(m map[string]any) string {
-	if ts := texts("", m); len(ts) > 0 {
-		return ts[0].path
-	}
-	return ""
 }
 
 func claimRefs(answer json.RawMessage, f *gate.Facts) []string {

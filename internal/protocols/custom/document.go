@@ -190,10 +190,8 @@ func Parse(raw []byte, builtin func(name string) bool) (*Document, error) {
 		v.Add("", "%s", err.Error())
 		return nil, v.Err()
 	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var generic any
-	if err := dec.Decode(&generic); err != nil {
+	generic, err := decodeValue(js)
+	if err != nil {
 		v.Add("", "not a JSON or YAML document: %s", err.Error())
 		return nil, v.Err()
 	}
@@ -206,7 +204,7 @@ func Parse(raw []byte, builtin func(name string) bool) (*Document, error) {
 		return nil, v.Err()
 	}
 	var d Document
-	dec = json.NewDecoder(bytes.NewReader(js))
+	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil {
 		var te *json.UnmarshalTypeError
@@ -300,6 +298,16 @@ func checkNames(v *debate.Violations, field, what, all string, names, known []st
 	}
 }
 
+// checkCount reports a list of n nouns that is empty or longer than limit.
+func checkCount(v *debate.Violations, field, noun string, n, limit int) {
+	switch {
+	case n == 0:
+		v.Add(field, "at least one %s is required", noun)
+	case n > limit:
+		v.Add(field, "at most %d %ss", limit, noun)
+	}
+}
+
 func join(path, key string) string {
 	if path == "" {
 		return key
@@ -328,12 +336,7 @@ func (d *Document) Validate(builtin func(name string) bool) error {
 	}
 
 	roles := map[string]*Role{}
-	switch {
-	case len(d.Roles) == 0:
-		v.Add("roles", "at least one role is required")
-	case len(d.Roles) > MaxRoles:
-		v.Add("roles", "at most %d roles", MaxRoles)
-	}
+	checkCount(&v, "roles", "role", len(d.Roles), MaxRoles)
 	for i := range d.Roles {
 		r := &d.Roles[i]
 		f := fmt.Sprintf("roles[%d]", i)
@@ -359,12 +362,7 @@ func (d *Document) Validate(builtin func(name string) bool) error {
 	}
 
 	nodes := map[string]*Node{}
-	switch {
-	case len(d.Graph.Nodes) == 0:
-		v.Add("graph.nodes", "at least one node is required")
-	case len(d.Graph.Nodes) > MaxNodes:
-		v.Add("graph.nodes", "at most %d nodes", MaxNodes)
-	}
+	checkCount(&v, "graph.nodes", "node", len(d.Graph.Nodes), MaxNodes)
 	for i := range d.Graph.Nodes {
 		n := &d.Graph.Nodes[i]
 		f := fmt.Sprintf("graph.nodes[%d]", i)
@@ -563,12 +561,7 @@ func (d *Document) Validate(builtin func(name string) bool) error {
 		v.Add("stop", "a graph with a loop needs a max_rounds rule")
 	}
 
-	switch {
-	case len(d.Deliverables.Fields) == 0:
-		v.Add("deliverables.fields", "at least one field is required")
-	case len(d.Deliverables.Fields) > MaxDeliverables:
-		v.Add("deliverables.fields", "at most %d fields", MaxDeliverables)
-	}
+	checkCount(&v, "deliverables.fields", "field", len(d.Deliverables.Fields), MaxDeliverables)
 	names := map[string]bool{}
 	for i, dl := range d.Deliverables.Fields {
 		f := fmt.Sprintf("deliverables.fields[%d]", i)
@@ -594,14 +587,15 @@ func (d *Document) Validate(builtin func(name string) bool) error {
 	return v.Err()
 }
 
-// maxRounds is the max_rounds rule's limit, or 1.
-func (d *Document) maxRounds() int {
-	for _, s := range d.Stop {
-		if s.Rule == StopMaxRounds {
-			return s.Rounds
+// rule returns the first stop rule of the kind (max_rounds, budget …), or
+// the zero StopRule.
+func (d *Document) rule(kind string) StopRule {
+	for _, r := range d.Stop {
+		if r.Rule == kind {
+			return r
 		}
 	}
-	return 1
+	return StopRule{}
 }
 
 func (d *Document) role(id string) *Role {

@@ -86,30 +86,21 @@ func checkSchema(v *debate.Violations, path string, m map[string]any, depth int)
 	if !slices.Contains(schemaTypes, typ) {
 		v.Add(path+".type", "must be one of %s", strings.Join(schemaTypes, ", "))
 	}
-	for _, k := range []string{"title", "description"} {
-		if x, ok := m[k]; ok {
-			if _, ok := x.(string); !ok {
-				v.Add(path+"."+k, "must be a string")
+	// The keywords whose value is a plain JSON value.
+	for _, kw := range []struct {
+		names []string
+		want  string
+		ok    func(any) bool
+	}{
+		{[]string{"title", "description"}, "a string", is[string]},
+		{[]string{"minimum", "maximum"}, "a number", is[json.Number]},
+		{[]string{"minLength", "maxLength", "minItems", "maxItems"}, "a non-negative integer", isNonNegInt},
+		{[]string{"additionalProperties"}, "true or false", is[bool]},
+	} {
+		for _, k := range kw.names {
+			if x, ok := m[k]; ok && !kw.ok(x) {
+				v.Add(path+"."+k, "must be %s", kw.want)
 			}
-		}
-	}
-	for _, k := range []string{"minimum", "maximum"} {
-		if x, ok := m[k]; ok {
-			if _, ok := x.(json.Number); !ok {
-				v.Add(path+"."+k, "must be a number")
-			}
-		}
-	}
-	for _, k := range []string{"minLength", "maxLength", "minItems", "maxItems"} {
-		if x, ok := m[k]; ok {
-			if n, ok := x.(json.Number); !ok || !isNonNegInt(n) {
-				v.Add(path+"."+k, "must be a non-negative integer")
-			}
-		}
-	}
-	if x, ok := m["additionalProperties"]; ok {
-		if _, ok := x.(bool); !ok {
-			v.Add(path+".additionalProperties", "must be true or false")
 		}
 	}
 	if x, ok := m["enum"]; ok {
@@ -172,7 +163,14 @@ func checkSchema(v *debate.Violations, path string, m map[string]any, depth int)
 	}
 }
 
-func isNonNegInt(n json.Number) bool {
+// is reports whether x holds a T.
+func is[T any](x any) bool {
+	_, ok := x.(T)
+	return ok
+}
+
+func isNonNegInt(x any) bool {
+	n, _ := x.(json.Number)
 	i, err := n.Int64()
 	return err == nil && i >= 0
 }

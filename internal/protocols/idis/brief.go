@@ -20,24 +20,6 @@ type registryIndex struct {
 	nodes  map[string]bool   // chain node ids
 }
 
-// uuidShaped reports a token of the form 8-4-4-4-12 hex digits.
-func uuidShaped(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if r != '-' {
-				return false
-			}
-		case !strings.ContainsRune("0123456789abcdefABCDEF", r):
-			return false
-		}
-	}
-	return true
-}
-
 func newRegistryIndex(v *dealView) *registryIndex {
 	g := &registryIndex{claims: map[string]*debate.Claim{}, grades: map[string]debate.ClaimGrade{}, names: map[string]string{}, nodes: map[string]bool{}}
 	b := v.bundle
@@ -152,7 +134,7 @@ func (g *registryIndex) human(text string) string {
 		tok := text[i:j]
 		name, ok := g.names[tok]
 		if !ok {
-			if !uuidShaped(tok) {
+			if !debate.IsUUIDText(tok) {
 				continue
 			}
 			// An id that names nothing in the deal (the defect may be

@@ -204,16 +204,14 @@ func dissentBacking(role string, chs []ruled, last debate.AgentOutput, g *regist
 
 func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.AgentOutput) *Deliverables {
 	g := newRegistryIndex(v)
+	reason := cmp.Or(s.StopReason, "MAX_ROUNDS")
 	d := &Deliverables{
 		DebateID: debateID, DealID: v.bundle.Deal.ID, Company: v.bundle.Deal.CompanyName,
-		StopReason: cmp.Or(s.StopReason, "MAX_ROUNDS"), Rounds: s.Round,
-		Utility: utilities(s, outs),
-		Roles:   []RoleStance{}, Dissent: []Dissent{}, CriticalClaims: []ClaimRow{}, ClaimTable: []ClaimRow{}, Actions: []Action{},
+		StopReason: reason, StopWhy: g.human(s.StopWhy), StopContinue: stopContinue(reason, s, g), Rounds: s.Round,
+		Utility: utilities(s, outs), Gate: GateSummary{Accepted: s.Accepted, Rejected: s.Rejected, PassRate: s.passRate()},
+		Roles: []RoleStance{}, Dissent: []Dissent{}, CriticalClaims: []ClaimRow{}, ClaimTable: []ClaimRow{}, Actions: []Action{},
 		WouldChange: []string{}, Glossary: []Term{},
 	}
-	d.StopWhy = g.human(s.StopWhy)
-	d.StopContinue = stopContinue(d.StopReason, s, g)
-	d.Gate = GateSummary{Accepted: s.Accepted, Rejected: s.Rejected, PassRate: s.passRate()}
 	chs := challengesOf(outs)
 	last, positioned := lastTurns(outs)
 

@@ -242,7 +242,7 @@ func TestQueryEnrichmentReadsTenantRecords(t *testing.T) {
 			recs, err := st.EnrichmentList(ctx, dealID)
 			var out []tools.Enrichment
 			for _, r := range recs {
-				out = append(out, tools.Enrichment{RecordID: r.ID, EntityType: r.EntityType, EntityName: r.EntityName, DataPoint: r.DataPoint,
+				out = append(out, tools.Enrichment{ID: r.ID, EntityType: r.EntityType, EntityName: r.EntityName, DataPoint: r.DataPoint,
 					Value: r.Value, Source: r.Source, AsOf: r.AsOf, SourceGrade: r.SourceGrade})
 			}
 			return out, err

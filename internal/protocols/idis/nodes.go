@@ -57,11 +57,7 @@ func (p *proto) retrieve(ctx context.Context, t *turn) (*orchestrator.NodeOutput
 			return nil, err
 		}
 		all = append(all, found{Query: q, Hits: res.Output})
-		var out struct {
-			Results []struct {
-				EvidenceID string `json:"evidence_id"`
-			} `json:"results"`
-		}
+		var out tools.SearchOutput
 		_ = json.Unmarshal(res.Output, &out)
 		for _, h := range out.Results {
 			if !slices.Contains(s.SeenEvidence, h.EvidenceID) {

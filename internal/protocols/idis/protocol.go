@@ -113,10 +113,10 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 	if cfg.Tracer == nil {
 		cfg.Tracer = otel.Tracer("github.com/debated/debated/internal/protocols/idis")
 	}
-	p := &proto{cfg: cfg, transcripts: cfg.Transcripts}
-	if p.transcripts == nil {
-		p.transcripts = NewTranscripts()
+	if cfg.Transcripts == nil {
+		cfg.Transcripts = NewTranscripts()
 	}
+	p := &proto{cfg: cfg}
 	agent := func(name, role string, edges ...string) *node {
 		return &node{Name: name, Actor: role, Run: p.task(role), Edges: edges}
 	}
@@ -130,6 +130,7 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		// and it adds NodeInput.Pending.
 		Pipelined:    true,
 		Deliverables: render,
+		CheckOutput:  checkOutput,
 		Defaults:     defaults,
 		Check:        check,
 		NewState:     newState,
@@ -172,9 +173,8 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 }
 
 type proto struct {
-	cfg         Config
-	cache       caches
-	transcripts *Transcripts
+	cfg   Config
+	cache caches
 }
 
 // dealView is the graded deal a node works on.
@@ -233,11 +233,11 @@ func (p *proto) transcript(ctx context.Context, in *orchestrator.NodeInput) ([]d
 	if err != nil {
 		return nil, err
 	}
-	outs, err := p.transcripts.read(ctx, p.cfg.Ledger, tenant, in.DebateID, in.HeadSeq)
+	outs, err := p.cfg.Transcripts.read(ctx, p.cfg.Ledger, tenant, in.DebateID, in.HeadSeq)
 	if err != nil {
 		return nil, err
 	}
-	pending, err := p.transcripts.pending(tenant, in.DebateID, in.Pending)
+	pending, err := p.cfg.Transcripts.pending(tenant, in.DebateID, in.Pending)
 	if err != nil {
 		return nil, err
 	}
@@ -369,19 +369,15 @@ func (p *proto) task(role string) func(context.Context, *turn) (*orchestrator.No
 		}
 		s := t.State
 		s.apply(res, t.Round)
-		var gate *orchestrator.GateRequest
-		if len(res.Reviews) > 0 && s.PauseForReview {
-			var claims []string
-			for _, r := range res.Reviews {
-				claims = append(claims, r.ClaimIDs...)
-			}
-			gate = &orchestrator.GateRequest{Reason: res.Reviews[0].Reason, ClaimIDs: claims}
-		}
 		out, err := t.Save(emits, nil)
-		if err != nil {
-			return nil, err
+		if err != nil || len(res.Reviews) == 0 || !s.PauseForReview {
+			return out, err
 		}
-		out.Gate = gate
+		var claims []string
+		for _, r := range res.Reviews {
+			claims = append(claims, r.ClaimIDs...)
+		}
+		out.Gate = &orchestrator.GateRequest{Reason: res.Reviews[0].Reason, ClaimIDs: claims}
 		return out, nil
 	}
 }
@@ -395,10 +391,7 @@ func (p *proto) branch(role string) func(context.Context, *turn) (*orchestrator.
 			return protocol.BudgetStop(role, err, nil, nil)
 		}
 		raw, err := protocol.Encode(res.forMerge())
-		if err != nil {
-			return nil, err
-		}
-		return &orchestrator.NodeOutput{State: raw, Events: emits}, nil
+		return &orchestrator.NodeOutput{State: raw, Events: emits}, err
 	}
 }
 

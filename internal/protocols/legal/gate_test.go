@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 )
 
 var testSources = Options{Context: []Passage{
@@ -147,7 +148,7 @@ func TestCheckSynthesis(t *testing.T) {
 func TestParseOptions(t *testing.T) {
 	t.Parallel()
 	ok := `{"query":"q","context":[{"source_id":"s1","domain":"national","text":"t"}]}`
-	o, err := ParseOptions(json.RawMessage(ok))
+	o, err := protocol.ParseOptions(json.RawMessage(ok), defaults, check)
 	require.NoError(t, err)
 	require.Equal(t, DefaultRounds, o.MaxRounds)
 	long := strings.Repeat("x", MaxPassageChars+1)
@@ -166,7 +167,7 @@ func TestParseOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := ParseOptions(json.RawMessage(tc.opts))
+			_, err := protocol.ParseOptions(json.RawMessage(tc.opts), defaults, check)
 			require.ErrorIs(t, err, debate.ErrInvalid)
 			var ve *debate.ValidationError
 			require.True(t, errors.As(err, &ve))
@@ -210,7 +211,7 @@ func FuzzParseOptions(f *testing.F) {
 	f.Add([]byte(`{"query":"q","context":[{"source_id":"s1","domain":"national","text":"t","triple":{"subject":"a","predicate":"b","object":"c"}}],"max_rounds":3}`))
 	f.Add([]byte(`{"query":"","context":null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		o, err := ParseOptions(data)
+		o, err := protocol.ParseOptions(data, defaults, check)
 		if err != nil {
 			require.ErrorIs(t, err, debate.ErrInvalid)
 			return

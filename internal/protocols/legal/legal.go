@@ -17,12 +17,10 @@
 package legal
 
 import (
-	"context"
 	"time"
 
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/protocol"
-	"github.com/debated/debated/internal/roles/llm"
 )
 
 // Name is the protocol's name.
@@ -32,7 +30,7 @@ const Name = "legal.adat.v1"
 type Config struct {
 	// ModelFor returns the model for the tenant of ctx; a nil ModelFor or
 	// a nil Caller means the deterministic rules backend.
-	ModelFor func(ctx context.Context) (llm.Caller, error)
+	ModelFor protocol.Models
 }
 
 // Event types the protocol emits.

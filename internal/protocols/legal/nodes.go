@@ -48,23 +48,12 @@ const SummaryArtifact = "debate_summary.json"
 func (p *proto) call(ctx context.Context, t *turn, node, role string, req *Request,
 	gate func(json.RawMessage) []debate.Violation,
 ) (protocol.Answer, error) {
-	system, prompt, schemaName, schema := systemALA, promptALA, schemaOutput, outputSchema
-	switch role {
-	case RoleSupervisor:
-		system, prompt, schemaName, schema = systemSupervisor, promptSupervisor, schemaSynthesis, synthesisSchema
-	case RoleNLA:
-		system, prompt = systemNLA, promptNLA
-	}
+	c := protocol.Call{Prompt: prompts[role], CacheKey: fmt.Sprintf("%s/%s/r%d/a%d", t.DebateID, node, t.Round, t.Attempt),
+		Task: fmt.Sprintf("%s: write the %s of %s in round %d", Name, req.Kind, role, req.Round), Data: req, Check: gate}
 	if req.Kind == KindCritique {
-		schemaName, schema = schemaCritique, critiqueSchema
+		c.SchemaName, c.Schema = schemaCritique, critiqueSchema
 	}
-	return p.models.Ask(ctx, t.NodeInput, protocol.Call{
-		Role: role, CacheKey: fmt.Sprintf("%s/%s/r%d/a%d", t.DebateID, node, t.Round, t.Attempt),
-		PromptID: prompt, System: system,
-		Task:       fmt.Sprintf("%s: write the %s of %s in round %d", Name, req.Kind, role, req.Round),
-		Data:       req,
-		SchemaName: schemaName, Schema: schema, Check: gate, Rules: ComposeByRules, GateOnly: true,
-	})
+	return p.models.Ask(ctx, t.NodeInput, c)
 }
 
 // request builds an agent's DATA document for kind from the state.
@@ -100,36 +89,29 @@ func (p *proto) branch(agent, kind, node string) func(context.Context, *turn) (*
 			return nil, err
 		}
 		src := t.Opts.sources()
-		var parsed any
-		gate := func(raw json.RawMessage) []debate.Violation {
+		r := branchResult{Agent: agent, Kind: kind, Round: in.Round}
+		var content any // what the gate parsed last
+		gate := func(raw json.RawMessage) (v []debate.Violation) {
 			if kind == KindCritique {
-				cs, v := checkCritiques(raw, in.Round, agent, req.Target)
-				parsed = cs
-				return v
+				r.Critiques, v = checkCritiques(raw, in.Round, agent, req.Target)
+				content = r.Critiques
+			} else {
+				r.Output, v = checkOutput(raw, in.Round, agent, src)
+				content = r.Output
 			}
-			out, v := checkOutput(raw, in.Round, agent, src)
-			parsed = out
 			return v
 		}
 		ans, err := p.call(ctx, t, node, role, req, gate)
 		if err != nil {
 			return protocol.BudgetStop(role, err, nil, nil)
 		}
-		r := branchResult{Agent: agent, Kind: kind, Round: in.Round}
 		var ev orchestrator.Emit
-		if len(ans.Violations) > 0 || parsed == nil {
-			r.Rejected = &Rejection{Agent: agent, Round: in.Round, Kind: kind, Rules: protocol.RuleNames(ans.Violations)}
-			ev = orchestrator.Emit{Type: EventRejected, Actor: role, Payload: rejection{Agent: agent, Kind: kind,
-				Rejection: protocol.Rejection{Role: role, Round: in.Round, Violations: ans.Violations, Model: ans.Model}}}
+		if len(ans.Violations) > 0 {
+			r.Output, r.Critiques = nil, nil
+			r.Rejected, ev = rejected(agent, kind, role, in.Round, ans)
 		} else {
-			switch v := parsed.(type) {
-			case *CritiqueSet:
-				r.Critiques = v
-			case *Output:
-				r.Output = v
-			}
 			r.Artifact = artifactName(kind, in.Round, agent)
-			ev = orchestrator.Emit{Type: EventArtifact, Actor: role, Payload: artifact{Name: r.Artifact, Content: parsed, Model: ans.Model}}
+			ev = orchestrator.Emit{Type: EventArtifact, Payload: artifact{Name: r.Artifact, Content: content, Model: ans.Model}}
 		}
 		st, err := protocol.Encode(r)
 		if err != nil {
@@ -137,6 +119,14 @@ func (p *proto) branch(agent, kind, node string) func(context.Context, *turn) (*
 		}
 		return &orchestrator.NodeOutput{State: st, Events: []orchestrator.Emit{ev}}, nil
 	}
+}
+
+// rejected is the record of an answer the gates refused and its
+// output.rejected event.
+func rejected(agent, kind, role string, round int, ans protocol.Answer) (*Rejection, orchestrator.Emit) {
+	return &Rejection{Agent: agent, Round: round, Kind: kind, Rules: protocol.RuleNames(ans.Violations)},
+		orchestrator.Emit{Type: EventRejected, Payload: rejection{Agent: agent, Kind: kind,
+			Rejection: protocol.Rejection{Role: role, Round: round, Violations: ans.Violations, Model: ans.Model}}}
 }
 
 // merge applies the branches' results in declared order (NLA, then ALA).
@@ -200,8 +190,7 @@ func (p *proto) supervise(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 	}
 	req := &Request{Kind: KindSynthesis, Round: s.Summary.Rounds, Finals: s.Outputs, Summary: s.Summary}
 	var syn *Synthesis
-	gate := func(raw json.RawMessage) []debate.Violation {
-		var v []debate.Violation
+	gate := func(raw json.RawMessage) (v []debate.Violation) {
 		syn, v = checkSynthesis(raw, s.Outputs, s.Summary)
 		return v
 	}
@@ -209,17 +198,13 @@ func (p *proto) supervise(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 	if err != nil {
 		return protocol.BudgetStop(RoleSupervisor, err, nil, nil)
 	}
-	var ev orchestrator.Emit
-	if len(ans.Violations) > 0 || syn == nil {
-		s.SynthesisRejected = true
-		s.Rejections = append(s.Rejections, Rejection{Agent: "SUP", Round: req.Round, Kind: KindSynthesis, Rules: protocol.RuleNames(ans.Violations)})
-		ev = orchestrator.Emit{Type: EventRejected, Payload: rejection{Agent: "SUP", Kind: KindSynthesis,
-			Rejection: protocol.Rejection{Role: RoleSupervisor, Round: req.Round, Violations: ans.Violations, Model: ans.Model}}}
-	} else {
-		s.Synthesis = syn
-		ev = orchestrator.Emit{Type: EventSynthesis, Payload: map[string]any{"synthesis": syn, "model": ans.Model}}
+	if len(ans.Violations) > 0 {
+		rej, ev := rejected("SUP", KindSynthesis, RoleSupervisor, req.Round, ans)
+		s.SynthesisRejected, s.Rejections = true, append(s.Rejections, *rej)
+		return t.Save([]orchestrator.Emit{ev}, nil)
 	}
-	return t.Save([]orchestrator.Emit{ev}, nil)
+	s.Synthesis = syn
+	return t.Save([]orchestrator.Emit{{Type: EventSynthesis, Payload: map[string]any{"synthesis": syn, "model": ans.Model}}}, nil)
 }
 
 // finalize emits the deliverables and ends the debate: completed when it

@@ -1,14 +1,12 @@
 package legal
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/protocol"
 )
 
 // Options of a legal debate (seed §3's inputs).
@@ -40,13 +38,6 @@ var (
 	domains     = []string{DomainNational, DomainAdatMinangkabau, DomainAdatBali, DomainAdatJawa, DomainRuleEngine}
 	domainHints = []string{"pure_national", "pure_adat", "conflict", "consensus"}
 )
-
-// ParseOptions decodes, defaults and validates options. Returns a
-// *debate.ValidationError (errors.Is debate.ErrInvalid) naming every bad
-// field under "options.".
-func ParseOptions(raw json.RawMessage) (*Options, error) {
-	return protocol.ParseOptions(raw, defaults, check)
-}
 
 func defaults() Options { return Options{MaxRounds: DefaultRounds} }
 

@@ -1,13 +1,9 @@
 package legal
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// Prompt ids of the llm backend's system prompts (recorded with every
-// model call).
-const (
-	promptNLA        = "legal.nla.v1"
-	promptALA        = "legal.ala.v1"
-	promptSupervisor = "legal.supervisor.v1"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // Schema names of the llm backend's answers.
@@ -65,3 +61,14 @@ var (
 "needs_human_review":{"type":"boolean"},"rationale":{"type":"string"}},
 "required":["answer","agreed_claims","disputed_claims","needs_human_review","rationale"]}`)
 )
+
+// prompts are the agents' prompts by role: the system prompt (its id
+// recorded with every model call) and the schema of the role's answers and
+// revisions (or synthesis); a critique's schema is critiqueSchema. The
+// gate alone judges a model's answer.
+var prompts = map[string]protocol.Prompt{
+	RoleNLA: {Role: RoleNLA, PromptID: "legal.nla.v1", System: systemNLA, SchemaName: schemaOutput, Schema: outputSchema, Rules: ComposeByRules, GateOnly: true},
+	RoleALA: {Role: RoleALA, PromptID: "legal.ala.v1", System: systemALA, SchemaName: schemaOutput, Schema: outputSchema, Rules: ComposeByRules, GateOnly: true},
+	RoleSupervisor: {Role: RoleSupervisor, PromptID: "legal.supervisor.v1", System: systemSupervisor, SchemaName: schemaSynthesis, Schema: synthesisSchema,
+		Rules: ComposeByRules, GateOnly: true},
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 )
 
 // seedNames are the artifacts every debate of two rounds or more emits
@@ -40,7 +41,7 @@ func requireSound(t *testing.T, r *result, opts json.RawMessage) {
 		}
 	}
 	require.Equal(t, names, r.del.Artifacts, "the deliverables list every artifact, in order")
-	o, err := ParseOptions(opts)
+	o, err := protocol.ParseOptions(opts, defaults, check)
 	require.NoError(t, err)
 	src := o.sources()
 	for name, content := range arts {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 )
 
 const fullConstitution = `
@@ -98,8 +99,9 @@ func TestParseConstitution(t *testing.T) {
 func TestOptions(t *testing.T) {
 	t.Parallel()
 	cons := `"id: c\nversion: \"1\"\nprinciples:\n  - {id: P1, description: d, rule: {min_hypotheses: 1}}\n"`
-	o, c, err := parseOptions(json.RawMessage(`{"question":" Why? ","constitution":` + cons + `}`))
+	o, err := protocol.ParseOptions(json.RawMessage(`{"question":" Why? ","constitution":`+cons+`}`), nil, check)
 	require.NoError(t, err)
+	c := o.cons
 	require.Equal(t, "Why?", o.Question)
 	require.Equal(t, DefaultMaxAttempts, o.MaxAttempts)
 	require.Equal(t, DefaultMaxRevisions, *o.MaxRevisions)
@@ -113,7 +115,7 @@ func TestOptions(t *testing.T) {
 		{`{"question":"q","constitution":` + cons + `,"rounds":2}`, "options"},
 		{`[1]`, "options"},
 	} {
-		_, _, err := parseOptions(json.RawMessage(tc.raw))
+		_, err := protocol.ParseOptions(json.RawMessage(tc.raw), nil, check)
 		var ve *debate.ValidationError
 		require.True(t, errors.As(err, &ve), tc.raw)
 		require.Equal(t, tc.field, ve.Violations[0].Field, tc.raw)

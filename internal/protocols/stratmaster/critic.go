@@ -133,13 +133,7 @@ func checkPrinciple(p Principle, hs []Hypothesis, plan *Plan, ev map[string]Evid
 		fb.Action, fb.MinGrade = ActionRaiseSourceGrade, p.Rule.Grade
 		fb.Detail = fmt.Sprintf("search and cite only evidence graded %s or better", p.Rule.Grade)
 	case RuleRequireCounter:
-		n := 0
-		for _, h := range hs {
-			if h.Stance == StanceCounter {
-				n++
-			}
-		}
-		if n == 0 {
+		if !slices.ContainsFunc(hs, func(h Hypothesis) bool { return h.Stance == StanceCounter }) {
 			res.Findings = append(res.Findings, "no counter-hypothesis is presented")
 		}
 		fb.Action, fb.Detail = ActionAddCounter, "present at least one counter-hypothesis"

@@ -27,15 +27,8 @@ func (p *proto) review(_ context.Context, t *turn) (*orchestrator.NodeOutput, er
 	in, s := t.NodeInput, t.State
 	r := review(t.Opts.cons, s.Pass, s.Hypotheses, s.Plan, evidenceByID(s.Evidence))
 	sum := reviewSummary{Pass: s.Pass, Passed: r.Passed}
-	for _, pr := range r.Principles {
-		if !pr.Passed {
-			sum.Failed = append(sum.Failed, pr.PrincipleID)
-		}
-	}
-	for _, m := range r.Metrics {
-		if !m.Passed {
-			sum.Failed = append(sum.Failed, m.Name)
-		}
+	for _, fb := range r.Feedback { // one per failed principle or metric, in order
+		sum.Failed = append(sum.Failed, fb.Source)
 	}
 	s.Reviews = append(s.Reviews, sum)
 	events := []orchestrator.Emit{

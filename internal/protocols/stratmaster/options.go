@@ -1,12 +1,10 @@
 package stratmaster
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/protocol"
 )
 
 // Bounds and defaults of the options.
@@ -37,16 +35,6 @@ type Options struct {
 	MaxRevisions *int `json:"max_revisions"`
 
 	cons *Constitution // parsed from Constitution
-}
-
-// parseOptions validates and defaults raw options and parses the
-// constitution. Errors are *debate.ValidationError under "options.".
-func parseOptions(raw json.RawMessage) (*Options, *Constitution, error) {
-	o, err := protocol.ParseOptions(raw, nil, check)
-	if err != nil {
-		return nil, nil, err
-	}
-	return o, o.cons, nil
 }
 
 // check validates and defaults decoded options and parses the

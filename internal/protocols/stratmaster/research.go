@@ -104,18 +104,17 @@ func (p *proto) research(ctx context.Context, t *turn) (*orchestrator.NodeOutput
 	for _, e := range s.Evidence {
 		known = append(known, e.EvidenceID)
 	}
-	var plan researchPlan
-	model, err := p.ask(ctx, in, asked{
-		schema: SchemaResearchPlan, task: fmt.Sprintf("plan the evidence research of pass %d", s.Pass),
-		data:  researchData{Question: t.Opts.Question, Pass: s.Pass, DealID: in.DealID, Claims: catalog, Known: known, Directives: s.Directives},
-		check: protocol.DecodeCheck(func(pl researchPlan) []debate.Violation { return checkPlan(pl, ids) }),
-	}, &plan)
+	plan, model, err := ask(ctx, p, in, SchemaResearchPlan, fmt.Sprintf("plan the evidence research of pass %d", s.Pass),
+		researchData{Question: t.Opts.Question, Pass: s.Pass, DealID: in.DealID, Claims: catalog, Known: known, Directives: s.Directives},
+		func(pl researchPlan) []debate.Violation { return checkPlan(pl, ids) })
 	if err != nil {
 		return nil, err
 	}
 
+	limits := tools.DefaultLimits() // the researcher's quotas per pass (a pass is a round)
+	limits.MaxCallsPerRound = map[string]int{tools.SearchEvidence: maxSearches, tools.LookupClaim: maxLookups}
 	inv := tools.NewInvoker(tools.Config{
-		Matrix: Matrix, Limits: limits(), Deal: &tools.Deal{Bundle: v.bundle, Grading: v.grading},
+		Matrix: Matrix, Limits: limits, Deal: &tools.Deal{Bundle: v.bundle, Grading: v.grading},
 		Searcher: p.cfg.Searcher, DealID: in.DealID, DebateID: in.DebateID, Round: in.Round, Now: p.cfg.Now,
 	})
 	var found []Evidence

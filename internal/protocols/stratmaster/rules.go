@@ -10,7 +10,6 @@ import (
 	"unicode"
 
 	"github.com/debated/debated/internal/debate"
-	"github.com/debated/debated/internal/protocol"
 )
 
 // Rules is the deterministic backend: it answers a structured call of the
@@ -21,19 +20,7 @@ import (
 // server. Returns an error for an unknown schema or DATA that does not
 // decode.
 func Rules(schema string, data json.RawMessage) (json.RawMessage, error) {
-	f, ok := rules[schema]
-	if !ok {
-		return nil, fmt.Errorf("stratmaster: rules: unknown schema %q", schema)
-	}
-	return f(data)
-}
-
-var rules = map[string]func(json.RawMessage) (json.RawMessage, error){
-	SchemaResearchPlan: protocol.Rules(ruleResearch),
-	SchemaHypotheses:   protocol.Rules(ruleSynthesise),
-	SchemaChallenges:   protocol.Rules(ruleChallenge),
-	SchemaRebuttal:     protocol.Rules(ruleRebut),
-	SchemaPlan:         protocol.Rules(rulePlan),
+	return prompts.Answer(schema, data)
 }
 
 // Bounds of a research plan.

@@ -63,11 +63,9 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 	for _, c := range claims {
 		claimSet[c.ClaimID], verdicts[c.ClaimID] = true, c.Verdict
 	}
-	var ans synthAnswer
-	model, err := p.ask(ctx, in, asked{
-		schema: SchemaHypotheses, task: fmt.Sprintf("state the hypotheses of pass %d", s.Pass),
-		data: synthData{Question: t.Opts.Question, Pass: s.Pass, Evidence: s.Evidence, Claims: claims, Directives: s.Directives},
-		check: protocol.DecodeCheck(func(a synthAnswer) []debate.Violation {
+	ans, model, err := ask(ctx, p, in, SchemaHypotheses, fmt.Sprintf("state the hypotheses of pass %d", s.Pass),
+		synthData{Question: t.Opts.Question, Pass: s.Pass, Evidence: s.Evidence, Claims: claims, Directives: s.Directives},
+		func(a synthAnswer) []debate.Violation {
 			g := violations{rule: "HYPOTHESES"}
 			if len(a.Hypotheses) > maxHypotheses {
 				g.add("hypotheses", "at most %d hypotheses", maxHypotheses)
@@ -89,8 +87,7 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 				g.text(fmt.Sprintf("set_aside[%d].reason", i), sa.Reason)
 			}
 			return g.list
-		}),
-	}, &ans)
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -145,12 +142,10 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 		return nil, err
 	}
 	ev, hs := evidenceByID(s.Evidence), s.hypothesisIDs()
-	var ans challengeAnswer
-	model, err := p.ask(ctx, in, asked{
-		schema: SchemaChallenges, task: fmt.Sprintf("challenge the hypotheses of pass %d", s.Pass),
-		data: challengeData{Question: t.Opts.Question, Pass: s.Pass, Reasons: s.DebateReasons, Hypotheses: s.Hypotheses,
+	ans, model, err := ask(ctx, p, in, SchemaChallenges, fmt.Sprintf("challenge the hypotheses of pass %d", s.Pass),
+		challengeData{Question: t.Opts.Question, Pass: s.Pass, Reasons: s.DebateReasons, Hypotheses: s.Hypotheses,
 			Evidence: s.Evidence, Claims: v.claimsFor(s.Evidence)},
-		check: protocol.DecodeCheck(func(a challengeAnswer) []debate.Violation {
+		func(a challengeAnswer) []debate.Violation {
 			g := violations{rule: "CHALLENGES"}
 			once := map[string]bool{}
 			for i, c := range a.Challenges {
@@ -164,8 +159,7 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 				g.ids(f+".evidence_ids", c.EvidenceIDs, func(id string) bool { _, ok := ev[id]; return ok }, false)
 			}
 			return g.list
-		}),
-	}, &ans)
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -187,11 +181,9 @@ func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, e
 	for _, c := range s.Challenges {
 		challenged[c.HypothesisID] = true
 	}
-	var ans rebuttalAnswer
-	model, err := p.ask(ctx, in, asked{
-		schema: SchemaRebuttal, task: fmt.Sprintf("answer the adversary's challenges of pass %d", s.Pass),
-		data: rebuttalData{Question: t.Opts.Question, Pass: s.Pass, Hypotheses: s.Hypotheses, Challenges: protocol.NonNil(s.Challenges), Evidence: s.Evidence},
-		check: protocol.DecodeCheck(func(a rebuttalAnswer) []debate.Violation {
+	ans, model, err := ask(ctx, p, in, SchemaRebuttal, fmt.Sprintf("answer the adversary's challenges of pass %d", s.Pass),
+		rebuttalData{Question: t.Opts.Question, Pass: s.Pass, Hypotheses: s.Hypotheses, Challenges: protocol.NonNil(s.Challenges), Evidence: s.Evidence},
+		func(a rebuttalAnswer) []debate.Violation {
 			g := violations{rule: "REBUTTAL"}
 			answered := map[string]bool{}
 			for i, r := range a.Responses {
@@ -214,8 +206,7 @@ func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, e
 				}
 			}
 			return g.list
-		}),
-	}, &ans)
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -245,11 +236,9 @@ func (p *proto) strategise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 			turns = append(turns, d)
 		}
 	}
-	var plan Plan
-	model, err := p.ask(ctx, in, asked{
-		schema: SchemaPlan, task: fmt.Sprintf("draft the plan of pass %d", s.Pass),
-		data: planData{Question: t.Opts.Question, Pass: s.Pass, Hypotheses: protocol.NonNil(s.Hypotheses), DebateLog: protocol.NonNil(turns), Directives: s.Directives},
-		check: protocol.DecodeCheck(func(pl Plan) []debate.Violation {
+	plan, model, err := ask(ctx, p, in, SchemaPlan, fmt.Sprintf("draft the plan of pass %d", s.Pass),
+		planData{Question: t.Opts.Question, Pass: s.Pass, Hypotheses: protocol.NonNil(s.Hypotheses), DebateLog: protocol.NonNil(turns), Directives: s.Directives},
+		func(pl Plan) []debate.Violation {
 			g := violations{rule: "PLAN"}
 			g.text("summary", pl.Summary)
 			for name, items := range map[string][]PlanItem{"recommendations": pl.Recommendations, "risks": pl.Risks} {
@@ -267,8 +256,7 @@ func (p *proto) strategise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 			}
 			slices.SortFunc(g.list, func(a, b debate.Violation) int { return strings.Compare(a.Field, b.Field) })
 			return g.list
-		}),
-	}, &plan)
+		})
 	if err != nil {
 		return nil, err
 	}

@@ -81,10 +81,10 @@ func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompleti
 	key := ""
 	if b.cfg.Cache != nil && st.CacheKey != "" {
 		key = st.CacheKey + "/" + st.Role + "/" + strconv.Itoa(idx)
-		raw, ok, err := b.cfg.Cache.Get(ctx, key)
+		raw, ok, err := b.cfg.Cache.ModelResponseGet(ctx, key)
 		switch {
 		case err != nil:
-			b.log.WarnContext(ctx, "llm response cache get failed", slog.String("debate_id", st.DebateID),
+			b.cfg.Logger.WarnContext(ctx, "llm response cache get failed", slog.String("debate_id", st.DebateID),
 				slog.String("role", st.Role), slog.String("key", key), slog.Any("error", err))
 		case ok:
 			var resp openai.ChatCompletionResponse
@@ -92,13 +92,13 @@ func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompleti
 				st.cached++
 				return resp, nil
 			}
-			b.log.WarnContext(ctx, "llm response cache entry unreadable", slog.String("debate_id", st.DebateID),
+			b.cfg.Logger.WarnContext(ctx, "llm response cache entry unreadable", slog.String("debate_id", st.DebateID),
 				slog.String("role", st.Role), slog.String("key", key))
 		}
 	}
 
 	est := estimate(req, b.cfg.MaxTokens)
-	if err := b.reserve(st.DebateID, est); err != nil {
+	if err := b.reserve(ctx, st.DebateID, est); err != nil {
 		return openai.ChatCompletionResponse{}, err
 	}
 	// A span per model call, with the GenAI semantic-convention attributes.
@@ -130,8 +130,8 @@ func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompleti
 	}
 	if key != "" {
 		if raw, err := json.Marshal(resp); err == nil {
-			if err := b.cfg.Cache.Put(context.WithoutCancel(ctx), key, raw); err != nil {
-				b.log.WarnContext(ctx, "llm response cache put failed", slog.String("debate_id", st.DebateID),
+			if err := b.cfg.Cache.ModelResponsePut(context.WithoutCancel(ctx), key, raw); err != nil {
+				b.cfg.Logger.WarnContext(ctx, "llm response cache put failed", slog.String("debate_id", st.DebateID),
 					slog.String("role", st.Role), slog.String("key", key), slog.Any("error", err))
 			}
 		}
@@ -181,7 +181,7 @@ func (b *Backend) send(ctx context.Context, st *session, req openai.ChatCompleti
 		}
 		if err == nil {
 			b.redactResponse(&resp)
-			b.log.DebugContext(ctx, "llm call", slog.String("debate_id", st.DebateID), slog.String("role", st.Role),
+			b.cfg.Logger.DebugContext(ctx, "llm call", slog.String("debate_id", st.DebateID), slog.String("role", st.Role),
 				slog.Int("attempt", attempt), slog.Duration("elapsed", b.cfg.Now().Sub(start)),
 				slog.Int("prompt_tokens", resp.Usage.PromptTokens), slog.Int("completion_tokens", resp.Usage.CompletionTokens))
 			return resp, nil
@@ -195,8 +195,8 @@ func (b *Backend) send(ctx context.Context, st *session, req openai.ChatCompleti
 		// go-openai's error carries the upstream body verbatim (an endpoint
 		// may echo the bearer key in it): from here on only the classified,
 		// redacted UpstreamError exists, in logs, errors and the ledger.
-		uerr := upstreamError(err, status, timedOut, b.redact)
-		b.log.WarnContext(ctx, "llm call failed", slog.String("debate_id", st.DebateID), slog.String("role", st.Role),
+		uerr := upstreamError(err, status, timedOut, b.cfg.Redactor)
+		b.cfg.Logger.WarnContext(ctx, "llm call failed", slog.String("debate_id", st.DebateID), slog.String("role", st.Role),
 			slog.Int("attempt", attempt), slog.Int("status", status), slog.String("class", uerr.Class),
 			slog.Bool("timeout", timedOut), slog.Bool("retryable", retryable), slog.String("error", uerr.Error()))
 		if !retryable || attempt >= attempts {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
 )
@@ -56,17 +55,4 @@ func ViolationList(vs []debate.Violation) string {
 		sb.WriteByte('\n')
 	}
 	return sb.String()
-}
-
-// Clip cuts s to at most n bytes on a rune boundary, marking the cut with
-// an ellipsis.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }

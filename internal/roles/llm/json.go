@@ -80,14 +80,9 @@ type JSONResult struct {
 // run the model backend against an in-process OpenAI-compatible server.
 type Caller interface {
 	JSON(ctx context.Context, c JSONCall) (JSONResult, error)
-	// Model is the model name, for the ledger.
-	Model() string
 }
 
 var _ Caller = (*Backend)(nil)
-
-// Model returns the model name the backend calls.
-func (b *Backend) Model() string { return b.cfg.Model }
 
 // JSON makes a structured call (see JSONCall). The error is nil whenever
 // the model answered, valid or not: an answer still invalid after the
@@ -137,7 +132,7 @@ func (b *Backend) JSON(ctx context.Context, c JSONCall) (JSONResult, error) {
 		if len(vs) == 0 {
 			return JSONResult{Answer: answer, Model: b.modelCall(st, c.PromptID, sha), Content: content}, nil
 		}
-		b.log.InfoContext(ctx, "llm answer failed its gate", slog.String("debate_id", c.DebateID),
+		b.cfg.Logger.InfoContext(ctx, "llm answer failed its gate", slog.String("debate_id", c.DebateID),
 			slog.String("role", c.Role), slog.Int("repair", repair), slog.Int("violations", len(vs)))
 		if repair >= b.cfg.MaxRepairs {
 			return JSONResult{Answer: answer, Violations: vs, Model: b.modelCall(st, c.PromptID, sha), Content: content}, nil

@@ -40,6 +40,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/redact"
 	"github.com/debated/debated/internal/roles"
 )
@@ -59,12 +60,12 @@ var ErrModel = errors.New("llm: model call failed")
 // ResponseCache persists raw model responses so that a re-run node reuses
 // them instead of paying twice. Keys are the JSONCall's CacheKey followed
 // by "/<role>/<call index>", the call index counting the model calls of
-// one session from 0. Get reports a miss with false and a nil error.
-// Errors are logged and the call goes on as a miss: a cache never fails a
-// turn.
+// one session from 0. ModelResponseGet reports a miss with false and a
+// nil error. Errors are logged and the call goes on as a miss: a cache
+// never fails a turn. The stores implement it.
 type ResponseCache interface {
-	Get(ctx context.Context, key string) ([]byte, bool, error)
-	Put(ctx context.Context, key string, resp []byte) error
+	ModelResponseGet(ctx context.Context, key string) ([]byte, bool, error)
+	ModelResponsePut(ctx context.Context, key string, resp []byte) error
 }
 
 // Usage is the token usage of one model call (cache hits are not reported).
@@ -110,10 +111,14 @@ type Config struct {
 	MaxRepairs int
 	Retry      Retry
 	// Budget is the most tokens (prompt + completion) one debate may use,
-	// 0 for no budget. It is tracked in memory by the backend and starts
-	// from zero when the process restarts, unless the caller restores it
-	// (Backend.AddUsage) from the usage it persisted through OnUsage.
+	// 0 for no budget. It is tracked in memory by the backend, from what
+	// Restore says the debate used before.
 	Budget int
+	// Restore, optional, returns the tokens a debate used before this
+	// backend saw it (from its ledger: debate.TokensUsed), so that a
+	// budget holds across restarts and replicas. It is asked once per
+	// debate, at its first call under a budget; its error fails that call.
+	Restore func(ctx context.Context, debateID string) (int, error)
 	// TranscriptChars bounds the transcript part of a protocol's DATA
 	// block, in bytes of JSON; default 24000. The oldest turns are dropped
 	// first.
@@ -182,8 +187,6 @@ const (
 type Backend struct {
 	cfg    Config
 	client *openai.Client
-	log    *slog.Logger
-	redact *redact.Redactor
 
 	mu   sync.Mutex
 	used map[string]int // debate id → tokens used or reserved
@@ -213,7 +216,7 @@ func NewBackend(cfg Config) (*Backend, error) {
 	cfg.DataChars = cmp.Or(cfg.DataChars, DefaultDataChars)
 	cfg.HTTPClient = cmp.Or(cfg.HTTPClient, &http.Client{})
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = orchestrator.Sleep
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
@@ -221,13 +224,14 @@ func NewBackend(cfg Config) (*Backend, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Redactor = cmp.Or(cfg.Redactor, redact.New())
 	cfg.Redactor.Add(cfg.APIKey)
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cmp.Or(cfg.BaseURL, oc.BaseURL)
 	oc.HTTPClient = metaDoer{c: cfg.HTTPClient}
-	return &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), log: cmp.Or(cfg.Logger, slog.Default()), redact: cfg.Redactor, used: map[string]int{}}, nil
+	return &Backend{cfg: cfg, client: openai.NewClientWithConfig(oc), used: map[string]int{}}, nil
 }
 
 // Config returns the backend's configuration with its defaults applied.
@@ -241,7 +245,8 @@ func (b *Backend) Used(debateID string) int {
 	return b.used[debateID]
 }
 
-// AddUsage adds tokens to a debate's usage, to restore it after a restart.
+// AddUsage adds tokens to a debate's usage (Config.Restore restores a
+// debate's usage after a restart).
 func (b *Backend) AddUsage(debateID string, tokens int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -258,7 +263,10 @@ func (b *Backend) Forget(debateID string) {
 
 // reserve books estimate tokens for a call of the debate, or returns
 // ErrBudgetExceeded.
-func (b *Backend) reserve(debateID string, estimate int) error {
+func (b *Backend) reserve(ctx context.Context, debateID string, estimate int) error {
+	if err := b.restore(ctx, debateID); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if used := b.used[debateID]; b.cfg.Budget > 0 && used+estimate > b.cfg.Budget {
@@ -269,23 +277,33 @@ func (b *Backend) reserve(debateID string, estimate int) error {
 	return nil
 }
 
+// restore starts the usage of a debate the backend does not track yet at
+// what Config.Restore says it used.
+func (b *Backend) restore(ctx context.Context, debateID string) error {
+	if b.cfg.Budget <= 0 || b.cfg.Restore == nil {
+		return nil
+	}
+	b.mu.Lock()
+	_, known := b.used[debateID]
+	b.mu.Unlock()
+	if known {
+		return nil
+	}
+	n, err := b.cfg.Restore(ctx, debateID)
+	if err != nil {
+		return fmt.Errorf("llm: the token usage of debate %s: %w", debateID, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, known := b.used[debateID]; !known {
+		b.used[debateID] = n
+	}
+	return nil
+}
+
 // settle replaces a reservation by the tokens the call actually used.
 func (b *Backend) settle(debateID string, estimate, actual int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.used[debateID] += actual - estimate
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

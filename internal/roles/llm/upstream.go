@@ -123,10 +123,10 @@ func classify(status int, timedOut bool) string {
 func (b *Backend) redactResponse(resp *openai.ChatCompletionResponse) {
 	for i := range resp.Choices {
 		m := &resp.Choices[i].Message
-		m.Content = b.redact.Secrets(m.Content)
-		m.ReasoningContent = b.redact.Secrets(m.ReasoningContent)
+		m.Content = b.cfg.Redactor.Secrets(m.Content)
+		m.ReasoningContent = b.cfg.Redactor.Secrets(m.ReasoningContent)
 		for j := range m.ToolCalls {
-			m.ToolCalls[j].Function.Arguments = b.redact.Secrets(m.ToolCalls[j].Function.Arguments)
+			m.ToolCalls[j].Function.Arguments = b.cfg.Redactor.Secrets(m.ToolCalls[j].Function.Arguments)
 		}
 	}
 }

@@ -375,7 +375,18 @@ func TestListenReceivesCommits(t *testing.T) {
 	notes := make(chan note, 16)
 	listening := make(chan struct{}, 4)
 	errs := make(chan error, 16)
-	s2 := ownStore(t, 2) // its own error handler
+	// A store of its own (its own error handler), whose connections carry
+	// an application name: the test kills its listener, not those of the
+	// tests running beside it.
+	app := "listen-test-" + fmt.Sprint(time.Now().UnixNano())
+	u, err := url.Parse(testDB.url)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	s2, err := New(context.Background(), Config{URL: u.String(), MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(s2.Close)
 	s2.SetListenErrorHandler(func(err error) { errs <- err })
 	done := make(chan error, 1)
 	go func() {
@@ -422,9 +433,10 @@ func TestListenReceivesCommits(t *testing.T) {
 	// Kill the listener's connection: it reports the error, listens again
 	// and delivers the next commit.
 	owner := ownerConn(t)
-	_, err := owner.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = current_database() AND query = 'LISTEN debated_events' AND pid <> pg_backend_pid()`)
-	require.NoError(t, err)
+	var killed int
+	require.NoError(t, owner.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN debated_events' AND application_name = $1`, app).Scan(&killed))
+	require.Equal(t, 1, killed, "the test's listener")
 	select {
 	case err := <-errs:
 		require.ErrorContains(t, err, "listen debated_events")

@@ -16,7 +16,9 @@ import (
 // one lock for the whole cluster and hold it through the flush, so commits
 // of different debates queue instead of sharing a flush. Sent after the
 // commit, a notification can be lost in a crash: watchers poll the store as
-// well, so they only see it a little later.
+// well, so they only see it a little later. A notification that fails to go
+// out (PostgreSQL busy or restarting, no connection to be had) is kept and
+// sent again, with backoff, until it goes or the store closes.
 //
 // The notifier sends on a connection of its own and remembers its backend
 // pid: PostgreSQL tells a listener which backend sent each notification,
@@ -51,25 +53,42 @@ func (n *notifier) notify(tenant, debateID string) {
 	}
 }
 
+// Retry backoff of a failed flush.
+const (
+	notifyMinBackoff = 50 * time.Millisecond
+	notifyMaxBackoff = 2 * time.Second
+)
+
 func (n *notifier) loop(ctx context.Context) {
 	defer close(n.done)
+	var backoff time.Duration // after a failed flush
 	for {
+		var retry <-chan time.Time
+		if backoff > 0 {
+			retry = time.After(backoff)
+		}
 		select {
 		case <-ctx.Done():
 			n.flush(context.Background())
 			return
 		case <-n.wake:
+		case <-retry:
 		}
-		n.flush(ctx)
+		if n.flush(ctx) {
+			backoff = 0
+		} else {
+			backoff = min(max(2*backoff, notifyMinBackoff), notifyMaxBackoff)
+		}
 	}
 }
 
-// flush sends every pending notification in one statement.
-func (n *notifier) flush(ctx context.Context) {
+// flush sends every pending notification in one statement. It reports
+// whether they went; if not, they are pending again.
+func (n *notifier) flush(ctx context.Context) bool {
 	n.mu.Lock()
 	if len(n.pending) == 0 {
 		n.mu.Unlock()
-		return
+		return true
 	}
 	payloads := make([]string, 0, len(n.pending))
 	for p := range n.pending {
@@ -77,20 +96,35 @@ func (n *notifier) flush(ctx context.Context) {
 	}
 	n.pending = map[string]bool{}
 	n.mu.Unlock()
+	if err := n.send(ctx, payloads); err != nil {
+		n.mu.Lock()
+		for _, p := range payloads {
+			n.pending[p] = true
+		}
+		n.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// send sends payloads on the notifier's connection, connecting first if it
+// has none.
+func (n *notifier) send(ctx context.Context, payloads []string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	// A failure loses these notifications; watchers catch up by polling.
 	if n.conn == nil {
 		conn, err := pgx.ConnectConfig(ctx, n.pool.Config().ConnConfig.Copy())
 		if err != nil {
-			return
+			return err
 		}
 		n.conn = conn
 		n.pid.Store(conn.PgConn().PID())
 	}
 	if _, err := n.conn.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', p) FROM unnest($1::text[]) AS p`, payloads); err != nil {
 		n.drop()
+		return err
 	}
+	return nil
 }
 
 // drop closes the notifier's connection; the next flush makes another.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/roles/llm"
 )
@@ -107,9 +108,19 @@ func budgeted[T any](items []T, budget int) ([]json.RawMessage, int) {
 func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 	var d dealData
 	grades := map[string]debate.ClaimGrade{}
+	calcGrades := map[string]debate.CalcResult{}
+	var defects []dataDefect
 	if g := in.Grading; g != nil {
 		for _, c := range g.Claims {
 			grades[c.ClaimID] = c
+		}
+		for _, c := range g.Calcs {
+			calcGrades[c.CalcID] = c
+		}
+		for _, df := range g.Defects {
+			if df.Open() {
+				defects = append(defects, dataDefect{ID: df.ID, ClaimID: df.ClaimID, Type: df.Type, Severity: df.Severity, Description: protocol.Clip(df.Description, maxExcerpt)})
+			}
 		}
 	}
 	var claims []dataClaim
@@ -118,7 +129,7 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 	if b := in.Deal; b != nil {
 		d.DealID, d.Company, d.Stage, d.Sector = b.Deal.ID, b.Deal.CompanyName, b.Deal.Stage, b.Deal.Sector
 		for _, c := range b.Claims {
-			dc := dataClaim{ID: c.ID, Key: c.Key, Class: c.Class, Text: llm.Clip(c.Text, maxClaimText), Value: c.Value,
+			dc := dataClaim{ID: c.ID, Key: c.Key, Class: c.Class, Text: protocol.Clip(c.Text, maxClaimText), Value: c.Value,
 				Material: c.Material(), Grade: "D"}
 			if g, ok := grades[c.ID]; ok {
 				dc.Grade, dc.Verdict, dc.Corroboration, dc.Blocked = g.Grade, g.Verdict, g.Corroboration, g.Blocked
@@ -126,12 +137,6 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 			claims = append(claims, dc)
 		}
 		slices.SortStableFunc(claims, func(a, b dataClaim) int { return strings.Compare(a.Key, b.Key) })
-		calcGrades := map[string]debate.CalcResult{}
-		if in.Grading != nil {
-			for _, c := range in.Grading.Calcs {
-				calcGrades[c.CalcID] = c
-			}
-		}
 		for _, c := range b.Calcs {
 			dc := dataCalc{ID: c.ID, Type: c.Type, InputClaimIDs: c.InputClaimIDs, Grade: "D"}
 			if r, ok := calcGrades[c.ID]; ok {
@@ -144,15 +149,7 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 			excerpts[s.ID] = s.TextExcerpt
 		}
 		for _, e := range b.Evidence {
-			evidence = append(evidence, dataEvidence{ID: e.ID, SourceGrade: e.SourceGrade, Excerpt: llm.Clip(excerpts[e.SourceSpanID], maxExcerpt)})
-		}
-	}
-	var defects []dataDefect
-	if g := in.Grading; g != nil {
-		for _, df := range g.Defects {
-			if df.Open() {
-				defects = append(defects, dataDefect{ID: df.ID, ClaimID: df.ClaimID, Type: df.Type, Severity: df.Severity, Description: llm.Clip(df.Description, maxExcerpt)})
-			}
+			evidence = append(evidence, dataEvidence{ID: e.ID, SourceGrade: e.SourceGrade, Excerpt: protocol.Clip(excerpts[e.SourceSpanID], maxExcerpt)})
 		}
 	}
 	d.Claims, d.OmittedClaims = budgeted(claims, dataChars)
@@ -172,23 +169,15 @@ func buildData(in *roles.Input, dataChars, transcriptChars int) dealData {
 
 // transcript summarises the turns within budget bytes, keeping the newest.
 func transcript(turns []debate.AgentOutput, budget int) ([]json.RawMessage, int) {
-	var rev []json.RawMessage
-	used, omitted := 0, 0
-	for i := len(turns) - 1; i >= 0; i-- {
-		o := turns[i]
-		t := dataTurn{Role: o.Role, Round: o.RoundNumber, Content: llm.Clip(o.Content, maxTurnContent), ClaimRefs: o.ClaimRefs,
+	newest := make([]dataTurn, 0, len(turns))
+	for _, o := range slices.Backward(turns) {
+		newest = append(newest, dataTurn{Role: o.Role, Round: o.RoundNumber, Content: protocol.Clip(o.Content, maxTurnContent), ClaimRefs: o.ClaimRefs,
 			CalcRefs: o.CalcRefs, Confidence: o.Muhasabah.Confidence, Position: o.Position, Challenges: o.Challenges,
-			Rulings: o.Rulings, OpenQuestions: o.OpenQuestions}
-		b, err := json.Marshal(t)
-		if err != nil || used+len(b) > budget {
-			omitted = i + 1
-			break
-		}
-		used += len(b)
-		rev = append(rev, b)
+			Rulings: o.Rulings, OpenQuestions: o.OpenQuestions})
 	}
-	slices.Reverse(rev)
-	return append([]json.RawMessage{}, rev...), omitted
+	out, omitted := budgeted(newest, budget)
+	slices.Reverse(out)
+	return out, omitted
 }
 
 // dataMessage is the user message of a turn: the task, then the DATA block.
@@ -211,11 +200,11 @@ func toolMessage(res debate.ToolResult) string {
 		Error   string          `json:"error,omitempty"`
 		Excerpt string          `json:"output_excerpt,omitempty"`
 	}
-	m := msg{Status: res.Status, Error: llm.Clip(res.Error, maxExcerpt)}
+	m := msg{Status: res.Status, Error: protocol.Clip(res.Error, maxExcerpt)}
 	switch {
 	case len(res.Output) == 0:
 	case len(res.Output) > maxToolResultJSON || !json.Valid(res.Output):
-		m.Excerpt = llm.Clip(string(res.Output), maxToolResultJSON) // truncated: given as text
+		m.Excerpt = protocol.Clip(string(res.Output), maxToolResultJSON) // truncated: given as text
 	default:
 		m.Output = res.Output
 	}

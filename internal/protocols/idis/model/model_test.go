@@ -360,14 +360,14 @@ type mapCache struct {
 	m  map[string][]byte
 }
 
-func (c *mapCache) Get(_ context.Context, key string) ([]byte, bool, error) {
+func (c *mapCache) ModelResponseGet(_ context.Context, key string) ([]byte, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b, ok := c.m[key]
 	return b, ok, nil
 }
 
-func (c *mapCache) Put(_ context.Context, key string, resp []byte) error {
+func (c *mapCache) ModelResponsePut(_ context.Context, key string, resp []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m[key] = resp

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
+	"github.com/debated/debated/internal/protocol"
 	"github.com/debated/debated/internal/protocols/idis"
 	"github.com/debated/debated/internal/roles"
 	"github.com/debated/debated/internal/roles/llm"
@@ -76,16 +76,9 @@ func Roles(b *llm.Backend) (map[string]roles.Role, error) {
 	return m, nil
 }
 
+// cacheKey is the context key of a response cache prefix that replaces a
+// turn's place in the debate (tests set it: WithCacheKey).
 type cacheKey struct{}
-
-// WithCacheKey returns a context whose turns use the response cache under
-// prefix, which should name the debate, the node and its attempt
-// ("<debate_id>/<node>/<attempt>"): a re-run of the same attempt reuses the
-// responses, a new attempt asks the model again. Without a prefix a turn
-// of a debate uses its place in the debate.
-func WithCacheKey(ctx context.Context, prefix string) context.Context {
-	return context.WithValue(ctx, cacheKey{}, prefix)
-}
 
 // role is one model-backed agent.
 type role struct {
@@ -202,7 +195,7 @@ func (r *role) check(answer json.RawMessage, in *roles.Input, gateOf func(*debat
 // rejection keeps the model's answer.
 func unparsed(role string, round int, content string) *debate.AgentOutput {
 	return &debate.AgentOutput{AgentID: role, Role: role, RoundNumber: round,
-		Content: llm.Clip(content, gate.MaxContentLen-4), ClaimRefs: []string{}, Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}}}
+		Content: protocol.Clip(content, gate.MaxContentLen-4), ClaimRefs: []string{}, Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{}}}
 }
 
 // recordable returns a successful call as the output records it (refused
@@ -213,16 +206,10 @@ func recordable(c debate.ToolCall) (debate.ToolCall, bool) {
 	if c.Tool == "" || len(c.Tool) > gate.MaxShortTextLen || len(c.Args) > gate.MaxToolArgsLen {
 		return c, false
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, c.Args); err != nil || buf.Len() == 0 || buf.Bytes()[0] != '{' {
-		return c, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(buf.Bytes(), &m) != nil {
-		return c, false
-	}
-	canon, err := json.Marshal(json.RawMessage(buf.Bytes()))
-	if err != nil {
+	// Marshalling validates and compacts the arguments, as gate.ParseOutput
+	// normalises them.
+	canon, err := json.Marshal(c.Args)
+	if err != nil || canon[0] != '{' {
 		return c, false
 	}
 	return debate.ToolCall{Tool: c.Tool, Args: canon}, true

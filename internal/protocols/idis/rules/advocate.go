@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/tools"
 )
 
 // advocateState is the advocate's structured content.
@@ -52,9 +53,6 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	st := advocateState{Turn: "opening", Recommendation: a.rec, Strength: round2(a.strength), VerifiedShare: round2(a.verifiedShare)}
 	if rebuttal {
 		st.Turn = "rebuttal"
-	}
-
-	if rebuttal {
 		switch {
 		case a.rec != opening.rec:
 			d.say("Round %d rebuttal for %s: the advocate revises its position from %s at %s to %s at %s after this round's challenges",
@@ -100,31 +98,18 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 
 	cons := sortedConcessions(a.conceded)
-	if len(cons) > 0 && !rebuttal {
-		var parts []string
-		for i, con := range cons {
-			st.ConcededChallengeIDs = append(st.ConcededChallengeIDs, con.ids...)
-			if i == maxListed {
-				parts = append(parts, fmt.Sprintf("%d more", len(cons)-maxListed))
-				continue
-			}
-			if i > maxListed {
-				continue
-			}
-			if con.claim.hasDefect(con.typ) {
-				parts = append(parts, fmt.Sprintf("%s on %s (%s %s), already priced into its grade %s",
-					joinList(con.ids), d.ref(con.claim), con.severity, con.typ, con.claim.grade.Grade))
-				continue
-			}
-			parts = append(parts, fmt.Sprintf("%s on %s (%s %s), which lowers its score from %s to %s",
-				joinList(con.ids), d.ref(con.claim), con.severity, con.typ, f2(gradeScore(con.claim.grade.Grade)), f2(effectiveScore(con.claim, con))))
-		}
-		d.say("Conceded after the arbiter upheld them in earlier rounds: %s", joinList(parts))
+	for _, con := range cons {
+		st.ConcededChallengeIDs = append(st.ConcededChallengeIDs, con.ids...)
 	}
-	if rebuttal {
-		for _, con := range cons {
-			st.ConcededChallengeIDs = append(st.ConcededChallengeIDs, con.ids...)
-		}
+	if len(cons) > 0 && !rebuttal {
+		d.say("Conceded after the arbiter upheld them in earlier rounds: %s", listSome(cons, func(con *concession) string {
+			if con.claim.hasDefect(con.typ) {
+				return fmt.Sprintf("%s on %s (%s %s), already priced into its grade %s",
+					joinList(con.ids), d.ref(con.claim), con.severity, con.typ, con.claim.grade.Grade)
+			}
+			return fmt.Sprintf("%s on %s (%s %s), which lowers its score from %s to %s",
+				joinList(con.ids), d.ref(con.claim), con.severity, con.typ, f2(gradeScore(con.claim.grade.Grade)), f2(effectiveScore(con.claim, con)))
+		}))
 	}
 
 	d.confidence = a.confidence
@@ -146,10 +131,10 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		share = 1
 	}
 	tc := newCaller(ctx, v, share)
-	if err := tc.lookupClaims(v.notLookedUp(d.claimIDs, toolLookupClaim, "claim_id")); err != nil {
+	if err := tc.lookupClaims(v.notLookedUp(d.claimIDs, tools.LookupClaim, "claim_id")); err != nil {
 		return nil, err
 	}
-	if err := tc.lookupCalcs(v.notLookedUp(d.calcIDs, toolLookupCalc, "calc_id")); err != nil {
+	if err := tc.lookupCalcs(v.notLookedUp(d.calcIDs, tools.LookupCalc, "calc_id")); err != nil {
 		return nil, err
 	}
 	return d.output(v.role, v.round, tc.made), nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/tools"
 )
 
 // arbiterState is the arbiter's structured content.
@@ -129,7 +130,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	tc := newCaller(ctx, v, 1)
 	done := v.reviewed()
 	review := filter(v.material(), func(c *claimView) bool { return c.rank() == 3 && !done[c.id()] })
-	if len(review) > 0 && tc.can(toolRequestHumanReview) {
+	if len(review) > 0 && tc.can(tools.RequestHumanReview) {
 		ids, keys := mapStrings(review, (*claimView).id), mapStrings(review, (*claimView).key)
 		priority, role := "HIGH", "ANALYST"
 		for _, c := range review {
@@ -141,7 +142,7 @@ func arbiterTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 			}
 		}
 		reason := clip(fmt.Sprintf("Material claims graded D: %s. A grade-D claim in a material position cannot support the investment decision (CRITICAL_DEFECT); a person must cure, waive or override.", strings.Join(keys, ", ")), 1000)
-		ok, err := tc.call(toolRequestHumanReview, humanReviewArgs{ClaimIDs: ids, Reason: reason, Priority: priority, RequiredRole: role})
+		ok, err := tc.call(tools.RequestHumanReview, humanReviewArgs{ClaimIDs: ids, Reason: reason, Priority: priority, RequiredRole: role})
 		if err != nil {
 			return nil, err
 		}

@@ -112,12 +112,7 @@ func (v *view) pick(metric string) *claimView {
 
 func unitHas(c *claimView, parts ...string) bool {
 	u := strings.ToLower(c.claim.Value.Unit)
-	for _, p := range parts {
-		if strings.Contains(u, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(u, p) })
 }
 
 // asPercent reads a percentage claim in points: 0.725 stated as a ratio

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/tools"
 )
 
 // matnFindings are the contradiction finder's: every open INCONSISTENCY,
@@ -117,14 +118,14 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 
 	tc := newCaller(ctx, v, 1)
 	for _, f := range fresh {
-		if tc.left[toolSearchEvidence] <= 2 {
+		if tc.left[tools.SearchEvidence] <= 2 {
 			break
 		}
 		if err := tc.searchFor(v, f.claim); err != nil {
 			return nil, err
 		}
 	}
-	if company != "the company" && len(v.calls(v.role, toolQueryEnrichment, 1, v.round)) == 0 && len(mat) > 0 {
+	if company != "the company" && len(v.calls(v.role, tools.QueryEnrichment, 1, v.round)) == 0 && len(mat) > 0 {
 		var points []string
 		for _, c := range byMateriality(mat) {
 			if m := c.grade.Metric; m != "" && !slices.Contains(points, m) && len(points) < 5 {
@@ -132,7 +133,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 			}
 		}
 		if len(points) > 0 {
-			ok, err := tc.call(toolQueryEnrichment, enrichmentArgs{EntityType: "COMPANY", EntityName: company, DataPoints: points})
+			ok, err := tc.call(tools.QueryEnrichment, enrichmentArgs{EntityType: "COMPANY", EntityName: company, DataPoints: points})
 			if err != nil {
 				return nil, err
 			}
@@ -187,17 +188,12 @@ func pluralES(n int, word string) string {
 	return fmt.Sprintf("%d %ses", n, word)
 }
 
-// mismatchVerb says what a matn defect does to a claim.
-func mismatchVerb(t debate.DefectType) string {
-	switch t {
-	case debate.DefectInconsistency:
-		return "contradicted"
-	case debate.DefectUnitMismatch:
-		return "inflated or relabelled"
-	case debate.DefectTimeWindow:
-		return "left unverified for its own period"
-	case debate.DefectStaleness:
-		return "superseded"
-	}
-	return "put in doubt"
+// mismatchVerbs say what each matn defect does to a claim.
+var mismatchVerbs = map[debate.DefectType]string{
+	debate.DefectInconsistency: "contradicted",
+	debate.DefectUnitMismatch:  "inflated or relabelled",
+	debate.DefectTimeWindow:    "left unverified for its own period",
+	debate.DefectStaleness:     "superseded",
 }
+
+func mismatchVerb(t debate.DefectType) string { return cmp.Or(mismatchVerbs[t], "put in doubt") }

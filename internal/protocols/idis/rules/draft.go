@@ -255,25 +255,21 @@ func mitigation(c *claimView) string {
 	return "Obtain an independent grade-A source for claim " + c.key() + ": " + requiredEvidence(c)
 }
 
-// requiredEvidence names the primary document that would test a metric.
+// evidenceFor names, by metric, the primary document that would test it.
+var evidenceFor = map[string]string{
+	"ARR":          "a billing-system export or audited revenue schedule",
+	"GROSS_MARGIN": "an audited P&L with revenue and cost of revenue",
+	"BURN":         "bank statements for the last three months",
+	"RUNWAY":       "a bank statement of cash at the as-of date and the monthly burn",
+	"CAC":          "sales and marketing spend and new-customer counts for the period",
+	"NRR":          "revenue by customer cohort for both periods compared",
+	"TAM":          "an independent market study with its method",
+}
+
+// requiredEvidence names the primary document that would test a claim's
+// metric.
 func requiredEvidence(c *claimView) string {
-	switch c.grade.Metric {
-	case "ARR":
-		return "a billing-system export or audited revenue schedule"
-	case "GROSS_MARGIN":
-		return "an audited P&L with revenue and cost of revenue"
-	case "BURN":
-		return "bank statements for the last three months"
-	case "RUNWAY":
-		return "a bank statement of cash at the as-of date and the monthly burn"
-	case "CAC":
-		return "sales and marketing spend and new-customer counts for the period"
-	case "NRR":
-		return "revenue by customer cohort for both periods compared"
-	case "TAM":
-		return "an independent market study with its method"
-	}
-	return "a primary document (grade A or B) stating the figure"
+	return cmp.Or(evidenceFor[c.grade.Metric], "a primary document (grade A or B) stating the figure")
 }
 
 // tolerance says how far an independent figure may differ before a test

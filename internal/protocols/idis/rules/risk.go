@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/tools"
 )
 
 // riskFindings are the risk officer's challenges: claims graded D or with
@@ -145,7 +146,7 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 
 	tc := newCaller(ctx, v, 1)
-	if err := tc.lookupCalcs(v.notLookedUp(mapStrings(usedCalcs, (*calcView).id), toolLookupCalc, "calc_id")); err != nil {
+	if err := tc.lookupCalcs(v.notLookedUp(mapStrings(usedCalcs, (*calcView).id), tools.LookupCalc, "calc_id")); err != nil {
 		return nil, err
 	}
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/debated/debated/internal/debate"
+	"github.com/debated/debated/internal/tools"
 )
 
 // finding is a challenge a role would raise, before it is numbered.
@@ -201,11 +202,11 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 	flagged := v.flaggedPairs()
 	var flagNotes []string
 	for _, f := range fresh {
-		if !f.flaggable || flagged[pair{f.claim.id(), f.typ}] || !tc.can(toolFlagDefect) {
+		if !f.flaggable || flagged[pair{f.claim.id(), f.typ}] || !tc.can(tools.FlagDefect) {
 			continue
 		}
 		desc := clip(fmt.Sprintf("Claim %s (%s): %s", f.claim.key(), metricName(f.claim), f.detail), 1000)
-		ok, err := tc.call(toolFlagDefect, flagDefectArgs{ClaimID: f.claim.id(), DefectType: string(f.typ), Severity: string(f.severity),
+		ok, err := tc.call(tools.FlagDefect, flagDefectArgs{ClaimID: f.claim.id(), DefectType: string(f.typ), Severity: string(f.severity),
 			Description: desc, EvidenceRefs: f.refs, CureProtocol: string(f.cure)})
 		if err != nil {
 			return nil, err
@@ -218,7 +219,7 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 		d.say("Flagged in the registry: %s", joinList(flagNotes))
 	}
 	for _, f := range fresh {
-		if f.severity == debate.SeverityMinor || !tc.can(toolSearchEvidence) || tc.left[toolSearchEvidence] <= 2 {
+		if f.severity == debate.SeverityMinor || !tc.can(tools.SearchEvidence) || tc.left[tools.SearchEvidence] <= 2 {
 			continue
 		}
 		if err := tc.searchFor(v, f.claim); err != nil {

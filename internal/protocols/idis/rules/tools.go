@@ -9,30 +9,15 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/roles"
+	"github.com/debated/debated/internal/tools"
 )
 
-// Tool names and arguments of seed 000 §4. The argument structs spell the
-// seed's parameter names; optional ones are left out when unset.
-const (
-	toolLookupClaim        = "lookup_claim"
-	toolLookupCalc         = "lookup_calc"
-	toolSearchEvidence     = "search_evidence"
-	toolFlagDefect         = "flag_defect"
-	toolRequestHumanReview = "request_human_review"
-	toolQueryEnrichment    = "query_enrichment"
-)
+// quota is the server's per-round limit of each tool per role (seed 000
+// §6.2); a role plans within it.
+var quota = tools.DefaultLimits().MaxCallsPerRound
 
-// quota is seed 000 §6.2's per-round limit of each tool per role (and the
-// server's for the two the seed leaves open); a role plans within it.
-var quota = map[string]int{
-	toolLookupClaim:        20,
-	toolLookupCalc:         10,
-	toolSearchEvidence:     5,
-	toolFlagDefect:         3,
-	toolQueryEnrichment:    5,
-	toolRequestHumanReview: 2,
-}
-
+// The argument structs spell seed 000 §4's parameter names; optional ones
+// are left out when unset.
 type lookupClaimArgs struct {
 	ClaimID         string `json:"claim_id"`
 	IncludeSanad    bool   `json:"include_sanad,omitempty"`
@@ -119,7 +104,7 @@ func (c *caller) call(tool string, args any) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("rules: %s: %w", tool, err)
 	}
-	if res.Status != "SUCCESS" {
+	if res.Status != tools.StatusSuccess {
 		return false, nil
 	}
 	c.made = append(c.made, call)
@@ -129,7 +114,7 @@ func (c *caller) call(tool string, args any) (bool, error) {
 // lookupClaims looks up each claim once, in order, within the budget.
 func (c *caller) lookupClaims(ids []string) error {
 	for _, id := range ids {
-		if _, err := c.call(toolLookupClaim, lookupClaimArgs{ClaimID: id, IncludeSanad: true}); err != nil {
+		if _, err := c.call(tools.LookupClaim, lookupClaimArgs{ClaimID: id, IncludeSanad: true}); err != nil {
 			return err
 		}
 	}
@@ -139,7 +124,7 @@ func (c *caller) lookupClaims(ids []string) error {
 // lookupCalcs looks up each calc once, in order, within the budget.
 func (c *caller) lookupCalcs(ids []string) error {
 	for _, id := range ids {
-		if _, err := c.call(toolLookupCalc, lookupCalcArgs{CalcID: id, IncludeInputs: true}); err != nil {
+		if _, err := c.call(tools.LookupCalc, lookupCalcArgs{CalcID: id, IncludeInputs: true}); err != nil {
 			return err
 		}
 	}
@@ -149,6 +134,6 @@ func (c *caller) lookupCalcs(ids []string) error {
 // searchFor searches the deal's evidence for a claim's metric.
 func (c *caller) searchFor(v *view, cv *claimView) error {
 	q := metricName(cv) + " " + clip(cv.claim.Text, 120)
-	_, err := c.call(toolSearchEvidence, searchEvidenceArgs{Query: q, DealID: v.deal.Deal.ID, ClaimClass: string(cv.claim.Class), MinGrade: "D", Limit: 10})
+	_, err := c.call(tools.SearchEvidence, searchEvidenceArgs{Query: q, DealID: v.deal.Deal.ID, ClaimClass: string(cv.claim.Class), MinGrade: "D", Limit: 10})
 	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/roles"
+	"github.com/debated/debated/internal/tools"
 )
 
 // Grade scores: how far a claim of each grade can carry a conclusion.
@@ -19,32 +20,20 @@ const (
 	scoreD = 0.20
 )
 
+// gradeScores are the scores of the grades above D.
+var gradeScores = map[debate.Grade]float64{debate.GradeA: scoreA, debate.GradeB: scoreB, debate.GradeC: scoreC}
+
 // gradeScore maps a grade to its score; an unknown grade scores as D.
-func gradeScore(g debate.Grade) float64 {
-	switch g {
-	case debate.GradeA:
-		return scoreA
-	case debate.GradeB:
-		return scoreB
-	case debate.GradeC:
-		return scoreC
-	}
-	return scoreD
+func gradeScore(g debate.Grade) float64 { return cmp.Or(gradeScores[g], scoreD) }
+
+// materialityWeights are the claims' weights in averages: the more the
+// decision depends on a claim, the more its grade counts (1 for MEDIUM or
+// unknown).
+var materialityWeights = map[debate.Materiality]float64{
+	debate.MaterialityCritical: 3, debate.MaterialityHigh: 2, debate.MaterialityLow: 0.5,
 }
 
-// materialityWeight is a claim's weight in averages: the more the decision
-// depends on it, the more its grade counts.
-func materialityWeight(m debate.Materiality) float64 {
-	switch m {
-	case debate.MaterialityCritical:
-		return 3
-	case debate.MaterialityHigh:
-		return 2
-	case debate.MaterialityLow:
-		return 0.5
-	}
-	return 1
-}
+func materialityWeight(m debate.Materiality) float64 { return cmp.Or(materialityWeights[m], 1) }
 
 // matnTypes are the defects of a claim's text against other sources (its
 // matn): the contradiction finder's remit. Every other type concerns the
@@ -578,7 +567,7 @@ func (v *view) calls(role, tool string, from, to int) []debate.ToolCall {
 // transcript flagged.
 func (v *view) flaggedPairs() map[pair]bool {
 	out := map[pair]bool{}
-	eachCall(v, toolFlagDefect, func(a flagDefectArgs) {
+	eachCall(v, tools.FlagDefect, func(a flagDefectArgs) {
 		out[pair{a.ClaimID, debate.DefectType(a.DefectType)}] = true
 	})
 	return out
@@ -588,7 +577,7 @@ func (v *view) flaggedPairs() map[pair]bool {
 // transcript named.
 func (v *view) reviewed() map[string]bool {
 	out := map[string]bool{}
-	eachCall(v, toolRequestHumanReview, func(a humanReviewArgs) {
+	eachCall(v, tools.RequestHumanReview, func(a humanReviewArgs) {
 		for _, id := range a.ClaimIDs {
 			out[id] = true
 		}

@@ -1,0 +1,23 @@
+package debate
+
+import "encoding/json"
+
+// TokensUsed is the model tokens (prompt and completion) recorded in
+// events: every protocol records the model calls behind an event in its
+// payload's top-level "model" member (a ModelCall), once. A debate's
+// ledger so gives its spend to a process that did not see it (after a
+// restart, or on another replica), for its budget.
+func TokensUsed(events []Event) int {
+	n := 0
+	for _, e := range events {
+		var p struct {
+			Model *ModelCall `json:"model"`
+		}
+		// A payload that is not an object, or whose model member is not a
+		// ModelCall, records no call.
+		if json.Unmarshal(e.Payload, &p) == nil && p.Model != nil {
+			n += p.Model.PromptTokens + p.Model.CompletionTokens
+		}
+	}
+	return n
+}
