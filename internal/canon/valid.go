@@ -198,9 +198,11 @@ var plain = func() (t [256]bool) {
 func (v *validator) str() bool {
 	v.i++ // "
 	for v.i < len(v.in) {
-		for v.i < len(v.in) && plain[v.in[v.i]] {
-			v.i++
+		i, in := v.i, v.in // locals: the loop keeps them in registers
+		for i < len(in) && plain[in[i]] {
+			i++
 		}
+		v.i = i
 		if v.i == len(v.in) {
 			return false
 		}
