@@ -283,6 +283,13 @@ func IDTokens(text string) iter.Seq2[int, int] {
 			}
 			j := i
 			for j < len(text) {
+				if c := text[j]; c < utf8.RuneSelf { // ASCII without a call
+					if asciiIDSep[c] {
+						break
+					}
+					j++
+					continue
+				}
 				sep, n := idSepAt(text, j)
 				if sep {
 					break
