@@ -73,9 +73,12 @@ type Facts struct {
 	spans     map[string]bool
 	documents map[string]bool
 	defects   map[string]bool // ids of the defects already counted
-	// ids holds every id mention knows but the defects' (which AddDefect
-	// adds to): one lookup settles most tokens of a text, which are words.
-	ids map[string]struct{}
+	// ids holds every id mention knows, the defects' as NewFacts counted
+	// them (idsDefects of them): one lookup settles most tokens of a text,
+	// which are words. AddDefect adds defects after, which mention looks
+	// up in defects.
+	ids        map[string]struct{}
+	idsDefects int
 }
 
 // NewFacts builds the gates' view of a deal from its registry and grading.
@@ -148,8 +151,9 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 	return f
 }
 
-// indexIDs fills f.ids. The sets it reads do not change after NewFacts:
-// AddDefect replaces claims, never adds one.
+// indexIDs fills f.ids. The sets it reads do not change after NewFacts
+// but the defects, which only grow: AddDefect replaces claims, never adds
+// one.
 func (f *Facts) indexIDs() {
 	f.ids = make(map[string]struct{}, len(f.claims)+len(f.keys)+len(f.calcs)+len(f.evidence)+len(f.spans)+len(f.documents)+1)
 	for _, set := range []map[string]bool{f.evidence, f.spans, f.documents} {
@@ -169,6 +173,10 @@ func (f *Facts) indexIDs() {
 	if f.dealID != "" {
 		f.ids[f.dealID] = struct{}{}
 	}
+	for id := range f.defects {
+		f.ids[id] = struct{}{}
+	}
+	f.idsDefects = len(f.defects)
 }
 
 // addIDs adds the non-empty ids of xs to set.
@@ -339,7 +347,9 @@ func (f *Facts) mention(tok string) (ref string, known bool) {
 		return "", false
 	}
 	if _, ok := f.ids[tok]; !ok {
-		return "", f.defects[tok]
+		// Defects are only ever added: with as many as ids holds, they
+		// are the same.
+		return "", len(f.defects) > f.idsDefects && f.defects[tok]
 	}
 	if f.claims[tok] != nil || f.calcs[tok] != nil {
 		return tok, true

@@ -173,6 +173,7 @@ func TestMention(t *testing.T) {
 	}{
 		{claimID(1), claimID(1), true}, {"C1", claimID(1), true}, {calcID(1), calcID(1), true},
 		{evID(1), "", true}, {spanID(1), "", true}, {docID(1), "", true}, {dealID, "", true}, {flagged, "", true},
+		{fatalDefectID, "", true},
 		{"runway", "", false}, {"C99", "", false}, {"00000000-0000-4000-8000-000000000998", "", false},
 	} {
 		ref, known := f.mention(c.tok)
@@ -181,4 +182,10 @@ func TestMention(t *testing.T) {
 	}
 	_, known := fx.facts.mention(flagged)
 	require.False(t, known, "the defect is the debate's, not the deal's")
+	_, known = fx.facts.mention(fatalDefectID)
+	require.True(t, known, "the grading's defect")
+	g := NewFacts(fx.bundle, fx.grading)
+	g.AddDefect(debate.Defect{ID: flagged, ClaimID: claimID(3), Type: debate.DefectBrokenChain, Status: debate.DefectOpen})
+	_, known = g.mention(flagged)
+	require.True(t, known, "a defect added to the Facts themselves")
 }
