@@ -73,6 +73,12 @@ type Facts struct {
 	spans     map[string]bool
 	documents map[string]bool
 	defects   map[string]bool // ids of the defects already counted
+	// ids holds every id mention knows, the defects' as NewFacts counted
+	// them (idsDefects of them): one lookup settles most tokens of a text,
+	// which are words. AddDefect adds defects after, which mention looks
+	// up in defects.
+	ids        map[string]struct{}
+	idsDefects int
 }
 
 // NewFacts builds the gates' view of a deal from its registry and grading.
@@ -95,6 +101,7 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 	if b == nil {
 		return f
 	}
+	defer f.indexIDs()
 	f.dealID = b.Deal.ID
 	for _, c := range b.Claims {
 		if c.ID == "" {
@@ -142,6 +149,34 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 		}
 	}
 	return f
+}
+
+// indexIDs fills f.ids. The sets it reads do not change after NewFacts
+// but the defects, which only grow: AddDefect replaces claims, never adds
+// one.
+func (f *Facts) indexIDs() {
+	f.ids = make(map[string]struct{}, len(f.claims)+len(f.keys)+len(f.calcs)+len(f.evidence)+len(f.spans)+len(f.documents)+1)
+	for _, set := range []map[string]bool{f.evidence, f.spans, f.documents} {
+		for id := range set {
+			f.ids[id] = struct{}{}
+		}
+	}
+	for id := range f.claims {
+		f.ids[id] = struct{}{}
+	}
+	for k := range f.keys {
+		f.ids[k] = struct{}{}
+	}
+	for id := range f.calcs {
+		f.ids[id] = struct{}{}
+	}
+	if f.dealID != "" {
+		f.ids[f.dealID] = struct{}{}
+	}
+	for id := range f.defects {
+		f.ids[id] = struct{}{}
+	}
+	f.idsDefects = len(f.defects)
 }
 
 // addIDs adds the non-empty ids of xs to set.
@@ -310,6 +345,11 @@ func (f *Facts) isEvidence(id string) bool {
 func (f *Facts) mention(tok string) (ref string, known bool) {
 	if f == nil {
 		return "", false
+	}
+	if _, ok := f.ids[tok]; !ok {
+		// Defects are only ever added: with as many as ids holds, they
+		// are the same.
+		return "", len(f.defects) > f.idsDefects && f.defects[tok]
 	}
 	if f.claims[tok] != nil || f.calcs[tok] != nil {
 		return tok, true

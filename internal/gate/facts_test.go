@@ -159,3 +159,33 @@ func TestAddDefect(t *testing.T) {
 		require.Equal(t, []string{claimID(1)}, ReliedOnCritical([]debate.AgentOutput{*o}, f))
 	})
 }
+
+// TestMention: every kind of id a text may mention is recognised, the
+// defects a debate flags included, through the one-lookup index.
+func TestMention(t *testing.T) {
+	t.Parallel()
+	fx := setup(t)
+	flagged := "00000000-0000-4000-8000-000000000999"
+	f := fx.facts.WithDefects([]debate.Defect{{ID: flagged, ClaimID: claimID(2), Type: debate.DefectBrokenChain, Status: debate.DefectOpen}})
+	for _, c := range []struct {
+		tok, ref string
+		known    bool
+	}{
+		{claimID(1), claimID(1), true}, {"C1", claimID(1), true}, {calcID(1), calcID(1), true},
+		{evID(1), "", true}, {spanID(1), "", true}, {docID(1), "", true}, {dealID, "", true}, {flagged, "", true},
+		{fatalDefectID, "", true},
+		{"runway", "", false}, {"C99", "", false}, {"00000000-0000-4000-8000-000000000998", "", false},
+	} {
+		ref, known := f.mention(c.tok)
+		require.Equal(t, c.ref, ref, c.tok)
+		require.Equal(t, c.known, known, c.tok)
+	}
+	_, known := fx.facts.mention(flagged)
+	require.False(t, known, "the defect is the debate's, not the deal's")
+	_, known = fx.facts.mention(fatalDefectID)
+	require.True(t, known, "the grading's defect")
+	g := NewFacts(fx.bundle, fx.grading)
+	g.AddDefect(debate.Defect{ID: flagged, ClaimID: claimID(3), Type: debate.DefectBrokenChain, Status: debate.DefectOpen})
+	_, known = g.mention(flagged)
+	require.True(t, known, "a defect added to the Facts themselves")
+}

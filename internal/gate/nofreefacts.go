@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -212,12 +213,24 @@ func (s *scan) textViolations(field string, refs map[string]bool, f *Facts) []de
 func scanText(text string, f *Facts) scan {
 	var s scan
 	cleaned := stripIDs(text, f, &s)
-	toks := tokenize(cleaned)
+	buf := tokenBufs.Get().(*[]token)
+	toks := tokenize((*buf)[:0], cleaned)
 	for i := range toks {
 		classify(toks, i, cleaned, &s)
 	}
+	if cap(toks) <= maxKeptTokens {
+		*buf = toks
+		tokenBufs.Put(buf)
+	}
 	return s
 }
+
+// tokenBufs keeps token slices between scans: a gate scans every text of
+// every output, and nothing keeps a scan's tokens.
+var tokenBufs = sync.Pool{New: func() any { return new([]token) }}
+
+// maxKeptTokens bounds the token slices tokenBufs keeps.
+const maxKeptTokens = 1 << 14
 
 // isIDSep reports the runes that separate ids in a text.
 func isIDSep(r rune) bool {
@@ -236,6 +249,26 @@ func isIDSep(r rune) bool {
 // ("C1.", "*C1*").
 const idTrim = ".:!?*#~"
 
+// asciiIDSep and asciiIDTrim are isIDSep and idTrim for ASCII bytes: the
+// id scan reads most texts a byte at a time.
+var asciiIDSep, asciiIDTrim = func() (sep, trim [utf8.RuneSelf]bool) {
+	for c := range utf8.RuneSelf {
+		sep[c] = isIDSep(rune(c))
+		trim[c] = strings.IndexByte(idTrim, byte(c)) >= 0
+	}
+	return sep, trim
+}()
+
+// idSepAt reports whether the rune at text[i] separates ids, and its
+// length.
+func idSepAt(text string, i int) (sep bool, n int) {
+	if c := text[i]; c < utf8.RuneSelf {
+		return asciiIDSep[c], 1
+	}
+	r, n := utf8.DecodeRuneInString(text[i:])
+	return isIDSep(r), n
+}
+
 // IDTokens yields the byte ranges [a, b) of text's id-like tokens, in
 // order: the runs between separators (spaces, brackets, quotes, commas,
 // ...), with ".:!?*#~" trimmed from both ends, skipping runs that trim to
@@ -244,18 +277,32 @@ const idTrim = ".:!?*#~"
 func IDTokens(text string) iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
 		for i := 0; i < len(text); {
-			r, n := utf8.DecodeRuneInString(text[i:])
-			if isIDSep(r) {
+			if sep, n := idSepAt(text, i); sep {
 				i += n
 				continue
 			}
-			j := len(text)
-			if k := strings.IndexFunc(text[i:], isIDSep); k >= 0 {
-				j = i + k
+			j := i
+			for j < len(text) {
+				if c := text[j]; c < utf8.RuneSelf { // ASCII without a call
+					if asciiIDSep[c] {
+						break
+					}
+					j++
+					continue
+				}
+				sep, n := idSepAt(text, j)
+				if sep {
+					break
+				}
+				j += n
 			}
-			run := text[i:j]
-			a := i + len(run) - len(strings.TrimLeft(run, idTrim))
-			b := i + len(strings.TrimRight(run, idTrim))
+			a, b := i, j
+			for a < b && asciiIDTrim[text[a]&0x7f] && text[a] < utf8.RuneSelf {
+				a++
+			}
+			for b > a && asciiIDTrim[text[b-1]&0x7f] && text[b-1] < utf8.RuneSelf {
+				b--
+			}
 			i = j
 			if a < b && !yield(a, b) {
 				return
@@ -325,8 +372,8 @@ const (
 )
 
 type token struct {
-	kind tokKind
 	a, b int // byte range in the cleaned text
+	kind tokKind
 	// sentStart: the token opens a sentence, line, list item, clause,
 	// parenthesis or quotation; sentence: it opens a sentence, line or list
 	// item (not a clause, parenthesis or quotation); adjacent: no gap since
@@ -339,16 +386,36 @@ func isPercent(r rune) bool {
 }
 
 func isWordRune(r rune) bool {
+	if uint32(r) < utf8.RuneSelf {
+		return asciiWordRune[r]
+	}
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' || unicode.Is(unicode.Mn, r)
 }
 
-func tokenize(text string) []token {
+// asciiWordRune is isWordRune for ASCII.
+var asciiWordRune = func() (t [utf8.RuneSelf]bool) {
+	for c := range rune(utf8.RuneSelf) {
+		t[c] = unicode.IsLetter(c) || unicode.IsNumber(c) || c == '_' || unicode.Is(unicode.Mn, c)
+	}
+	return t
+}()
+
+// runeAt decodes the rune at text[i], ASCII without a call.
+func runeAt(text string, i int) (rune, int) {
+	if c := text[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(text[i:])
+}
+
+// tokenize appends text's tokens to toks.
+func tokenize(toks []token, text string) []token {
 	// About one token per word and gap: one allocation for most texts.
-	toks := make([]token, 0, len(text)/4+1)
+	toks = slices.Grow(toks, len(text)/4+1)
 	sent, sentence := true, true
 	lastEnd := -1
 	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
+		r, n := runeAt(text, i)
 		start := i
 		i += n
 		var k tokKind
@@ -356,7 +423,7 @@ func tokenize(text string) []token {
 		case unicode.IsLetter(r) || r == '_':
 			k = tWord
 			for i < len(text) {
-				r2, n2 := utf8.DecodeRuneInString(text[i:])
+				r2, n2 := runeAt(text, i)
 				if !isWordRune(r2) {
 					break
 				}
@@ -365,13 +432,18 @@ func tokenize(text string) []token {
 		case unicode.IsNumber(r):
 			k = tNumber
 			for i < len(text) {
-				r2, n2 := utf8.DecodeRuneInString(text[i:])
-				r3, _ := utf8.DecodeRuneInString(text[i+n2:])
-				// A '.' or ',' followed by a digit continues the number
-				// ("4.5", "12,000").
-				if unicode.IsNumber(r2) || (r2 == '.' || r2 == ',') && unicode.IsNumber(r3) {
+				r2, n2 := runeAt(text, i)
+				if unicode.IsNumber(r2) {
 					i += n2
 					continue
+				}
+				// A '.' or ',' followed by a digit continues the number
+				// ("4.5", "12,000").
+				if r2 == '.' || r2 == ',' {
+					if r3, _ := utf8.DecodeRuneInString(text[i+n2:]); unicode.IsNumber(r3) {
+						i += n2
+						continue
+					}
 				}
 				break
 			}

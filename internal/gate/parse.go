@@ -538,7 +538,7 @@ func checkList[T any](v *debate.Violations, field string, xs []T, limit int, che
 		return
 	}
 	for i, x := range xs {
-		check(fmt.Sprintf("%s[%d]", field, i), i, x)
+		check(field+"["+strconv.Itoa(i)+"]", i, x)
 	}
 }
 

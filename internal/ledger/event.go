@@ -108,7 +108,7 @@ func chain(prev *Event, e Event, s Signer, payload json.RawMessage) (Event, [32]
 		return Event{}, sum, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
 	e.Payload = payload
-	sum = sha256.Sum256(canonicalEvent(&e, payload))
+	sum = sumEvent(&e, payload)
 	var h [2 * sha256.Size]byte
 	hex.Encode(h[:], sum[:])
 	e.Hash = string(h[:])
@@ -236,7 +236,22 @@ func hashEvent(e *Event) ([32]byte, error) {
 	if err != nil {
 		return [32]byte{}, fmt.Errorf("payload: %w", err)
 	}
-	return sha256.Sum256(canonicalEvent(e, payload)), nil
+	return sumEvent(e, payload), nil
+}
+
+// sumEvent is sha256.Sum256(canonicalEvent(e, payload)) without the copy
+// of the payload: the members before and after it are written to the hash
+// around it.
+func sumEvent(e *Event, payload []byte) [32]byte {
+	var buf [512]byte
+	h := sha256.New()
+	b := appendHead(buf[:0], e)
+	h.Write(b)
+	h.Write(payload)
+	h.Write(appendTail(b[:0], e))
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // canonicalEvent writes the RFC 8785 form of the hashed object of e (see
@@ -248,6 +263,14 @@ func hashEvent(e *Event) ([32]byte, error) {
 // against canon.Transform of the same object.
 func canonicalEvent(e *Event, payload []byte) []byte {
 	b := make([]byte, 0, 384+len(e.Actor)+len(e.DebateID)+len(e.Node)+len(e.TenantID)+len(e.Type)+len(payload))
+	b = appendHead(b, e)
+	b = append(b, payload...)
+	return appendTail(b, e)
+}
+
+// appendHead appends the members of canonicalEvent before the payload's
+// value.
+func appendHead(b []byte, e *Event) []byte {
 	b = append(b, `{"actor":`...)
 	b = appendString(b, e.Actor)
 	b = append(b, `,"debate_id":`...)
@@ -256,8 +279,12 @@ func canonicalEvent(e *Event, payload []byte) []byte {
 	b = appendString(b, e.KeyID)
 	b = append(b, `,"node":`...)
 	b = appendString(b, e.Node)
-	b = append(b, `,"payload":`...)
-	b = append(b, payload...)
+	return append(b, `,"payload":`...)
+}
+
+// appendTail appends the members of canonicalEvent after the payload's
+// value.
+func appendTail(b []byte, e *Event) []byte {
 	b = append(b, `,"prev_hash":`...)
 	b = appendString(b, e.PrevHash)
 	b = append(b, `,"round":`...)

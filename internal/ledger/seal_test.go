@@ -266,6 +266,7 @@ func TestCanonicalEventMatchesJCS(t *testing.T) {
 	payload, err := canonicalPayload(e.Payload)
 	require.NoError(t, err)
 	require.Equal(t, string(referenceCanonical(t, &e)), string(canonicalEvent(&e, payload)))
+	require.Equal(t, sha256.Sum256(canonicalEvent(&e, payload)), sumEvent(&e, payload), "the streamed hash")
 }
 
 // FuzzCanonicalEvent checks canonicalEvent against the reference on
@@ -285,5 +286,6 @@ func FuzzCanonicalEvent(f *testing.F) {
 			return
 		}
 		require.Equal(t, string(referenceCanonical(t, &e)), string(canonicalEvent(&e, c)))
+		require.Equal(t, sha256.Sum256(canonicalEvent(&e, c)), sumEvent(&e, c), "the streamed hash")
 	})
 }

@@ -119,12 +119,48 @@ func collectRefs(payload []byte, claims, defects *orderedSet) {
 	if !bytes.Contains(payload, claimKey) && !bytes.Contains(payload, defectKey) {
 		return
 	}
-	var r idRefs
-	_ = json.Unmarshal(payload, &r) // partial results are kept on a type mismatch
+	r := decodeRefs(payload)
 	claims.add(r.ClaimID)
 	claims.add(r.ClaimIDs...)
 	defects.add(r.DefectID)
 	defects.add(r.DefectIDs...)
+}
+
+// decodeRefs decodes payload's idRefs as json.Unmarshal does (keys match
+// without regard to case, the last of a repeated key wins, partial results
+// are kept on a type mismatch, and invalid JSON gives nothing), decoding
+// the four members alone rather than the whole payload: every event of a
+// step passes here.
+func decodeRefs(payload []byte) idRefs {
+	var r idRefs
+	ok := canon.Members(payload, func(key, value []byte) bool {
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &k) != nil {
+				return true
+			}
+			key = []byte(k)
+		}
+		var into any
+		switch {
+		case bytes.EqualFold(key, []byte("claim_id")):
+			into = &r.ClaimID
+		case bytes.EqualFold(key, []byte("claim_ids")):
+			into = &r.ClaimIDs
+		case bytes.EqualFold(key, []byte("defect_id")):
+			into = &r.DefectID
+		case bytes.EqualFold(key, []byte("defect_ids")):
+			into = &r.DefectIDs
+		default:
+			return true
+		}
+		_ = json.Unmarshal(value, into) // partial results are kept on a type mismatch
+		return true
+	})
+	if !ok {
+		return idRefs{}
+	}
+	return r
 }
 
 // orderedSet keeps distinct non-empty strings in first-seen order.

@@ -78,8 +78,9 @@ const (
 // Engine runs protocols one node at a time. It is safe for concurrent use:
 // it holds no per-debate state, so one Engine serves every debate.
 type Engine struct {
-	cfg    Config // with its defaults filled in
-	randMu sync.Mutex
+	cfg     Config // with its defaults filled in
+	randMu  sync.Mutex
+	workers workers
 }
 
 // New returns an Engine. It returns an error wrapping debate.ErrInvalid if
@@ -121,7 +122,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("orchestrator: %w: %w", debate.ErrInvalid, err)
 	}
-	return &Engine{cfg: cfg}, nil
+	return &Engine{cfg: cfg, workers: workers{jobs: make(chan func())}}, nil
 }
 
 // Sleep waits d or until ctx is done, returning ctx's error then: the

@@ -3,6 +3,7 @@ package idis
 import (
 	"math"
 
+	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/tools"
 )
 
@@ -15,7 +16,20 @@ func (s *state) usageFor(round int) tools.Usage {
 	return s.Usage.Clone()
 }
 
-// apply folds one turn's result into the state.
+// forMerge is the result as a parallel branch hands it to merge: the
+// accepted output cut down to what apply reads of it, since the branch's
+// result is encoded and decoded on its way (and nothing else reads it).
+// apply(res) and apply(res.forMerge()) change a state alike.
+func (res turnResult) forMerge() turnResult {
+	if a := res.Accepted; a != nil {
+		res.Accepted = &debate.AgentOutput{Muhasabah: debate.Muhasabah{Confidence: a.Muhasabah.Confidence},
+			Position: a.Position, EvidenceRequests: a.EvidenceRequests, OpenQuestions: a.OpenQuestions}
+	}
+	return res
+}
+
+// apply folds one turn's result into the state. It reads of the accepted
+// output only what forMerge keeps.
 func (s *state) apply(res turnResult, round int) {
 	s.Round = round
 	if s.UsageRound != round {

@@ -237,11 +237,11 @@ func (p *proto) transcript(ctx context.Context, in *orchestrator.NodeInput) ([]d
 	if err != nil {
 		return nil, err
 	}
-	var pending transcript
-	if err := pending.add(in.Pending); err != nil {
+	pending, err := p.cfg.Transcripts.pending(tenant, in.DebateID, in.Pending)
+	if err != nil {
 		return nil, err
 	}
-	return append(outs, pending.outputs...), nil
+	return append(outs, pending...), nil
 }
 
 // payloadLedger is a ledger that can read the payloads of one event type
@@ -390,7 +390,7 @@ func (p *proto) branch(role string) func(context.Context, *turn) (*orchestrator.
 		if err != nil {
 			return protocol.BudgetStop(role, err, nil, nil)
 		}
-		raw, err := protocol.Encode(res)
+		raw, err := protocol.Encode(res.forMerge())
 		return &orchestrator.NodeOutput{State: raw, Events: emits}, err
 	}
 }

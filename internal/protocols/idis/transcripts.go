@@ -1,6 +1,7 @@
 package idis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,6 +35,32 @@ type transcript struct {
 	seen    int64
 	outputs []debate.AgentOutput
 	seqs    []int64 // of outputs
+	// decoded are the outputs of the pending events a step decoded last
+	// (Transcripts.pending), kept for the Publish of the same events once
+	// they commit, which would decode them again.
+	decoded []decodedOutput
+}
+
+// decodedOutput is an agent.output event's payload and its decoding.
+type decodedOutput struct {
+	seq     int64
+	payload []byte
+	out     debate.AgentOutput
+}
+
+// decode returns the agent output of e, an agent.output event, reusing the
+// decoding of a pending event with the same seq and payload.
+func (t *transcript) decode(e debate.Event) (debate.AgentOutput, error) {
+	for _, d := range t.decoded {
+		if d.seq == e.Seq && bytes.Equal(d.payload, e.Payload) {
+			return d.out, nil
+		}
+	}
+	var o debate.AgentOutput
+	if err := json.Unmarshal(e.Payload, &o); err != nil {
+		return o, fmt.Errorf("idis: transcript seq %d: %w", e.Seq, err)
+	}
+	return o, nil
 }
 
 // add takes events that continue what t has seen: their agent outputs are
@@ -42,9 +69,9 @@ type transcript struct {
 func (t *transcript) add(events []debate.Event) error {
 	for _, e := range events {
 		if e.Type == EventAgentOutput {
-			var o debate.AgentOutput
-			if err := json.Unmarshal(e.Payload, &o); err != nil {
-				return fmt.Errorf("idis: transcript seq %d: %w", e.Seq, err)
+			o, err := t.decode(e)
+			if err != nil {
+				return err
 			}
 			t.outputs = append(t.outputs, o)
 			t.seqs = append(t.seqs, e.Seq)
@@ -98,6 +125,35 @@ func (c *Transcripts) Publish(tenantID, debateID string, events []debate.Event) 
 	if err := t.add(events); err != nil {
 		t.outputs, t.seqs, t.seen = t.outputs[:n], t.seqs[:n], events[0].Seq-1 // left to the next turn's read, which reports it
 	}
+	t.decoded = slices.DeleteFunc(t.decoded, func(d decodedOutput) bool { return d.seq <= t.seen })
+}
+
+// pending returns the agent outputs of events, a step's NodeInput.Pending
+// (the previous step's events, committing while the step runs). The debate's
+// entry keeps their decoding until they are published: the parallel
+// branches of a step and the Publish of the events decode them once.
+func (c *Transcripts) pending(tenant, debateID string, events []debate.Event) ([]debate.AgentOutput, error) {
+	if !slices.ContainsFunc(events, func(e debate.Event) bool { return e.Type == EventAgentOutput }) {
+		return nil, nil
+	}
+	t := c.get(tenant+"\x00"+debateID, true)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var outs []debate.AgentOutput
+	var decoded []decodedOutput
+	for _, e := range events {
+		if e.Type != EventAgentOutput {
+			continue
+		}
+		o, err := t.decode(e)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, o)
+		decoded = append(decoded, decodedOutput{seq: e.Seq, payload: e.Payload, out: o})
+	}
+	t.decoded = decoded
+	return outs, nil
 }
 
 // startsIDIS reports whether e is the debate.started event of an IDIS

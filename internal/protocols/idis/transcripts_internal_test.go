@@ -92,3 +92,31 @@ func TestTranscriptsReadStopsAtHead(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"a1", "a2"}, ids(outs))
 }
+
+// TestTranscriptsPendingThenPublish: a step's pending outputs are decoded
+// once for its branches and the Publish of the same events; a payload
+// that differs at the same seq is decoded afresh.
+func TestTranscriptsPendingThenPublish(t *testing.T) {
+	c := NewTranscripts()
+	c.Publish("t", "d", []debate.Event{ev(1, orchestrator.EventDebateStarted, `{"protocol":"`+Name+`"}`)})
+	pend := []debate.Event{ev(2, "node.started", `{}`), ev(3, EventAgentOutput, `{"role":"advocate","content":"x"}`)}
+	outs, err := c.pending("t", "d", pend)
+	require.NoError(t, err)
+	require.Len(t, outs, 1)
+	require.Equal(t, "x", outs[0].Content)
+	tr := c.get("t\x00d", false)
+	require.Len(t, tr.decoded, 1)
+
+	other := []debate.Event{pend[0], ev(3, EventAgentOutput, `{"role":"advocate","content":"y"}`)}
+	outs, err = c.pending("t", "d", other)
+	require.NoError(t, err)
+	require.Equal(t, "y", outs[0].Content, "same seq, other bytes: decoded again")
+
+	c.Publish("t", "d", pend)
+	require.Equal(t, int64(3), tr.seen)
+	require.Equal(t, "x", tr.outputs[0].Content)
+	require.Empty(t, tr.decoded, "published outputs are no longer kept aside")
+
+	_, err = c.pending("t", "d", []debate.Event{ev(4, EventAgentOutput, `{"role":`)})
+	require.ErrorContains(t, err, "idis: transcript seq 4")
+}

@@ -333,6 +333,15 @@ func (d *draft) scrub(text string) string {
 	changed, last := false, 0
 	for i, j := range gate.IDTokens(text) {
 		tok := text[i:j]
+		if _, ok := v.ids[tok]; !ok {
+			if gate.IDShaped(tok) {
+				changed = true
+				b.WriteString(text[last:i])
+				b.WriteString(unresolved)
+				last = j
+			}
+			continue
+		}
 		switch {
 		case v.byID[tok] != nil:
 			d.ref(v.byID[tok])
@@ -340,12 +349,6 @@ func (d *draft) scrub(text string) string {
 			d.ref(v.byKey[tok])
 		case v.calcBy[tok] != nil:
 			d.refCalc(v.calcBy[tok])
-		case v.refs[tok] || v.known[tok]:
-		case gate.IDShaped(tok):
-			changed = true
-			b.WriteString(text[last:i])
-			b.WriteString(unresolved)
-			last = j
 		}
 	}
 	if !changed {

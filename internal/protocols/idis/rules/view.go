@@ -200,6 +200,9 @@ type index struct {
 	// known holds the other ids a text may mention without citing them:
 	// the deal's and its defects'.
 	known map[string]bool
+	// ids is every id or key a text may name (refs, known and the claim
+	// keys): one lookup settles most tokens of a text, which are words.
+	ids map[string]struct{}
 }
 
 // indexCacheLimit bounds the indexes a role set keeps; past it the cache
@@ -310,6 +313,15 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 		if old, ok := v.sanadOf[s.ClaimID]; !ok || s.ID < old.ID {
 			v.sanadOf[s.ClaimID] = s
 		}
+	}
+	v.ids = make(map[string]struct{}, len(v.refs)+len(v.known)+len(v.byKey))
+	for _, set := range []map[string]bool{v.refs, v.known} {
+		for id := range set {
+			v.ids[id] = struct{}{}
+		}
+	}
+	for k := range v.byKey {
+		v.ids[k] = struct{}{}
 	}
 	return v
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/debated/debated/internal/canon"
 	"github.com/debated/debated/internal/debate"
 )
 
@@ -368,11 +369,13 @@ func checkGate(v *debate.Violations, field, debateID string, g *debate.HumanGate
 // that does not parse, and bytes that are not UTF-8 (PostgreSQL refuses
 // them, encoding/json would let them through). A NUL can only appear
 // escaped in valid JSON, which PostgreSQL's json type keeps as it is.
+// canon.Valid is json.Valid's verdict at a quarter of its cost: every event
+// payload and checkpoint state passes here.
 func checkJSON(v *debate.Violations, field string, data []byte) {
 	switch {
 	case !utf8.Valid(data):
 		v.Add(field, "is not valid UTF-8")
-	case !json.Valid(data):
+	case !canon.Valid(data):
 		v.Add(field, "is not valid JSON")
 	}
 }
