@@ -5,7 +5,8 @@
 // detector and the stop conditions.
 //
 // The package is pure: it imports the standard library and internal/debate
-// only, reads no clock and no environment, keeps no globals that change, and
+// only, reads no clock and no environment, keeps no state between calls
+// that an answer depends on (only a pool of scratch token slices), and
 // gives the same answer for the same input. Everything it knows of the
 // tenant's deal is in a Facts, built once per debate from the registry and
 // its grading (NewFacts) and extended with the defects flagged during the
