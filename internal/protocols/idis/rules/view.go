@@ -33,8 +33,6 @@ var materialityWeights = map[debate.Materiality]float64{
 	debate.MaterialityCritical: 3, debate.MaterialityHigh: 2, debate.MaterialityLow: 0.5,
 }
 
-func materialityWeight(m debate.Materiality) float64 { return cmp.Or(materialityWeights[m], 1) }
-
 // matnTypes are the defects of a claim's text against other sources (its
 // matn): the contradiction finder's remit. Every other type concerns the
 // chain or the source and is the sanad breaker's.
@@ -266,7 +264,7 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 		if c.ID == "" || v.byID[c.ID] != nil || (c.DealID != "" && c.DealID != b.Deal.ID) {
 			continue
 		}
-		cv := &claimView{claim: c, weight: materialityWeight(c.Materiality)}
+		cv := &claimView{claim: c, weight: cmp.Or(materialityWeights[c.Materiality], 1)}
 		if g, ok := grades[c.ID]; ok {
 			cv.grade, cv.graded = g, true
 		} else {
