@@ -156,13 +156,15 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 // one.
 func (f *Facts) indexIDs() {
 	f.ids = make(map[string]struct{}, len(f.claims)+len(f.keys)+len(f.calcs)+len(f.evidence)+len(f.spans)+len(f.documents)+len(f.defects)+1)
-	for _, set := range []map[string]bool{f.evidence, f.spans, f.documents, f.defects, {f.dealID: true}} {
+	for _, set := range []map[string]bool{f.evidence, f.spans, f.documents, f.defects} {
 		addKeys(f.ids, set)
 	}
 	addKeys(f.ids, f.claims)
 	addKeys(f.ids, f.keys)
 	addKeys(f.ids, f.calcs)
-	delete(f.ids, "")
+	if f.dealID != "" {
+		f.ids[f.dealID] = struct{}{}
+	}
 	f.idsDefects = len(f.defects)
 }
 
