@@ -396,10 +396,7 @@ func (b *budgets) add(x *llm.Backend) {
 // Publish implements runner.Publisher: a stopped or aborted debate is
 // forgotten by every backend.
 func (b *budgets) Publish(_, debateID string, events []debate.Event) {
-	ended := slices.ContainsFunc(events, func(e debate.Event) bool {
-		return e.Type == orchestrator.EventDebateStopped || e.Type == orchestrator.EventDebateAborted
-	})
-	if !ended {
+	if !slices.ContainsFunc(events, func(e debate.Event) bool { return slices.Contains(orchestrator.TerminalEventTypes(), e.Type) }) {
 		return
 	}
 	b.mu.Lock()

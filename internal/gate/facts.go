@@ -155,28 +155,24 @@ func NewFacts(b *debate.DealBundle, g *debate.DealGrading) *Facts {
 // but the defects, which only grow: AddDefect replaces claims, never adds
 // one.
 func (f *Facts) indexIDs() {
-	f.ids = make(map[string]struct{}, len(f.claims)+len(f.keys)+len(f.calcs)+len(f.evidence)+len(f.spans)+len(f.documents)+1)
-	for _, set := range []map[string]bool{f.evidence, f.spans, f.documents} {
-		for id := range set {
-			f.ids[id] = struct{}{}
-		}
+	f.ids = make(map[string]struct{}, len(f.claims)+len(f.keys)+len(f.calcs)+len(f.evidence)+len(f.spans)+len(f.documents)+len(f.defects)+1)
+	for _, set := range []map[string]bool{f.evidence, f.spans, f.documents, f.defects} {
+		addKeys(f.ids, set)
 	}
-	for id := range f.claims {
-		f.ids[id] = struct{}{}
-	}
-	for k := range f.keys {
-		f.ids[k] = struct{}{}
-	}
-	for id := range f.calcs {
-		f.ids[id] = struct{}{}
-	}
+	addKeys(f.ids, f.claims)
+	addKeys(f.ids, f.keys)
+	addKeys(f.ids, f.calcs)
 	if f.dealID != "" {
 		f.ids[f.dealID] = struct{}{}
 	}
-	for id := range f.defects {
-		f.ids[id] = struct{}{}
-	}
 	f.idsDefects = len(f.defects)
+}
+
+// addKeys adds the keys of src to set.
+func addKeys[V any](set map[string]struct{}, src map[string]V) {
+	for k := range src {
+		set[k] = struct{}{}
+	}
 }
 
 // addIDs adds the non-empty ids of xs to set.

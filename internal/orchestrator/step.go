@@ -182,7 +182,11 @@ func (s *step) run(ctx context.Context) (*debate.StepCommit, error) {
 	if node.isGroup() {
 		res = s.runGroup(ctx, node, state, inHash)
 	} else {
-		res = s.runTask(ctx, node, state, inHash)
+		out, o := retry(ctx, s, node, "", s.firstAttempt(), s.taskAttempt(node, state, inHash, false))
+		res = nodeResult{out: out, attempts: o.attempts, err: o.err, canceled: o.canceled, events: o.retryEvents(node.Name, "")}
+		if out != nil {
+			res.events = append(res.events, out.events...)
+		}
 	}
 	if res.canceled != nil {
 		return nil, res.canceled
@@ -262,16 +266,6 @@ type nodeResult struct {
 	err            error
 	failedBranches []string
 	canceled       error // see outcome
-}
-
-func (s *step) runTask(ctx context.Context, n *Node, state []byte, hash string) nodeResult {
-	out, o := retry(ctx, s, n, "", s.firstAttempt(), s.taskAttempt(n, state, hash, false))
-	res := nodeResult{out: out, attempts: o.attempts, err: o.err, canceled: o.canceled}
-	res.events = o.retryEvents(n.Name, "")
-	if out != nil {
-		res.events = append(res.events, out.events...)
-	}
-	return res
 }
 
 // taskAttempt returns one attempt of a task node: Run under the node's

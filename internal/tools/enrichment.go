@@ -127,7 +127,11 @@ func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
 			used[i] = true
 			out.TotalCount++
 			if len(out.Results) < maxEnrichmentResults {
-				out.Results = append(out.Results, enrichmentResult(r))
+				out.Results = append(out.Results, EnrichmentResult{
+					RecordID: r.ID, EntityType: strings.ToUpper(strings.TrimSpace(r.EntityType)), EntityName: r.EntityName,
+					DataPoint: r.DataPoint, ClaimText: r.EntityName + " " + r.DataPoint + ": " + r.Value, Value: r.Value,
+					Source: r.Source, AsOf: r.AsOf, SourceGrade: string(EnrichmentGrade(r.SourceGrade)), CorroborationRequired: true,
+				})
 			}
 		}
 		if !found {
@@ -135,12 +139,4 @@ func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
 		}
 	}
 	return out, nil
-}
-
-func enrichmentResult(r Enrichment) EnrichmentResult {
-	return EnrichmentResult{
-		RecordID: r.ID, EntityType: strings.ToUpper(strings.TrimSpace(r.EntityType)), EntityName: r.EntityName,
-		DataPoint: r.DataPoint, ClaimText: r.EntityName + " " + r.DataPoint + ": " + r.Value, Value: r.Value,
-		Source: r.Source, AsOf: r.AsOf, SourceGrade: string(EnrichmentGrade(r.SourceGrade)), CorroborationRequired: true,
-	}
 }

@@ -258,7 +258,11 @@ func validate(path string, val any, s map[string]any) []debate.Violation {
 			bad(path, "is %d characters, more than %v", n, l)
 		}
 		if enum, ok := s["enum"].([]any); ok && !slices.Contains(enum, any(str)) {
-			bad(path, "must be one of %s", enumList(enum))
+			parts := make([]string, len(enum))
+			for i, e := range enum {
+				parts[i] = fmt.Sprint(e)
+			}
+			bad(path, "must be one of %s", strings.Join(parts, ", "))
 		}
 	case "number", "integer":
 		n, ok := val.(json.Number)
@@ -286,14 +290,6 @@ func validate(path string, val any, s map[string]any) []debate.Violation {
 		}
 	}
 	return out
-}
-
-func enumList(enum []any) string {
-	parts := make([]string, 0, len(enum))
-	for _, e := range enum {
-		parts = append(parts, fmt.Sprint(e))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // refsSchema, muhasabahSchema and toolCallsSchema are what the server adds

@@ -101,10 +101,6 @@ func idsOf(hs []Hypothesis) []string {
 	return out
 }
 
-func hasGradeA(h Hypothesis, ev map[string]Evidence) bool {
-	return slices.ContainsFunc(h.EvidenceIDs, func(id string) bool { return ev[id].SourceGrade == debate.GradeA })
-}
-
 // checkPrinciple checks one principle and, when it fails, says what to do.
 func checkPrinciple(p Principle, hs []Hypothesis, plan *Plan, ev map[string]Evidence) (PrincipleResult, Feedback) {
 	res := PrincipleResult{PrincipleID: p.ID, Description: p.Description, Rule: p.Rule, Findings: []string{}}
@@ -139,7 +135,7 @@ func checkPrinciple(p Principle, hs []Hypothesis, plan *Plan, ev map[string]Evid
 		fb.Action, fb.Detail = ActionAddCounter, "present at least one counter-hypothesis"
 	case RuleMaxConfidenceNoA:
 		for _, h := range hs {
-			if h.Confidence > p.Rule.Float && !hasGradeA(h, ev) {
+			if h.Confidence > p.Rule.Float && !slices.ContainsFunc(h.EvidenceIDs, func(id string) bool { return ev[id].SourceGrade == debate.GradeA }) {
 				bad = append(bad, h)
 				res.Findings = append(res.Findings, fmt.Sprintf("%s has confidence %.2f without grade A evidence; at most %.2f", h.ID, h.Confidence, p.Rule.Float))
 			}

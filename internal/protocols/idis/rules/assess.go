@@ -309,28 +309,19 @@ func (v *view) assess(conceded map[string]*concession) assessment {
 	if len(a.passReasons) == 0 && len(severe) >= 2 {
 		a.passReasons = severe
 	}
+	materialConcession := false
+	for _, con := range a.conceded {
+		materialConcession = materialConcession || con.claim.material() && con.severity != debate.SeverityMinor
+	}
 	switch {
 	case len(v.claims) == 0 || len(a.passReasons) > 0:
 		a.rec = debate.RecommendPass
-	case len(severe) > 0 || len(a.unverified) > 0 || len(a.weak) > 0 || a.hasMaterialConcession() || a.flaggedRisks() > 0:
+	case len(severe) > 0 || len(a.unverified) > 0 || len(a.weak) > 0 || materialConcession || slices.ContainsFunc(a.risks, func(r risk) bool { return r.flagged }):
 		a.rec = debate.RecommendConditional
 	default:
 		a.rec = debate.RecommendInvest
 	}
 	return a
-}
-
-func (a *assessment) hasMaterialConcession() bool {
-	for _, con := range a.conceded {
-		if con.claim.material() && con.severity != debate.SeverityMinor {
-			return true
-		}
-	}
-	return false
-}
-
-func (a *assessment) flaggedRisks() int {
-	return len(filter(a.risks, func(r risk) bool { return r.flagged }))
 }
 
 // sortedConcessions orders concessions by claim key.

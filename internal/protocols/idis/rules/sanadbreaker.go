@@ -106,20 +106,17 @@ func (v *view) unknownSource(c *claimView) (string, []string) {
 		return fmt.Sprintf("primary evidence %s comes from a grade D source (%s): an unreliable or unidentified origin",
 			e.ID, cmp.Or(e.SourceSystem, "no source system")), []string{e.ID}
 	}
-	for _, id := range []string{c.claim.PrimarySpanID, spanOf(e)} {
+	spans := []string{c.claim.PrimarySpanID}
+	if e != nil {
+		spans = append(spans, e.SourceSpanID)
+	}
+	for _, id := range spans {
 		if s := v.spans[id]; s != nil && s.DocumentID != "" && v.docs[s.DocumentID] == nil {
 			return fmt.Sprintf("primary span %s cites document %s, which the deal does not hold: the source cannot be identified",
 				s.ID, clip(s.DocumentID, 80)), []string{s.ID}
 		}
 	}
 	return "", nil
-}
-
-func spanOf(e *debate.EvidenceItem) string {
-	if e == nil {
-		return ""
-	}
-	return e.SourceSpanID
 }
 
 // raiseNew turns the findings not yet raised in the transcript into

@@ -33,8 +33,6 @@ var materialityWeights = map[debate.Materiality]float64{
 	debate.MaterialityCritical: 3, debate.MaterialityHigh: 2, debate.MaterialityLow: 0.5,
 }
 
-func materialityWeight(m debate.Materiality) float64 { return cmp.Or(materialityWeights[m], 1) }
-
 // matnTypes are the defects of a claim's text against other sources (its
 // matn): the contradiction finder's remit. Every other type concerns the
 // chain or the source and is the sanad breaker's.
@@ -197,11 +195,9 @@ type index struct {
 	// spans, calcs, claims and documents of the deal (what sanad.Flag
 	// accepts).
 	refs map[string]bool
-	// known holds the other ids a text may mention without citing them:
-	// the deal's and its defects'.
-	known map[string]bool
-	// ids is every id or key a text may name (refs, known and the claim
-	// keys): one lookup settles most tokens of a text, which are words.
+	// ids is every id or key a text may name: refs, the claim keys and the
+	// ids it mentions without citing them (the deal's and its defects').
+	// One lookup settles most tokens of a text, which are words.
 	ids map[string]struct{}
 }
 
@@ -241,7 +237,7 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 		byID: map[string]*claimView{}, byKey: map[string]*claimView{}, calcBy: map[string]*calcView{},
 		evidence: map[string]*debate.EvidenceItem{}, bySpan: map[string]*debate.EvidenceItem{}, spans: map[string]*debate.Span{},
 		docs: map[string]*debate.Document{}, sanadOf: map[string]*debate.Sanad{}, refs: map[string]bool{},
-		known: map[string]bool{b.Deal.ID: true},
+		ids: map[string]struct{}{b.Deal.ID: {}},
 	}
 	grades := map[string]debate.ClaimGrade{}
 	results := map[string]debate.CalcResult{}
@@ -251,11 +247,11 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 				grades[c.ClaimID] = c
 			}
 			for _, d := range c.Defects {
-				v.known[d.ID] = true
+				v.ids[d.ID] = struct{}{}
 			}
 		}
 		for _, d := range g.Defects {
-			v.known[d.ID] = true
+			v.ids[d.ID] = struct{}{}
 		}
 		for _, c := range g.Calcs {
 			if _, dup := results[c.CalcID]; !dup {
@@ -268,7 +264,7 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 		if c.ID == "" || v.byID[c.ID] != nil || (c.DealID != "" && c.DealID != b.Deal.ID) {
 			continue
 		}
-		cv := &claimView{claim: c, weight: materialityWeight(c.Materiality)}
+		cv := &claimView{claim: c, weight: cmp.Or(materialityWeights[c.Materiality], 1)}
 		if g, ok := grades[c.ID]; ok {
 			cv.grade, cv.graded = g, true
 		} else {
@@ -314,11 +310,8 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 			v.sanadOf[s.ClaimID] = s
 		}
 	}
-	v.ids = make(map[string]struct{}, len(v.refs)+len(v.known)+len(v.byKey))
-	for _, set := range []map[string]bool{v.refs, v.known} {
-		for id := range set {
-			v.ids[id] = struct{}{}
-		}
+	for id := range v.refs {
+		v.ids[id] = struct{}{}
 	}
 	for k := range v.byKey {
 		v.ids[k] = struct{}{}
