@@ -257,12 +257,8 @@ func (p *parser) str(key bool) error {
 	p.out = append(p.out, '"')
 	for {
 		// Copy the run of bytes that need no change.
-		j := p.i
-		for j < len(p.in) {
-			c := p.in[j]
-			if c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-				break
-			}
+		j, in := p.i, p.in // locals: the loop keeps them in registers
+		for j < len(in) && plainASCII[in[j]] {
 			j++
 		}
 		p.out = append(p.out, p.in[p.i:j]...)
@@ -303,6 +299,15 @@ func (p *parser) str(key bool) error {
 		}
 	}
 }
+
+// plainASCII marks the bytes str copies without decoding them: the plain
+// ones below utf8.RuneSelf.
+var plainASCII = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = plain[c]
+	}
+	return t
+}()
 
 // escape reads an escape sequence at p.i (the backslash) and returns the
 // rune it stands for.
