@@ -11,6 +11,7 @@
 package canon
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -422,7 +423,7 @@ func (p *parser) literal() error {
 		return p.errorf("invalid literal or number %q", clip(tok))
 	}
 	p.i = j
-	if isPlainInt(tok) { // already canonical
+	if isPlainInt(tok) || isPlainDecimal(tok) { // already canonical
 		p.out = append(p.out, tok...)
 		return nil
 	}
@@ -436,6 +437,32 @@ func (p *parser) literal() error {
 	}
 	p.out = append(p.out, s...)
 	return nil
+}
+
+// isPlainDecimal reports a number (isNumber) with a fraction that ends in
+// a nonzero digit, no exponent, at most 15 significant digits and a value
+// of at least 1e-6: its double's shortest digits are its own (two
+// decimals of 15 digits are two doubles), which RFC 8785 writes as they
+// are.
+func isPlainDecimal(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	dot := bytes.IndexByte(b, '.')
+	if dot < 0 || b[len(b)-1] < '1' || b[len(b)-1] > '9' {
+		return false // an integer, an exponent or a trailing zero
+	}
+	frac := b[dot+1:]
+	for _, c := range frac {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	if dot == 1 && b[0] == '0' { // 0.00…ddd: below 1e-6 RFC 8785 writes an exponent
+		zeros := len(frac) - len(bytes.TrimLeft(frac, "0"))
+		return zeros <= 5 && len(frac)-zeros <= 15
+	}
+	return dot+len(frac) <= 15
 }
 
 func clip(b []byte) string {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -99,4 +101,31 @@ func BenchmarkTransform(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDecimalsMatchJCS: decimals around the plain-decimal fast path (15
+// and 16 significant digits, 1e-6 and 1e-7, trailing zeros) come out as
+// jcs writes them.
+func TestDecimalsMatchJCS(t *testing.T) {
+	t.Parallel()
+	ins := []string{"0.1", "-0.5", "0.000001", "0.0000001", "-0.0000012", "0.00000123456789012345",
+		"1.10", "123456789012345.5", "12345678901234.5", "0.123456789012345", "0.1234567890123456",
+		"9007199254740993.5", "100.25", "0.30000000000000004", "1.7976931348623157", "5.0e-1", "0.0"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		ip := strconv.FormatUint(r.Uint64N(1_000_000_000_000), 10)[:1+r.IntN(8)]
+		if r.IntN(3) == 0 {
+			ip = "0"
+		}
+		frac := strings.Repeat("0", r.IntN(8)) + strconv.FormatUint(r.Uint64N(1<<53), 10)[:1+r.IntN(12)]
+		sign := ""
+		if r.IntN(2) == 0 {
+			sign = "-"
+		}
+		ins = append(ins, sign+ip+"."+frac)
+	}
+	for _, in := range ins {
+		check(t, []byte(in))
+		check(t, []byte(`{"v":[`+in+`]}`))
+	}
 }
