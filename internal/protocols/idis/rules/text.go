@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/debated/debated/internal/debate"
@@ -182,8 +183,9 @@ func sentence(s string) string {
 	if s == "" {
 		return ""
 	}
-	r, n := utf8.DecodeRuneInString(s)
-	s = strings.ToUpper(string(r)) + s[n:]
+	if r, n := utf8.DecodeRuneInString(s); unicode.ToUpper(r) != r || r == utf8.RuneError {
+		s = strings.ToUpper(string(r)) + s[n:] // already capital: no copy
+	}
 	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
 		s += "."
 	}
