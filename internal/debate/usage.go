@@ -4,8 +4,8 @@ import "encoding/json"
 
 // TokensUsed is the model tokens (prompt and completion) recorded in
 // events: every protocol records the model calls behind an event in its
-// payload's top-level "model" member (a ModelCall), once. A debate's
-// ledger so gives its spend to a process that did not see it (after a
+// payload's top-level "model" member (a ModelCall), once; a negative count
+// counts as none. A debate's ledger so gives its spend to a process that did not see it (after a
 // restart, or on another replica), for its budget.
 func TokensUsed(events []Event) int {
 	n := 0
@@ -16,7 +16,7 @@ func TokensUsed(events []Event) int {
 		// A payload that is not an object, or whose model member is not a
 		// ModelCall, records no call.
 		if json.Unmarshal(e.Payload, &p) == nil && p.Model != nil {
-			n += p.Model.PromptTokens + p.Model.CompletionTokens
+			n += max(0, p.Model.PromptTokens) + max(0, p.Model.CompletionTokens)
 		}
 	}
 	return n

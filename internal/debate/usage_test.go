@@ -18,9 +18,10 @@ func TestTokensUsed(t *testing.T) {
 		ev(`{"status":"completed"}`),
 		ev(`{"model":"gpt-x","answer":{"model":{"prompt_tokens":999}}}`),            // not a model record
 		ev(`{"outputs":[{"model":{"prompt_tokens":500,"completion_tokens":500}}]}`), // nested: a copy, not a call
+		ev(`{"model":{"model":"m","prompt_tokens":-5000,"completion_tokens":3}}`),   // a negative count is none
 		ev(`[1,2]`),
 		ev(``),
 	}
-	require.Equal(t, 157, TokensUsed(events))
+	require.Equal(t, 160, TokensUsed(events))
 	require.Zero(t, TokensUsed(nil))
 }

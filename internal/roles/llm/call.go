@@ -108,6 +108,9 @@ func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompleti
 			attribute.String("gen_ai.request.model", req.Model), attribute.String("agent.role", st.Role),
 			attribute.String("debate_id", st.DebateID), attribute.Int("gen_ai.request.max_tokens", b.cfg.MaxTokens)))
 	resp, err := b.send(sctx, st, req)
+	// A server's usage is what the budget counts: a negative count (a
+	// broken or hostile server) counts as none, never as tokens given back.
+	resp.Usage.PromptTokens, resp.Usage.CompletionTokens = max(0, resp.Usage.PromptTokens), max(0, resp.Usage.CompletionTokens)
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, "model call failed")

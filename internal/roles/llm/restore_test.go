@@ -60,3 +60,21 @@ func TestBudgetRestoredFromTheLedger(t *testing.T) {
 	require.ErrorIs(t, err, down)
 	require.Empty(t, broken.srv.Requests())
 }
+
+// TestNegativeUsageCountsAsNone: a server that reports negative usage
+// does not give a debate tokens back.
+func TestNegativeUsageCountsAsNone(t *testing.T) {
+	t.Parallel()
+	srv := openaitest.New(t, func(openaitest.Request) openaitest.Answer {
+		return openaitest.Answer{Content: `{"answer":"ok"}`, PromptTokens: -1_000_000, CompletionTokens: 7}
+	})
+	e := setup(t)
+	e.cfg.BaseURL, e.cfg.Budget = srv.URL, 1_000_000
+	b, err := llm.NewBackend(e.cfg)
+	require.NoError(t, err)
+	res, err := b.JSON(context.Background(), jsonCall(nil))
+	require.NoError(t, err)
+	require.Equal(t, 7, b.Used("debate-1"))
+	require.Zero(t, res.Model.PromptTokens, "the ledger records none either")
+	require.Equal(t, 7, res.Model.CompletionTokens)
+}
