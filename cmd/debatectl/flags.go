@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 )
@@ -25,18 +26,23 @@ func required(cmd string, pairs ...string) error {
 }
 
 // noArgs parses args with fs and refuses positional arguments, which a
-// command that takes only flags would otherwise drop silently.
-func noArgs(fs interface {
-	Parse([]string) error
-	Name() string
-	NArg() int
-	Args() []string
-}, args []string) error {
+// command that takes only flags would otherwise drop silently; it names
+// the command's flags (and, with one flag and one argument, the line meant).
+func noArgs(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%s takes no arguments, only flags: unexpected %q", fs.Name(), fs.Args())
+	if fs.NArg() == 0 {
+		return nil
 	}
-	return nil
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+	hint := ""
+	switch {
+	case len(names) == 1 && fs.NArg() == 1:
+		hint = fmt.Sprintf(" (did you mean %s %s?)", names[0], fs.Arg(0))
+	case len(names) > 0:
+		hint = " (its flags: " + strings.Join(names, ", ") + ")"
+	}
+	return fmt.Errorf("%s takes no arguments, only flags: unexpected %q%s", fs.Name(), fs.Args(), hint)
 }

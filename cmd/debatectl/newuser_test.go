@@ -66,7 +66,7 @@ func TestRequiredFlagsAreNamed(t *testing.T) {
 	env := map[string]string{"DEBATECTL_API_KEY": "k", "DEBATECTL_ADMIN_TOKEN": "t"}
 	for args, want := range map[string]string{
 		"tenant create":                           "tenant create needs --name",
-		"tenant create acme":                      `tenant create takes no arguments, only flags: unexpected ["acme"]`,
+		"tenant create acme":                      `tenant create takes no arguments, only flags: unexpected ["acme"] (did you mean --name acme?)`,
 		"key create --name ci":                    "key create needs --tenant",
 		"debate create":                           "debate create needs --deal and --protocol",
 		"debate create --deal d":                  "debate create needs --protocol",
