@@ -65,9 +65,5 @@ func isObject(raw []byte) bool {
 // a value JSON cannot carry (a NaN or infinite number of a deal that was
 // never validated).
 func encodeCanonical(v any) (json.RawMessage, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return canon.Transform(raw)
+	return canon.Marshal(v)
 }
