@@ -241,7 +241,7 @@ func (p *proto) transcript(ctx context.Context, in *orchestrator.NodeInput) ([]d
 	if err != nil {
 		return nil, err
 	}
-	return append(outs, pending...), nil
+	return append(append(make([]debate.AgentOutput, 0, len(outs)+len(pending)), outs...), pending...), nil
 }
 
 // payloadLedger is a ledger that can read the payloads of one event type

@@ -174,6 +174,8 @@ func startsIDIS(e debate.Event) bool {
 // output after head, although the ledger may hold some by now: the
 // previous step's, committed while a step computed ahead (see
 // Protocol.Pipelined) ran, which that step gets from NodeInput.Pending.
+// The outputs are the cache's, which never change: the slice is clipped,
+// so appending to it copies them.
 func (c *Transcripts) read(ctx context.Context, ledger Ledger, tenant, debateID string, head int64) ([]debate.AgentOutput, error) {
 	if head <= 0 {
 		return nil, nil
@@ -215,5 +217,5 @@ func (c *Transcripts) read(ctx context.Context, ledger Ledger, tenant, debateID 
 	for n > 0 && t.seqs[n-1] > head {
 		n--
 	}
-	return slices.Clone(t.outputs[:n]), nil
+	return t.outputs[:n:n], nil
 }
