@@ -204,14 +204,16 @@ var rawMessage = reflect.TypeFor[json.RawMessage]()
 // roundTrips reports whether v, encoded by encoding/json and canonicalised,
 // decodes as v (omit: v's field is omitempty). When unsure it says no:
 // invalid UTF-8 (the encoder replaces it), a RawMessage not in canonical
-// form, nil where null is written, an empty slice that is not nil, -0, and
-// kinds an output does not hold.
+// form, nil where null is written, an empty slice that is not nil, -0, an
+// integer a double does not hold exactly, and kinds an output does not hold.
 func roundTrips(v reflect.Value, omit bool) bool {
 	switch v.Kind() {
 	case reflect.String:
 		return utf8.ValidString(v.String())
-	case reflect.Bool, reflect.Int, reflect.Int64:
+	case reflect.Bool:
 		return true
+	case reflect.Int, reflect.Int64: // RFC 8785 numbers are doubles
+		return v.Int() >= -1<<53 && v.Int() <= 1<<53
 	case reflect.Float64:
 		return v.Float() != 0 || !math.Signbit(v.Float())
 	case reflect.Pointer:

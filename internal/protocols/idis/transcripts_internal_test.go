@@ -150,6 +150,7 @@ func TestTranscriptsSpoken(t *testing.T) {
 		"args not JSON":        func(o *debate.AgentOutput) { o.ToolCalls[0].Args = json.RawMessage(`{`) },
 		"empty omitted slice":  func(o *debate.AgentOutput) { o.OpenQuestions = []string{} },
 		"minus zero":           func(o *debate.AgentOutput) { o.Position.Confidence = math.Copysign(0, -1) },
+		"huge integer":         func(o *debate.AgentOutput) { o.Model.PromptTokens = 1<<60 + 1 },
 	}
 	seq := int64(1)
 	for name, change := range mergeMaps(kept, dropped) {
