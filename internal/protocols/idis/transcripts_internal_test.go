@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -129,13 +128,15 @@ func TestTranscriptsPendingThenPublish(t *testing.T) {
 // its payload only when decoding the payload gives the same output; then
 // the pending event is not decoded again.
 func TestTranscriptsSpoken(t *testing.T) {
-	full := debate.AgentOutput{AgentID: "advocate", Role: "advocate", RoundNumber: 2, Content: "x <y> & \u2028 é",
-		StructuredContent: json.RawMessage(`{"b": [1, 2.50], "a": "\u00e9"}`), ClaimRefs: []string{"c1"},
-		ToolCalls: []debate.ToolCall{{Tool: "t", Args: json.RawMessage(`{"z":1e2,"y":null}`)}},
-		Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{"c1"}, Confidence: 0.1 + 0.2,
-			FalsifiabilityTests: []debate.FalsifiabilityTest{{TestDescription: "d", RequiredEvidence: "e", PassFailRule: "r"}}},
-		Position: &debate.Position{Recommendation: "INVEST", Confidence: 1e-7},
-		Model:    &debate.ModelCall{Model: "m", Calls: 3}}
+	full := func() debate.AgentOutput {
+		return debate.AgentOutput{AgentID: "advocate", Role: "advocate", RoundNumber: 2, Content: "x <y> & \u2028 é",
+			StructuredContent: json.RawMessage(`{"b": [1, 2.50], "a": "\u00e9"}`), ClaimRefs: []string{"c1"},
+			ToolCalls: []debate.ToolCall{{Tool: "t", Args: json.RawMessage(`{"z":1e2,"y":null}`)}},
+			Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{"c1"}, Confidence: 0.1 + 0.2,
+				FalsifiabilityTests: []debate.FalsifiabilityTest{{TestDescription: "d", RequiredEvidence: "e", PassFailRule: "r"}}},
+			Position: &debate.Position{Recommendation: "INVEST", Confidence: 1e-7},
+			Model:    &debate.ModelCall{Model: "m", Calls: 3}}
+	}
 	kept := map[string]func(o *debate.AgentOutput){
 		"full":   func(*debate.AgentOutput) {},
 		"zero":   func(o *debate.AgentOutput) { *o = debate.AgentOutput{} },
@@ -155,10 +156,7 @@ func TestTranscriptsSpoken(t *testing.T) {
 	seq := int64(1)
 	for name, change := range mergeMaps(kept, dropped) {
 		t.Run(name, func(t *testing.T) {
-			o := full
-			o.ToolCalls = slices.Clone(full.ToolCalls)
-			o.Muhasabah.FalsifiabilityTests = slices.Clone(full.Muhasabah.FalsifiabilityTests)
-			o.Position = &debate.Position{Recommendation: "INVEST", Confidence: 1e-7}
+			o := full()
 			change(&o)
 			payload, err := canon.Marshal(&o)
 			if err != nil {
