@@ -45,7 +45,8 @@ type transcript struct {
 	// they commit, which would decode them again.
 	decoded []decodedOutput
 	// spoken are outputs this replica's steps emitted, with their payloads
-	// (Transcripts.spoken), the last few: the step after decodes them.
+	// (Transcripts.spoken), until decode takes them (the last few: steps
+	// computed and dropped leave theirs).
 	spoken []decodedOutput
 }
 
@@ -65,8 +66,9 @@ func (t *transcript) decode(e debate.Event) (debate.AgentOutput, error) {
 			return d.out, nil
 		}
 	}
-	for _, d := range t.spoken {
+	for i, d := range t.spoken {
 		if bytes.Equal(d.payload, e.Payload) {
+			t.spoken = slices.Delete(t.spoken, i, i+1) // decoded or published from now on
 			return d.out, nil
 		}
 	}

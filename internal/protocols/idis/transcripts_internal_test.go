@@ -175,6 +175,7 @@ func TestTranscriptsSpoken(t *testing.T) {
 			var want debate.AgentOutput
 			require.NoError(t, json.Unmarshal(payload, &want))
 			require.Equal(t, []debate.AgentOutput{want}, outs, "the decoding of the payload, reused or not")
+			require.Empty(t, c.get("t\x00d", false).spoken, "taken by the decode")
 		})
 	}
 }
