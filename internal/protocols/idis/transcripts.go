@@ -5,12 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
-	"reflect"
 	"slices"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/debated/debated/internal/canon"
 	"github.com/debated/debated/internal/debate"
@@ -175,17 +171,17 @@ func (c *Transcripts) pending(tenant, debateID string, events []debate.Event) ([
 // spoken keeps out, which a step of this replica emits as payload, its
 // canonical encoding, for the decode of the payload once it is pending or
 // committed: out with its JSON texts in canonical form, as the payload holds
-// them, if decoding the payload gives that back (roundTrips).
+// them, if decoding the payload gives that back (canon.RoundTrips).
 func (c *Transcripts) spoken(tenant, debateID string, payload []byte, out *debate.AgentOutput) {
 	o := *out
 	o.ToolCalls = slices.Clone(o.ToolCalls)
 	for i := range o.ToolCalls {
-		o.ToolCalls[i].Args, _ = canon.Transform(o.ToolCalls[i].Args) // nil when not JSON: roundTrips says no
+		o.ToolCalls[i].Args, _ = canon.Transform(o.ToolCalls[i].Args) // nil when not JSON: RoundTrips says no
 	}
 	if o.StructuredContent != nil {
 		o.StructuredContent, _ = canon.Transform(o.StructuredContent)
 	}
-	if !roundTrips(reflect.ValueOf(o), false) {
+	if !canon.RoundTrips(o) {
 		return
 	}
 	t := c.get(tenant+"\x00"+debateID, true)
@@ -200,52 +196,6 @@ func (c *Transcripts) spoken(tenant, debateID string, payload []byte, out *debat
 // maxSpoken bounds a debate's spoken outputs: those of a step's branches,
 // and of steps computed and dropped.
 const maxSpoken = 16
-
-var rawMessage = reflect.TypeFor[json.RawMessage]()
-
-// roundTrips reports whether v, encoded by encoding/json and canonicalised,
-// decodes as v (omit: v's field is omitempty). When unsure it says no:
-// invalid UTF-8 (the encoder replaces it), a RawMessage not in canonical
-// form, nil where null is written, an empty slice that is not nil, -0, an
-// integer a double does not hold exactly, and kinds an output does not hold.
-func roundTrips(v reflect.Value, omit bool) bool {
-	switch v.Kind() {
-	case reflect.String:
-		return utf8.ValidString(v.String())
-	case reflect.Bool:
-		return true
-	case reflect.Int, reflect.Int64: // RFC 8785 numbers are doubles
-		return v.Int() >= -1<<53 && v.Int() <= 1<<53
-	case reflect.Float64:
-		return v.Float() != 0 || !math.Signbit(v.Float())
-	case reflect.Pointer:
-		return v.IsNil() || roundTrips(v.Elem(), false)
-	case reflect.Slice:
-		if v.Type() == rawMessage && !v.IsNil() {
-			c, err := canon.Transform(v.Bytes())
-			return err == nil && bytes.Equal(c, v.Bytes())
-		}
-		if v.IsNil() {
-			return omit || v.Type() != rawMessage
-		}
-		ok := v.Len() > 0
-		for i := 0; ok && i < v.Len(); i++ {
-			ok = roundTrips(v.Index(i), false)
-		}
-		return ok
-	case reflect.Struct:
-		for i := range v.NumField() {
-			f := v.Type().Field(i)
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !f.IsExported() || f.Anonymous || name == "-" || strings.Contains(opts, "string") ||
-				!roundTrips(v.Field(i), strings.Contains(opts, "omitempty")) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
 
 // startsIDIS reports whether e is the debate.started event of an IDIS
 // debate.
