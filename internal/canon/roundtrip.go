@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -47,15 +48,36 @@ func roundTrips(v reflect.Value, omit bool) bool {
 		}
 		return ok
 	case reflect.Struct:
-		for i := range v.NumField() {
-			f := v.Type().Field(i)
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !f.IsExported() || f.Anonymous || name == "-" || strings.Contains(opts, "string") ||
-				!roundTrips(v.Field(i), strings.Contains(opts, "omitempty")) {
-				return false
-			}
+		omits, ok := fieldsOf(v.Type())
+		for i := 0; ok && i < len(omits); i++ {
+			ok = roundTrips(v.Field(i), omits[i])
 		}
-		return true
+		return ok
 	}
 	return false
+}
+
+// structFields caches fieldsOf.
+var structFields sync.Map // reflect.Type → []bool, or nil
+
+// fieldsOf returns whether each field of struct type t is omitempty, or
+// false if a field is one RoundTrips says no to (unexported, embedded,
+// skipped or encoded as a string).
+func fieldsOf(t reflect.Type) ([]bool, bool) {
+	if f, ok := structFields.Load(t); ok {
+		omits := f.([]bool)
+		return omits, omits != nil
+	}
+	omits := make([]bool, t.NumField())
+	for i := range omits {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || f.Anonymous || name == "-" || strings.Contains(opts, "string") {
+			omits = nil
+			break
+		}
+		omits[i] = strings.Contains(opts, "omitempty")
+	}
+	structFields.Store(t, omits)
+	return omits, omits != nil
 }

@@ -55,7 +55,10 @@ func TestRoundTrips(t *testing.T) {
 			t.Errorf("%s: decoded %+v, %v; want %+v", name, back, err, c.v)
 		}
 	}
-	if RoundTrips(map[string]int{}) || RoundTrips(nil) {
-		t.Error("RoundTrips says yes to a map or nil")
+	if RoundTrips(map[string]int{}) || RoundTrips(nil) || RoundTrips(struct{ a int }{}) ||
+		RoundTrips(struct {
+			N int `json:",string"`
+		}{}) {
+		t.Error("RoundTrips says yes to a map, nil, an unexported field or a string-encoded one")
 	}
 }
