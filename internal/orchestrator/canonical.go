@@ -78,6 +78,9 @@ func marshalPayload(p any) (json.RawMessage, error) {
 	case []byte:
 		raw = x
 	default:
+		if c, err := canon.Marshal(p); err == nil && isObject(c) {
+			return c, nil
+		}
 		b, err := json.Marshal(p)
 		if err != nil {
 			return nil, err

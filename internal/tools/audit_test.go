@@ -159,3 +159,22 @@ func TestResultHashDistinguishesOutcomes(t *testing.T) {
 	require.Equal(t, ok, again)
 	require.Equal(t, ok.Hash(), again.Hash())
 }
+
+// TestResultHashOfCanonicalOutput: the invoker's hash of its results (a
+// SUCCESS output hashed as success wrote it) is Result.Hash.
+func TestResultHashOfCanonicalOutput(t *testing.T) {
+	for _, out := range []any{map[string]any{"b": []any{1.50, "<é>"}, "a": nil}, "x", nil, []int{}, json.RawMessage(`{"z": 1e2, "y": "\u00e9"}`)} {
+		res, err := success("tool", out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.hash() != res.Hash() {
+			t.Fatalf("%v: hash %s, Hash %s", out, res.hash(), res.Hash())
+		}
+	}
+	for _, res := range []Result{refusal(StatusInvalid, RuleArguments, "a[0]", "bad \"a\""), errorResult(), {Status: StatusSuccess}} {
+		if res.hash() != res.Hash() {
+			t.Fatalf("%+v: hash %s, Hash %s", res, res.hash(), res.Hash())
+		}
+	}
+}

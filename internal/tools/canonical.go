@@ -24,6 +24,20 @@ func sha256Ref(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// hash is Hash for the invoker's results, whose Output success wrote in
+// RFC 8785 form: a SUCCESS result's form is then known without
+// canonicalising the output again.
+func (r Result) hash() string {
+	if r.Status != StatusSuccess || r.Rule != "" || r.Field != "" || r.Error != "" || len(r.Output) == 0 {
+		return r.Hash()
+	}
+	h := sha256.New()
+	h.Write([]byte(`{"output":`))
+	h.Write(r.Output)
+	h.Write([]byte(`,"status":"` + StatusSuccess + `"}`))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
 // canonicalArgs returns the audit form of a call's arguments and whether
 // they are a well-formed JSON object. Well-formed arguments are recorded in
 // RFC 8785 form; no arguments (empty or null) are {}. Anything else (not
@@ -65,9 +79,5 @@ func isObject(raw []byte) bool {
 // a value JSON cannot carry (a NaN or infinite number of a deal that was
 // never validated).
 func encodeCanonical(v any) (json.RawMessage, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return canon.Transform(raw)
+	return canon.Marshal(v)
 }

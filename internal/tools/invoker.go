@@ -249,7 +249,7 @@ func (inv *Invoker) Invoke(ctx context.Context, role string, tc debate.ToolCall)
 		ToolName:     auditName(tc.Tool),
 		ToolArgs:     args,
 		ResultStatus: res.Status,
-		ResultHash:   res.Hash(),
+		ResultHash:   res.hash(),
 		DebateID:     inv.cfg.DebateID,
 		RoundNumber:  inv.cfg.Round,
 		Timestamp:    c.at,

@@ -11,10 +11,12 @@ package idis
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/debated/debated/internal/canon"
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/gate"
 	"github.com/debated/debated/internal/orchestrator"
@@ -241,7 +243,7 @@ func (p *proto) transcript(ctx context.Context, in *orchestrator.NodeInput) ([]d
 	if err != nil {
 		return nil, err
 	}
-	return append(outs, pending...), nil
+	return append(append(make([]debate.AgentOutput, 0, len(outs)+len(pending)), outs...), pending...), nil
 }
 
 // payloadLedger is a ledger that can read the payloads of one event type
@@ -342,7 +344,14 @@ func (p *proto) speak(ctx context.Context, t *turn, role string) (turnResult, []
 		return res, emits, nil
 	}
 	res.Accepted = out
-	emits = append(emits, orchestrator.Emit{Type: EventAgentOutput, Actor: role, Payload: out})
+	var payload any = out
+	if c, err := canon.Marshal(out); err == nil {
+		payload = json.RawMessage(c)
+		if tenant, err := debate.TenantFrom(ctx); err == nil {
+			p.cfg.Transcripts.spoken(tenant, in.DebateID, c, out)
+		}
+	}
+	emits = append(emits, orchestrator.Emit{Type: EventAgentOutput, Actor: role, Payload: payload})
 	for _, d := range inv.Flagged() {
 		res.Flagged = append(res.Flagged, d)
 		emits = append(emits, orchestrator.Emit{Type: EventDefectFlagged, Actor: role, Payload: d})

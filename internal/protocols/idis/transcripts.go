@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/debated/debated/internal/canon"
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
 )
@@ -39,6 +40,10 @@ type transcript struct {
 	// (Transcripts.pending), kept for the Publish of the same events once
 	// they commit, which would decode them again.
 	decoded []decodedOutput
+	// spoken are outputs this replica's steps emitted, with their payloads
+	// (Transcripts.spoken), until decode takes them (the last few: steps
+	// computed and dropped leave theirs).
+	spoken []decodedOutput
 }
 
 // decodedOutput is an agent.output event's payload and its decoding.
@@ -49,10 +54,17 @@ type decodedOutput struct {
 }
 
 // decode returns the agent output of e, an agent.output event, reusing the
-// decoding of a pending event with the same seq and payload.
+// decoding of a pending event with the same seq and payload, or an output
+// spoken with the same payload.
 func (t *transcript) decode(e debate.Event) (debate.AgentOutput, error) {
 	for _, d := range t.decoded {
 		if d.seq == e.Seq && bytes.Equal(d.payload, e.Payload) {
+			return d.out, nil
+		}
+	}
+	for i, d := range t.spoken {
+		if bytes.Equal(d.payload, e.Payload) {
+			t.spoken = slices.Delete(t.spoken, i, i+1) // decoded or published from now on
 			return d.out, nil
 		}
 	}
@@ -156,6 +168,35 @@ func (c *Transcripts) pending(tenant, debateID string, events []debate.Event) ([
 	return outs, nil
 }
 
+// spoken keeps out, which a step of this replica emits as payload, its
+// canonical encoding, for the decode of the payload once it is pending or
+// committed: out with its JSON texts in canonical form, as the payload holds
+// them, if decoding the payload gives that back (canon.RoundTrips).
+func (c *Transcripts) spoken(tenant, debateID string, payload []byte, out *debate.AgentOutput) {
+	o := *out
+	o.ToolCalls = slices.Clone(o.ToolCalls)
+	for i := range o.ToolCalls {
+		o.ToolCalls[i].Args, _ = canon.Transform(o.ToolCalls[i].Args) // nil when not JSON: RoundTrips says no
+	}
+	if o.StructuredContent != nil {
+		o.StructuredContent, _ = canon.Transform(o.StructuredContent)
+	}
+	if !canon.RoundTrips(o) {
+		return
+	}
+	t := c.get(tenant+"\x00"+debateID, true)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.spoken) >= maxSpoken {
+		t.spoken = slices.Delete(t.spoken, 0, 1)
+	}
+	t.spoken = append(t.spoken, decodedOutput{payload: payload, out: o})
+}
+
+// maxSpoken bounds a debate's spoken outputs: those of a step's branches,
+// and of steps computed and dropped.
+const maxSpoken = 16
+
 // startsIDIS reports whether e is the debate.started event of an IDIS
 // debate.
 func startsIDIS(e debate.Event) bool {
@@ -174,6 +215,8 @@ func startsIDIS(e debate.Event) bool {
 // output after head, although the ledger may hold some by now: the
 // previous step's, committed while a step computed ahead (see
 // Protocol.Pipelined) ran, which that step gets from NodeInput.Pending.
+// The outputs are the cache's, which never change: the slice is clipped,
+// so appending to it copies them.
 func (c *Transcripts) read(ctx context.Context, ledger Ledger, tenant, debateID string, head int64) ([]debate.AgentOutput, error) {
 	if head <= 0 {
 		return nil, nil
@@ -215,5 +258,5 @@ func (c *Transcripts) read(ctx context.Context, ledger Ledger, tenant, debateID 
 	for n > 0 && t.seqs[n-1] > head {
 		n--
 	}
-	return slices.Clone(t.outputs[:n]), nil
+	return t.outputs[:n:n], nil
 }

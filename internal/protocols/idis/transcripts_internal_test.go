@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/debated/debated/internal/canon"
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
 	"github.com/debated/debated/internal/store/sqlite"
@@ -119,4 +122,66 @@ func TestTranscriptsPendingThenPublish(t *testing.T) {
 
 	_, err = c.pending("t", "d", []debate.Event{ev(4, EventAgentOutput, `{"role":`)})
 	require.ErrorContains(t, err, "idis: transcript seq 4")
+}
+
+// TestTranscriptsSpoken: an output a step emits is kept for the decode of
+// its payload only when decoding the payload gives the same output; then
+// the pending event is not decoded again.
+func TestTranscriptsSpoken(t *testing.T) {
+	full := func() debate.AgentOutput {
+		return debate.AgentOutput{AgentID: "advocate", Role: "advocate", RoundNumber: 2, Content: "x <y> & \u2028 é",
+			StructuredContent: json.RawMessage(`{"b": [1, 2.50], "a": "\u00e9"}`), ClaimRefs: []string{"c1"},
+			ToolCalls: []debate.ToolCall{{Tool: "t", Args: json.RawMessage(`{"z":1e2,"y":null}`)}},
+			Muhasabah: debate.Muhasabah{SupportedClaimIDs: []string{"c1"}, Confidence: 0.1 + 0.2,
+				FalsifiabilityTests: []debate.FalsifiabilityTest{{TestDescription: "d", RequiredEvidence: "e", PassFailRule: "r"}}},
+			Position: &debate.Position{Recommendation: "INVEST", Confidence: 1e-7},
+			Model:    &debate.ModelCall{Model: "m", Calls: 3}}
+	}
+	kept := map[string]func(o *debate.AgentOutput){
+		"full":   func(*debate.AgentOutput) {},
+		"zero":   func(o *debate.AgentOutput) { *o = debate.AgentOutput{} },
+		"no raw": func(o *debate.AgentOutput) { o.StructuredContent, o.ToolCalls = nil, nil },
+		// Omitted, so decoded as nil, which spoken keeps.
+		"empty raw": func(o *debate.AgentOutput) { o.StructuredContent = json.RawMessage{} },
+	}
+	dropped := map[string]func(o *debate.AgentOutput){
+		"invalid UTF-8":        func(o *debate.AgentOutput) { o.Content = "a\xffb" },
+		"invalid UTF-8 inside": func(o *debate.AgentOutput) { o.Muhasabah.FalsifiabilityTests[0].PassFailRule = "\xc3" },
+		"nil args":             func(o *debate.AgentOutput) { o.ToolCalls[0].Args = nil },
+		"args not JSON":        func(o *debate.AgentOutput) { o.ToolCalls[0].Args = json.RawMessage(`{`) },
+		"empty omitted slice":  func(o *debate.AgentOutput) { o.OpenQuestions = []string{} },
+		"minus zero":           func(o *debate.AgentOutput) { o.Position.Confidence = math.Copysign(0, -1) },
+		"huge integer":         func(o *debate.AgentOutput) { o.Model.PromptTokens = 1<<60 + 1 },
+	}
+	seq := int64(1)
+	for name, change := range mergeMaps(kept, dropped) {
+		t.Run(name, func(t *testing.T) {
+			o := full()
+			change(&o)
+			payload, err := canon.Marshal(&o)
+			if err != nil {
+				require.Contains(t, dropped, name)
+				return
+			}
+			c := NewTranscripts()
+			c.spoken("t", "d", payload, &o)
+			tr := c.get("t\x00d", false)
+			_, isKept := kept[name]
+			require.Equal(t, isKept, tr != nil && len(tr.spoken) == 1, "kept")
+			seq++
+			e := ev(seq, EventAgentOutput, string(payload))
+			outs, err := c.pending("t", "d", []debate.Event{e})
+			require.NoError(t, err)
+			var want debate.AgentOutput
+			require.NoError(t, json.Unmarshal(payload, &want))
+			require.Equal(t, []debate.AgentOutput{want}, outs, "the decoding of the payload, reused or not")
+			require.Empty(t, c.get("t\x00d", false).spoken, "taken by the decode")
+		})
+	}
+}
+
+func mergeMaps[M ~map[K]V, K comparable, V any](a, b M) M {
+	m := maps.Clone(a)
+	maps.Copy(m, b)
+	return m
 }
