@@ -59,13 +59,13 @@ func TestLedgerUsageSumsTheDebatesModelCalls(t *testing.T) {
 		}
 		return json.RawMessage(fmt.Sprintf(`{"role":"r","model":{"model":"m","calls":1,"prompt_tokens":%d,"completion_tokens":1}}`, seq))
 	}
-	for range 3 {
-		c := l.Next(999) // 2,997 events: three pages
+	for range 6 {
+		c := l.Next(999) // 5,994 events: two pages of debate.Ledger
 		require.NoError(t, st.StepCommit(ctx, c))
 		l.Commit(c)
 	}
 	want := 0
-	for seq := 1; seq <= 2997; seq += 2 {
+	for seq := 1; seq <= 5994; seq += 2 {
 		want += seq + 1
 	}
 	got, err := ledgerUsage(st)(ctx, d.ID)

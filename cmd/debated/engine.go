@@ -140,19 +140,8 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 // backend's budget, after a restart or a move to this replica).
 func ledgerUsage(st debate.DebateStore) func(ctx context.Context, debateID string) (int, error) {
 	return func(ctx context.Context, debateID string) (int, error) {
-		const page = 1000
-		n := 0
-		for after := int64(0); ; {
-			evs, err := st.EventList(ctx, debateID, after, page)
-			if err != nil {
-				return 0, err
-			}
-			n += debate.TokensUsed(evs)
-			if len(evs) < page {
-				return n, nil
-			}
-			after = evs[len(evs)-1].Seq
-		}
+		evs, err := debate.Ledger(ctx, st, debateID)
+		return debate.TokensUsed(evs), err
 	}
 }
 

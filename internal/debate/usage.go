@@ -1,6 +1,9 @@
 package debate
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // TokensUsed is the model tokens (prompt and completion) recorded in
 // events: every protocol records the model calls behind an event in its
@@ -20,4 +23,27 @@ func TokensUsed(events []Event) int {
 		}
 	}
 	return n
+}
+
+// EventLister reads a debate's events after a seq (DebateStore.EventList).
+type EventLister interface {
+	EventList(ctx context.Context, debateID string, afterSeq int64, limit int) ([]Event, error)
+}
+
+// Ledger reads a debate's whole ledger, a page of the largest size a store
+// returns at a time.
+func Ledger(ctx context.Context, l EventLister, debateID string) ([]Event, error) {
+	const page = 5000
+	var out []Event
+	for after := int64(0); ; {
+		evs, err := l.EventList(ctx, debateID, after, page)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, evs...)
+		if len(evs) < page {
+			return out, nil
+		}
+		after = evs[len(evs)-1].Seq
+	}
 }

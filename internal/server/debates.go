@@ -276,17 +276,9 @@ func (ds *debateService) ledgerOf(ctx context.Context, debateID string) (debate.
 	if err != nil {
 		return d, nil, ledger.Policy{}, nil, err
 	}
-	var events []debate.Event
-	for after := int64(0); ; {
-		page, err := ds.Store.EventList(ctx, debateID, after, 5000)
-		if err != nil {
-			return d, nil, ledger.Policy{}, nil, err
-		}
-		events = append(events, page...)
-		if len(page) < 5000 {
-			break
-		}
-		after = page[len(page)-1].Seq
+	events, err := debate.Ledger(ctx, ds.Store, debateID)
+	if err != nil {
+		return d, nil, ledger.Policy{}, nil, err
 	}
 	var policy ledger.Policy
 	if p, err := ds.Protocols.Resolve(ctx, d.TenantID, d.Protocol); err == nil {

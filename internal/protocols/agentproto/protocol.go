@@ -100,9 +100,7 @@ type Registry interface {
 }
 
 // Ledger reads a debate's committed events (the store's EventList).
-type Ledger interface {
-	EventList(ctx context.Context, debateID string, afterSeq int64, limit int) ([]debate.Event, error)
-}
+type Ledger = debate.EventLister
 
 // Keys serves the public keys the auditor verifies signatures with
 // (*ledger.Keyring implements it).
@@ -219,17 +217,9 @@ func (p *proto) trace(ctx context.Context, debateID string) ([]debate.Event, err
 	if p.cfg.Ledger == nil {
 		return nil, orchestrator.Permanent(fmt.Errorf("agentproto: no ledger configured"))
 	}
-	const page = 5000
-	var out []debate.Event
-	for after := int64(0); ; {
-		evs, err := p.cfg.Ledger.EventList(ctx, debateID, after, page)
-		if err != nil {
-			return nil, fmt.Errorf("agentproto: read trace of %s: %w", debateID, err)
-		}
-		out = append(out, evs...)
-		if len(evs) < page {
-			return out, nil
-		}
-		after = evs[len(evs)-1].Seq
+	out, err := debate.Ledger(ctx, p.cfg.Ledger, debateID)
+	if err != nil {
+		return nil, fmt.Errorf("agentproto: read trace of %s: %w", debateID, err)
 	}
+	return out, nil
 }

@@ -36,9 +36,7 @@ type Registry interface {
 }
 
 // Ledger reads the debate's committed events (the transcript lives there).
-type Ledger interface {
-	EventList(ctx context.Context, debateID string, afterSeq int64, limit int) ([]debate.Event, error)
-}
+type Ledger = debate.EventLister
 
 // Config wires the protocol.
 type Config struct {
