@@ -120,21 +120,7 @@ func profileServer(metricsURL, file string) func() {
 	heap := heapServer(metricsURL, file, ".heap0")
 	return func() {
 		heap()
-		go func() {
-			resp, err := http.Get(url) //nolint:gosec,noctx // the operator's own metrics address
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "server profile:", err)
-				return
-			}
-			defer func() { _ = resp.Body.Close() }()
-			f, err := os.Create(file)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "server profile:", err)
-				return
-			}
-			defer func() { _ = f.Close() }()
-			_, _ = io.Copy(f, resp.Body)
-		}()
+		go saveURL("server profile", url, file)
 	}
 }
 
@@ -145,19 +131,22 @@ func heapServer(metricsURL, file, suffix string) func() {
 		return nil
 	}
 	url := strings.TrimSuffix(metricsURL, "/metrics") + "/debug/pprof/heap"
-	return func() {
-		resp, err := http.Get(url) //nolint:gosec,noctx // the operator's own metrics address
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "server heap:", err)
-			return
-		}
-		defer func() { _ = resp.Body.Close() }()
-		f, err := os.Create(file + suffix)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "server heap:", err)
-			return
-		}
-		defer func() { _ = f.Close() }()
-		_, _ = io.Copy(f, resp.Body)
+	return func() { saveURL("server heap", url, file+suffix) }
+}
+
+// saveURL writes what url answers to file; a failure is reported as what.
+func saveURL(what, url, file string) {
+	resp, err := http.Get(url) //nolint:gosec,noctx // the operator's own metrics address
+	if err != nil {
+		fmt.Fprintln(os.Stderr, what+":", err)
+		return
 	}
+	defer func() { _ = resp.Body.Close() }()
+	f, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, what+":", err)
+		return
+	}
+	defer func() { _ = f.Close() }()
+	_, _ = io.Copy(f, resp.Body)
 }
