@@ -20,6 +20,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/debated/debated/internal/watchload"
@@ -77,9 +78,16 @@ func run() error {
 	for _, d := range ds {
 		var base time.Duration
 		for _, n := range ns {
-			res, err := watchload.Run(ctx, watchload.Config{Addr: *addr, APIKey: key, DealID: watchload.DealID, Watchers: n, Debates: d,
-				Rounds: *rounds, MessageBytes: *msgBytes, MetricsURL: *metricsURL, FullDecode: *fullDecode,
-				OnLive: profileServer(*metricsURL, *serverProfile), OnDone: heapServer(*metricsURL, *serverProfile, ".heap1")})
+			cfg := watchload.Config{Addr: *addr, APIKey: key, DealID: watchload.DealID, Watchers: n, Debates: d,
+				Rounds: *rounds, MessageBytes: *msgBytes, MetricsURL: *metricsURL, FullDecode: *fullDecode}
+			prof := newServerProfile(*metricsURL, *serverProfile)
+			if prof != nil {
+				cfg.OnLive, cfg.OnDone = prof.live, prof.done
+			}
+			res, err := watchload.Run(ctx, cfg)
+			if prof != nil {
+				prof.wait()
+			}
 			if err != nil {
 				fmt.Printf("| %s | %d | %d | error: %v |\n", *label, d, n, err)
 				continue
@@ -110,29 +118,31 @@ func ints(s string) ([]int, error) {
 func ms(d time.Duration) string   { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) + " ms" }
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
-// profileServer returns an OnLive hook that saves a 2-second CPU profile
-// of the server to file, or nil without a file.
-func profileServer(metricsURL, file string) func() {
-	if file == "" || metricsURL == "" {
-		return nil
-	}
-	url := strings.TrimSuffix(metricsURL, "/metrics") + "/debug/pprof/profile?seconds=2"
-	heap := heapServer(metricsURL, file, ".heap0")
-	return func() {
-		heap()
-		go saveURL("server profile", url, file)
-	}
+// serverProfile saves the server's profiles of a run to file: its heap
+// when the live part starts (file.heap0) and when the run ends
+// (file.heap1), and a 2-second CPU profile from the start of the live
+// part, which wait waits for (a short live part ends before it).
+type serverProfile struct {
+	base, file string
+	cpu        sync.WaitGroup
 }
 
-// heapServer returns a hook that saves the server's heap profile to
-// file+suffix (allocations between two are the difference of the two).
-func heapServer(metricsURL, file, suffix string) func() {
+// newServerProfile returns nil without a file or a metrics address.
+func newServerProfile(metricsURL, file string) *serverProfile {
 	if file == "" || metricsURL == "" {
 		return nil
 	}
-	url := strings.TrimSuffix(metricsURL, "/metrics") + "/debug/pprof/heap"
-	return func() { saveURL("server heap", url, file+suffix) }
+	return &serverProfile{base: strings.TrimSuffix(metricsURL, "/metrics") + "/debug/pprof/", file: file}
 }
+
+func (p *serverProfile) live() {
+	saveURL("server heap", p.base+"heap", p.file+".heap0")
+	p.cpu.Go(func() { saveURL("server profile", p.base+"profile?seconds=2", p.file) })
+}
+
+func (p *serverProfile) done() { saveURL("server heap", p.base+"heap", p.file+".heap1") }
+
+func (p *serverProfile) wait() { p.cpu.Wait() }
 
 // saveURL writes what url answers to file; a failure is reported as what.
 func saveURL(what, url, file string) {
