@@ -23,58 +23,39 @@ func violationText(v *protovalidate.Violation) string {
 	return text
 }
 
+// sizeRules are the rules that bound a size, by rule id, with the words of
+// their text: "must be at least 3 characters", "must have at most 8 items".
+var sizeRules = map[string]struct{ verb, bound, unit string }{
+	"string.min_len":     {"be", "at least", "character"},
+	"string.max_len":     {"be", "at most", "character"},
+	"string.len":         {"be", "exactly", "character"},
+	"string.min_bytes":   {"be", "at least", "byte"},
+	"string.max_bytes":   {"be", "at most", "byte"},
+	"repeated.min_items": {"have", "at least", "item"},
+	"repeated.max_items": {"have", "at most", "item"},
+	"map.min_pairs":      {"have", "at least", "entry"},
+	"map.max_pairs":      {"have", "at most", "entry"},
+}
+
 func ruleText(v *protovalidate.Violation) string {
 	id := v.Proto.GetRuleId()
 	kind, rule, _ := strings.Cut(id, ".")
 	n, hasN := ruleCount(v.RuleValue)
+	if size, ok := sizeRules[id]; ok && hasN {
+		if size.bound == "at least" && n == 1 {
+			return "must not be empty"
+		}
+		return "must " + size.verb + " " + size.bound + " " + plural(n, size.unit)
+	}
 	switch {
 	case id == "required":
 		return "is required"
-	case kind == "string" && hasN:
-		switch rule {
-		case "min_len":
-			if n == 1 {
-				return "must not be empty"
-			}
-			return "must be at least " + plural(n, "character")
-		case "max_len":
-			return "must be at most " + plural(n, "character")
-		case "len":
-			return "must be exactly " + plural(n, "character")
-		case "min_bytes":
-			if n == 1 {
-				return "must not be empty"
-			}
-			return "must be at least " + plural(n, "byte")
-		case "max_bytes":
-			return "must be at most " + plural(n, "byte")
-		}
 	case kind == "string" && rule == "pattern":
 		return fmt.Sprintf("must match the pattern %s", v.RuleValue.String())
 	case kind == "string" && (rule == "in" || rule == "not_in"):
 		return oneOf(rule, listText(v.RuleValue, nil))
-	case kind == "repeated" && hasN:
-		switch rule {
-		case "min_items":
-			if n == 1 {
-				return "must not be empty"
-			}
-			return "must have at least " + plural(n, "item")
-		case "max_items":
-			return "must have at most " + plural(n, "item")
-		}
 	case kind == "repeated" && rule == "unique":
 		return "must not repeat an item"
-	case kind == "map" && hasN:
-		switch rule {
-		case "min_pairs":
-			if n == 1 {
-				return "must not be empty"
-			}
-			return "must have at least " + plural(n, "entry")
-		case "max_pairs":
-			return "must have at most " + plural(n, "entry")
-		}
 	case kind == "enum" && rule == "defined_only":
 		return "must be one of " + enumNames(v.FieldDescriptor)
 	case kind == "enum" && (rule == "in" || rule == "not_in"):
