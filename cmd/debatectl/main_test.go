@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
 	"github.com/debated/debated/internal/dealfile"
@@ -87,17 +85,7 @@ func serveAt(t *testing.T, kind string) (addr, where string) {
 	if s, ok := st.(*sqlite.Store); ok {
 		stores.Debates = debates(t, s, keys)
 	}
-	srv, err := server.New(stores, server.Config{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return lis.Addr().String(), where
+	return startServer(t, stores), where
 }
 
 // debates assembles the debate engine over an embedded store, as debated

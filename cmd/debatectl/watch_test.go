@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/debated/debated/internal/dealfile"
 	"github.com/debated/debated/internal/ledger"
@@ -71,19 +69,8 @@ func serveEvery(t *testing.T, model *openaitest.Server) string {
 	stopped := make(chan error, 1)
 	go func() { stopped <- local.Run(lctx) }()
 	t.Cleanup(func() { stop(); require.NoError(t, <-stopped) })
-	srv, err := server.New(server.Stores{Tenants: st, Registry: st, Grading: st,
-		Debates: &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub, Outputs: idis.Name}},
-		server.Config{AdminToken: adminToken, Logger: log})
-	require.NoError(t, err)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return lis.Addr().String()
+	return startServer(t, server.Stores{Tenants: st, Registry: st, Grading: st,
+		Debates: &server.Debates{Store: runner.Scheduled(st, local), Engine: eng, Protocols: reg, Custom: cat, Keys: keys, Hub: hub, Outputs: idis.Name}})
 }
 
 // createDebate creates a debate of protocol on deal with the options in
