@@ -46,6 +46,7 @@ func run() error {
 	label := flag.String("label", "debated", "a first column naming the server (e.g. its commit)")
 	serverProfile := flag.String("server-profile", "", "write a CPU profile of the server's live part (2 s, from /debug/pprof on the metrics address; the server needs DEBATED_PPROF=true) to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write the client's CPU profile to this file")
+	floor := flag.Bool("floor", false, "after each run, push as many bytes over as many plain loopback TCP connections (no gRPC, no decoding) and print what that cost: the least CPU the run's delivery can take on this machine")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -72,8 +73,8 @@ func run() error {
 		return err
 	}
 	if *header {
-		fmt.Println("| server | debates | watchers | live events/debate | delivery p50 / p95 / p99 / max | live part | vs 1 watcher | events/s delivered | messages | MiB received | server RSS peak |")
-		fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+		fmt.Println("| server | debates | watchers | live events/debate | delivery p50 / p95 / p99 / max | live part | vs 1 watcher | events/s delivered | messages | MiB received | server RSS peak | CPU server / client |")
+		fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	for _, d := range ds {
 		var base time.Duration
@@ -95,9 +96,19 @@ func run() error {
 			if base == 0 {
 				base = res.Live
 			}
-			fmt.Printf("| %s | %d | %d | %d | %s / %s / %s / %s | %s | %.2f× | %.0f | %d | %.0f | %.0f MiB |\n", *label, d, n, res.LiveEvents,
+			fmt.Printf("| %s | %d | %d | %d | %s / %s / %s / %s | %s | %.2f× | %.0f | %d | %.0f | %.0f MiB | %s / %s |\n", *label, d, n, res.LiveEvents,
 				ms(res.P50), ms(res.P95), ms(res.P99), ms(res.Max), secs(res.Live), float64(res.Live)/float64(base),
-				res.PerSecond, res.Messages, float64(res.Bytes)/(1<<20), res.RSSPeak/(1<<20))
+				res.PerSecond, res.Messages, float64(res.Bytes)/(1<<20), res.RSSPeak/(1<<20), secs(res.ServerCPU), secs(res.ClientCPU))
+			if *floor {
+				// Writes of the run's mean message size, as gRPC writes a
+				// message at a time.
+				fl, err := watchload.Floor(ctx, n, res.Bytes, int(max(1, res.Bytes/max(1, res.Messages))))
+				if err != nil {
+					return err
+				}
+				fmt.Printf("| floor | %d | %d | plain TCP, %d connections, %.0f MiB in %.0f KiB writes | | %s | | | | %.0f | | CPU %s |\n", d, n, fl.Conns,
+					float64(fl.Bytes)/(1<<20), float64(res.Bytes/max(1, res.Messages))/1024, secs(fl.Wall), float64(fl.Bytes)/(1<<20), secs(fl.CPU))
+			}
 		}
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
@@ -85,6 +86,11 @@ type Result struct {
 	// RSSPeak is the server's peak resident memory in bytes (0 if not
 	// sampled).
 	RSSPeak float64
+	// ServerCPU and ClientCPU are the CPU time the server (from its
+	// metrics; 0 without them) and this process spent from approving the
+	// gates until every watcher had the debates' last events: the debates'
+	// own work plus delivering them.
+	ServerCPU, ClientCPU time.Duration
 }
 
 // Run runs one measurement. It returns an error if any watcher failed or
@@ -160,6 +166,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.OnLive != nil {
 		cfg.OnLive()
 	}
+	serverCPU0, clientCPU0 := serverCPU(cfg.MetricsURL), processCPU()
 	start := time.Now()
 	for _, id := range ids {
 		got, err := dc.GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: id})
@@ -172,24 +179,32 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	wg.Wait()
+	res := Result{Watchers: cfg.Watchers, Debates: cfg.Debates,
+		ServerCPU: serverCPU(cfg.MetricsURL) - serverCPU0, ClientCPU: processCPU() - clientCPU0}
 	stopRSS()
+	res.RSSPeak = rss.peak
 	if cfg.OnDone != nil {
 		cfg.OnDone()
 	}
 
-	res := Result{Watchers: cfg.Watchers, Debates: cfg.Debates, RSSPeak: rss.peak}
 	var lat []time.Duration
 	var lastCommit time.Time
+	heads := map[string]int64{} // debate → its final head
 	for i, w := range ws {
 		if w.err != nil {
 			return res, fmt.Errorf("watcher %d: %w", i, w.err)
 		}
-		final, err := dc.GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: w.debate})
-		if err != nil {
-			return res, err
+		head, ok := heads[w.debate]
+		if !ok {
+			final, err := dc.GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: w.debate})
+			if err != nil {
+				return res, err
+			}
+			head = final.GetDebate().GetLastSeq()
+			heads[w.debate] = head
 		}
-		if w.last != final.GetDebate().GetLastSeq() {
-			return res, fmt.Errorf("watcher %d: stream ended at seq %d, the debate's head is %d", i, w.last, final.GetDebate().GetLastSeq())
+		if w.last != head {
+			return res, fmt.Errorf("watcher %d: stream ended at seq %d, the debate's head is %d", i, w.last, head)
 		}
 		lat = append(lat, w.lat...)
 		res.Messages += w.msgs
@@ -542,7 +557,33 @@ func (r *rssSampler) start(url string) (stop func()) {
 }
 
 // RSS reads process_resident_memory_bytes from a Prometheus endpoint.
-func RSS(url string) (float64, error) {
+func RSS(url string) (float64, error) { return metric(url, "process_resident_memory_bytes") }
+
+// serverCPU reads the server's process_cpu_seconds_total (0 without a
+// metrics URL or on an error: the run then reports no server CPU).
+func serverCPU(url string) time.Duration {
+	if url == "" {
+		return 0
+	}
+	v, err := metric(url, "process_cpu_seconds_total")
+	if err != nil {
+		return 0
+	}
+	return time.Duration(v * float64(time.Second))
+}
+
+// processCPU is this process's CPU time so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// metric reads a gauge or counter without labels from a Prometheus
+// endpoint.
+func metric(url, name string) (float64, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil) //nolint:noctx // the operator's own metrics URL
 	if err != nil {
 		return 0, err
@@ -556,9 +597,9 @@ func RSS(url string) (float64, error) {
 	defer func() { _ = resp.Body.Close() }()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
 			return strconv.ParseFloat(v, 64)
 		}
 	}
-	return 0, errors.New("no process_resident_memory_bytes")
+	return 0, fmt.Errorf("no %s", name)
 }

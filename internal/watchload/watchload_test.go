@@ -136,3 +136,16 @@ func TestWatcherFollow(t *testing.T) {
 		})
 	}
 }
+
+func TestFloorDeliversEveryByte(t *testing.T) {
+	res, err := Floor(t.Context(), 3, 3*100_000, 16<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bytes != 300_000 || res.Conns != 3 || res.Wall <= 0 {
+		t.Fatalf("floor: %+v", res)
+	}
+	if _, err := Floor(t.Context(), 0, 1, 1); err == nil {
+		t.Fatal("no connections: want an error")
+	}
+}
