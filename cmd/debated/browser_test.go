@@ -191,6 +191,7 @@ func TestDashboardInChromium(t *testing.T) {
 	)
 	require.Positive(t, okSeals)
 	require.Zero(t, badSeals)
+	require.Contains(t, text("#view"), "idis.vc.v1 · 2 rounds · deal", "an ended debate's header gives the rounds it completed, as its brief does")
 	brief := text("#deliverables")
 	require.Contains(t, brief, "Download Markdown")
 	require.Contains(t, brief, "Download ledger bundle")

@@ -465,6 +465,14 @@ async function debateView(id: string): Promise<void> {
   const deliverables = h("section", { class: "card", id: "deliverables", "aria-labelledby": "deliv-h" });
   const conn = h("span", { class: "muted", role: "status" });
 
+  // An ended debate says how many rounds it completed (its round.completed
+  // events): its round can be one more, since nodes after the last round (a
+  // finaliser) run in the next one. A running debate says the round it is in.
+  const roundText = () => {
+    if (!terminal.has(debate.status)) return `round ${debate.round}`;
+    const done = rows.filter((r) => r.ev.type === "round.completed").length;
+    return done === 1 ? "1 round" : `${done} rounds`;
+  };
   const renderHead = () => {
     head.replaceChildren(
       h("h1", {}, `Debate ${short(id)}`),
@@ -472,7 +480,7 @@ async function debateView(id: string): Promise<void> {
         "p",
         {},
         h("span", { class: "status s-" + DebateStatus[debate.status] }, statusName(debate.status)),
-        ` · ${debate.protocol} · round ${debate.round} · deal `,
+        ` · ${debate.protocol} · ${roundText()} · deal `,
         h("a", { href: `#/deals/${debate.dealId}` }, short(debate.dealId)),
         debate.stopReason ? ` · stop reason ${debate.stopReason}` : "",
         " ",

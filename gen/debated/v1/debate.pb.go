@@ -105,7 +105,11 @@ type Debate struct {
 	Status         DebateStatus     `protobuf:"varint,6,opt,name=status,proto3,enum=debated.v1.DebateStatus" json:"status,omitempty"`
 	StopReason     string           `protobuf:"bytes,7,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
 	Error          string           `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
-	Round          int32            `protobuf:"varint,9,opt,name=round,proto3" json:"round,omitempty"`
+	// The round the debate is in (1-based). Nodes that follow the last round
+	// (a finaliser) run in the next one, so an ended debate's round can be one
+	// more than the rounds it completed; its round.completed events count
+	// those.
+	Round int32 `protobuf:"varint,9,opt,name=round,proto3" json:"round,omitempty"`
 	// The node the engine runs next; empty when the debate has ended.
 	NextNode string `protobuf:"bytes,10,opt,name=next_node,json=nextNode,proto3" json:"next_node,omitempty"`
 	// The ledger's head.

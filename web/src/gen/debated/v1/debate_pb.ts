@@ -67,6 +67,11 @@ export type Debate = Message<"debated.v1.Debate"> & {
   error: string;
 
   /**
+   * The round the debate is in (1-based). Nodes that follow the last round
+   * (a finaliser) run in the next one, so an ended debate's round can be one
+   * more than the rounds it completed; its round.completed events count
+   * those.
+   *
    * @generated from field: int32 round = 9;
    */
   round: number;
