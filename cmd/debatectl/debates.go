@@ -210,11 +210,16 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 	prevHash := ""
 	seen := false // whether any event came: only then is --after worth suggesting
 	var last debatedv1.DebateStatus
+	// The rounds the debate completed, when the watch saw its whole ledger.
+	rounds := -1
+	if *after == 0 {
+		rounds = 0
+	}
 	for {
 		msg, err := st.Recv()
 		if errors.Is(err, io.EOF) {
 			if !c.json && last != debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED {
-				fmt.Fprintf(c.out, "outcome: %s\n", c.outcome(base, id, last))
+				fmt.Fprintf(c.out, "outcome: %s\n", c.outcome(base, id, last, rounds))
 			}
 			return nil
 		}
@@ -238,6 +243,9 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 			}
 			prevHash = e.Hash
 			*after = e.Seq
+			if e.Type == "round.completed" && rounds >= 0 {
+				rounds++
+			}
 			status := debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED
 			if i == len(evs)-1 {
 				status = msg.GetStatus()
@@ -552,8 +560,10 @@ func resumable(err error) bool {
 }
 
 // outcome is the last line of a watch: the final status, why it stopped,
-// and any human gate still open.
-func (c *cli) outcome(ctx context.Context, id string, last debatedv1.DebateStatus) string {
+// how many rounds it completed (rounds, counted by a watch of the whole
+// ledger; -1 when it saw only a part, 0 for a protocol without rounds: then
+// the round it ended in), and any human gate still open.
+func (c *cli) outcome(ctx context.Context, id string, last debatedv1.DebateStatus, rounds int) string {
 	out := strings.ToLower(trim(last, "DEBATE_STATUS_"))
 	ctx, cancel, err := c.tenantCtx(ctx)
 	if err != nil {
@@ -569,7 +579,11 @@ func (c *cli) outcome(ctx context.Context, id string, last debatedv1.DebateStatu
 	if r := d.GetStopReason(); r != "" {
 		out += " (" + r + ")"
 	}
-	out += fmt.Sprintf(" after %d round(s), %d events", d.GetRound(), d.GetLastSeq())
+	if rounds > 0 {
+		out += fmt.Sprintf(" after %d round(s), %d events", rounds, d.GetLastSeq())
+	} else {
+		out += fmt.Sprintf(" in round %d, %d events", d.GetRound(), d.GetLastSeq())
+	}
 	for _, g := range resp.GetGates() {
 		if g.GetStatus() == string(debate.GateOpen) {
 			out += fmt.Sprintf("\nhuman gate %s is open: debatectl debate resolve %s %s --approve --reason '…'   (or --reject)", g.GetGateId(), id, g.GetGateId())

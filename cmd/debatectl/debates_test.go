@@ -62,7 +62,7 @@ func TestDebateCommands(t *testing.T) {
 	require.Regexp(t, `r1\s+advocate opening: opening of round 1`, out, "who spoke, in which round, and an excerpt")
 	require.Contains(t, out, "── round 2 completed")
 	require.Contains(t, out, "debate stopped: completed, reason MAX_ROUNDS")
-	require.Contains(t, out, "outcome: completed (MAX_ROUNDS)")
+	require.Contains(t, out, "outcome: completed (MAX_ROUNDS) after 2 round(s)", "the rounds it completed, not the round its finaliser ran in")
 	// Watching the finished debate replays it in batches: still one JSON
 	// object per event, every seq once and in order, the status on the
 	// last.

@@ -185,7 +185,7 @@ func TestWatchLegal(t *testing.T) {
 		`^\s+\d+ r2\s+debate summary: 1 claim agreed, 0 disputed; 1 conflict, 0 unresolved$`,
 		`^\s+\d+ r3\s+supervisor synthesis \[2 claims agreed, 0 disputed\]: Both agents agree`,
 		`debate stopped: completed, reason CONVERGED$`,
-		`^outcome: completed \(CONVERGED\) after 3 round\(s\)`)
+		`^outcome: completed \(CONVERGED\) after 2 round\(s\)`)
 	require.NotContains(t, out, "artifact debate_round", "an answer or critique is shown, not its file name")
 
 	id = createDebate(t, addr, env, "deal-a", legal.Name, legalOptions(t, "bali_purusa", 2))

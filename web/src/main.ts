@@ -469,8 +469,8 @@ async function debateView(id: string): Promise<void> {
   // events): its round can be one more, since nodes after the last round (a
   // finaliser) run in the next one. A running debate says the round it is in.
   const roundText = () => {
-    if (!terminal.has(debate.status)) return `round ${debate.round}`;
     const done = rows.filter((r) => r.ev.type === "round.completed").length;
+    if (!terminal.has(debate.status) || done === 0) return `round ${debate.round}`; // running, or a protocol without rounds
     return done === 1 ? "1 round" : `${done} rounds`;
   };
   const renderHead = () => {
