@@ -210,23 +210,6 @@ func (s *state) usage(round int) tools.Usage {
 	return s.Usage
 }
 
-func (s *state) addUsage(round int, delta tools.Usage) {
-	if s.UsageRound != round {
-		s.Usage, s.UsageRound = tools.Usage{}, round
-	}
-	if s.Usage == nil {
-		s.Usage = tools.Usage{}
-	}
-	for r, ts := range delta {
-		if s.Usage[r] == nil {
-			s.Usage[r] = map[string]int{}
-		}
-		for t, n := range ts {
-			s.Usage[r][t] += n
-		}
-	}
-}
-
 // turnResult is one role's turn: a branch returns it as its state for the
 // group's merge.
 type turnResult struct {
@@ -247,20 +230,32 @@ func (p *proto) call(n *Node) func(context.Context, *turn) (*orchestrator.NodeOu
 			return &orchestrator.NodeOutput{Events: events, Stop: stop}, err
 		}
 		s.apply(in.Round, res)
-		s.Rounds = max(s.Rounds, in.Round)
 		if res.Answer != nil {
-			s.Outputs[n.ID] = res.Answer
-			s.AnsweredIn[n.ID] = in.Round
+			s.Outputs[n.ID], s.AnsweredIn[n.ID] = res.Answer, in.Round
 		}
 		return t.Save(events, nil)
 	}
 }
 
+// apply folds a turn of round into the state: its tokens, halt (the first
+// one stands) and tool calls (counted per round).
 func (s *state) apply(round int, r turnResult) {
 	s.Tokens += r.Tokens
-	s.addUsage(round, r.Calls)
-	if r.Halt != "" && s.Halt == "" {
-		s.Halt = r.Halt
+	s.Halt = cmp.Or(s.Halt, r.Halt)
+	s.Rounds = max(s.Rounds, round)
+	if len(r.Calls) == 0 {
+		return
+	}
+	if s.UsageRound != round || s.Usage == nil {
+		s.Usage, s.UsageRound = tools.Usage{}, round
+	}
+	for role, ts := range r.Calls {
+		if s.Usage[role] == nil {
+			s.Usage[role] = map[string]int{}
+		}
+		for t, n := range ts {
+			s.Usage[role][t] += n
+		}
 	}
 }
 
@@ -289,21 +284,13 @@ func (p *proto) merge(n *Node) func(*state, []*orchestrator.NodeOutput) error {
 		round := 0
 		for _, r := range rs {
 			round = max(round, r.Round)
-			s.Tokens += r.Tokens
-			if r.Halt != "" && s.Halt == "" {
-				s.Halt = r.Halt
-			}
-			if r.Calls != nil {
-				s.addUsage(round, r.Calls)
-			}
+			s.apply(round, r)
 			if r.Answer != nil {
 				answers[r.Role] = r.Answer
 			}
 		}
 		all, err := json.Marshal(answers)
-		s.Outputs[n.ID] = all
-		s.AnsweredIn[n.ID] = round
-		s.Rounds = max(s.Rounds, round)
+		s.Outputs[n.ID], s.AnsweredIn[n.ID] = all, round
 		return err
 	}
 }
@@ -315,12 +302,10 @@ func (p *proto) merge(n *Node) func(*state, []*orchestrator.NodeOutput) error {
 // was rejected (an output.rejected event says why) or the budget is spent.
 func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, n *Node, roleID, task string) (turnResult, []orchestrator.Emit, *orchestrator.Stop, error) {
 	res := turnResult{Role: roleID, Round: in.Round}
-	var events []orchestrator.Emit
 	if limit := p.doc.rule(StopBudget).Tokens; limit > 0 && s.Tokens >= limit {
 		res.Halt = ReasonBudgetExceeded
-		events = append(events, orchestrator.Emit{Type: EventBudgetExceeded, Actor: roleID,
-			Payload: map[string]any{"role": roleID, "node": n.ID, "tokens": s.Tokens, "budget": limit}})
-		return res, events, nil, nil
+		return res, []orchestrator.Emit{{Type: EventBudgetExceeded, Actor: roleID,
+			Payload: map[string]any{"role": roleID, "node": n.ID, "tokens": s.Tokens, "budget": limit}}}, nil, nil
 	}
 	var caller llm.Caller
 	if p.cfg.ModelFor != nil {
@@ -357,6 +342,7 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 		answer     json.RawMessage
 		violations []debate.Violation
 		model      debate.ModelCall
+		spent      error // the debate's model budget ran out
 	)
 	for toolRound := 0; ; toolRound++ {
 		final := toolRound >= maxToolRounds
@@ -381,12 +367,8 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 			model.CompletionTokens += r.Model.CompletionTokens
 		}
 		if errors.Is(err, roles.ErrBudgetExceeded) {
-			res.Halt = ReasonBudgetExceeded
-			events = append(events, protocol.AuditEvents(inv)...)
-			events = append(events, protocol.BudgetEvent(roleID, err, nil,
-				map[string]any{"node": n.ID, "tokens": s.Tokens + model.PromptTokens + model.CompletionTokens}))
-			res.Tokens, res.Calls = model.PromptTokens+model.CompletionTokens, usageDelta(before, inv.Usage())
-			return res, events, nil, nil
+			spent = err
+			break
 		}
 		if err != nil {
 			return res, nil, nil, err
@@ -409,8 +391,12 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 		prev, _ := data["tool_results"].([]map[string]any)
 		data["tool_results"] = append(prev, results...)
 	}
-	events = append(events, protocol.AuditEvents(inv)...)
+	events := protocol.AuditEvents(inv)
 	res.Tokens, res.Calls = model.PromptTokens+model.CompletionTokens, usageDelta(before, inv.Usage())
+	if spent != nil {
+		res.Halt = ReasonBudgetExceeded
+		return res, append(events, protocol.BudgetEvent(roleID, spent, nil, map[string]any{"node": n.ID, "tokens": s.Tokens + res.Tokens})), nil, nil
+	}
 	payload := map[string]any{"node": n.ID, "role": roleID, "round": in.Round, "model": model}
 	if len(violations) > 0 {
 		payload["violations"] = violations
