@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -53,11 +52,7 @@ func (c *Catalog) Register(ctx context.Context, raw []byte) (debate.ProtocolDocu
 	if err != nil {
 		return debate.ProtocolDocument{}, false, err
 	}
-	js, err := json.Marshal(d)
-	if err != nil {
-		return debate.ProtocolDocument{}, false, fmt.Errorf("custom: encode document: %w", err)
-	}
-	doc, err := canon.Transform(js)
+	doc, err := canon.Marshal(d)
 	if err != nil {
 		return debate.ProtocolDocument{}, false, fmt.Errorf("custom: canonicalise document: %w", err)
 	}
@@ -89,10 +84,6 @@ func (c *Catalog) Protocol(ctx context.Context, ref string) (*orchestrator.Proto
 	if err != nil {
 		return nil, err
 	}
-	return c.compile(pd)
-}
-
-func (c *Catalog) compile(pd debate.ProtocolDocument) (*orchestrator.Protocol, error) {
 	d, err := Parse(pd.Document, nil)
 	if err != nil {
 		return nil, fmt.Errorf("custom: stored document %s: %w", pd.Ref(), err)

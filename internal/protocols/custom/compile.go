@@ -415,11 +415,10 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 // visible is what a call sees of the debate: the answers of its inputs, or
 // of every node that answered.
 func (p *proto) visible(s *state, n *Node) map[string]json.RawMessage {
-	out := map[string]json.RawMessage{}
 	if len(n.Inputs) == 0 {
-		maps.Copy(out, s.Outputs)
-		return out
+		return maps.Clone(s.Outputs)
 	}
+	out := map[string]json.RawMessage{}
 	for _, k := range n.Inputs {
 		if v, ok := s.Outputs[k]; ok {
 			out[k] = v
