@@ -1,6 +1,7 @@
 package agentproto
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,10 +147,7 @@ func Answer(schema string, data json.RawMessage) (json.RawMessage, error) {
 func rulesPlan(d planData) planAnswer {
 	out := planAnswer{Proposals: []planProposal{}}
 	for _, s := range d.Steps {
-		goal := s.ExpectedEvidence
-		if goal == "" {
-			goal = "the output of " + s.Tool
-		}
+		goal := cmp.Or(s.ExpectedEvidence, "the output of "+s.Tool)
 		out.Proposals = append(out.Proposals, planProposal{
 			StepID:    s.ID,
 			Objective: fmt.Sprintf("Step %s: run %s to establish %s", s.ID, s.Tool, goal),
@@ -245,10 +243,7 @@ func checkReview(d reviewData, a reviewAnswer) []debate.Violation {
 func rulesClaims(d claimData) claimAnswer {
 	out := claimAnswer{Claims: []claimText{}}
 	for _, it := range d.Executions {
-		subject := it.ExpectedEvidence
-		if subject == "" {
-			subject = "step " + it.StepID
-		}
+		subject := cmp.Or(it.ExpectedEvidence, "step "+it.StepID)
 		out.Claims = append(out.Claims, claimText{ExecutionID: it.ExecutionID,
 			Text: fmt.Sprintf("%s: %s returned %s.", subject, it.Tool, it.ResultText), Confidence: 0.9})
 	}

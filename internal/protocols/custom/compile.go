@@ -99,16 +99,18 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 		}
 		p.schemas[r.ID] = s
 	}
-	route := func(n *Node) (edges []string, next func(*state) string) {
+	var nodes []*node
+	for i := range d.Graph.Nodes {
+		n := &d.Graph.Nodes[i]
 		after := cmp.Or(n.Next, NodeFinalize)
-		edges = []string{after}
+		edges := []string{after}
 		if n.Kind == KindLoop {
 			edges = append([]string{n.Repeat}, edges...)
 		}
 		if !slices.Contains(edges, NodeFinalize) {
 			edges = append(edges, NodeFinalize)
 		}
-		return edges, func(s *state) string {
+		on := &node{Name: n.ID, Edges: edges, Next: func(s *state) string {
 			switch {
 			case s.Halt != "":
 				return NodeFinalize
@@ -116,13 +118,7 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 				return n.Repeat
 			}
 			return after
-		}
-	}
-	var nodes []*node
-	for i := range d.Graph.Nodes {
-		n := &d.Graph.Nodes[i]
-		edges, next := route(n)
-		on := &node{Name: n.ID, Edges: edges, Next: next}
+		}}
 		switch n.Kind {
 		case KindCall, KindJudge:
 			on.Actor, on.Run, on.Timeout = n.Role, p.call(n), agentTimeout
