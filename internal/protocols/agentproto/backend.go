@@ -198,14 +198,9 @@ func policyReview(registered []string, it reviewItem) (string, string) {
 	return ReviewApproved, fmt.Sprintf("low-risk use of the registered tool %s", it.Tool)
 }
 
-// stricter returns the stricter of two review statuses.
-func stricter(a, b string) string {
-	rank := map[string]int{ReviewApproved: 0, ReviewConditional: 1, ReviewRejected: 2}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
-}
+// strictness ranks the review statuses: the model's review of a proposal
+// stands when it is at least as strict as the policy's.
+var strictness = map[string]int{ReviewApproved: 0, ReviewConditional: 1, ReviewRejected: 2}
 
 func rulesReview(d reviewData) reviewAnswer {
 	out := reviewAnswer{Reviews: []review{}}

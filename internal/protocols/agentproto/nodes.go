@@ -84,14 +84,11 @@ func (p *proto) review(ctx context.Context, t *turn) (*orchestrator.NodeOutput, 
 	}
 	var events []orchestrator.Emit
 	for i, pr := range s.Proposals {
-		policy, why := policyReview(o.Tools, data.Proposals[i])
-		status, reason := policy, why
+		policy, reason := policyReview(o.Tools, data.Proposals[i])
+		status := policy
 		for _, r := range a.Reviews {
-			if r.ProposalID == pr.ID {
-				status = stricter(policy, r.Status)
-				if status == r.Status {
-					reason = r.Reason
-				}
+			if r.ProposalID == pr.ID && strictness[r.Status] >= strictness[policy] {
+				status, reason = r.Status, r.Reason
 			}
 		}
 		pr.Review = status
