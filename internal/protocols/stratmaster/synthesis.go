@@ -58,10 +58,9 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 	}
 	ev := evidenceByID(s.Evidence)
 	claims := v.claimsFor(s.Evidence)
-	claimSet := map[string]bool{}
-	verdicts := map[string]debate.Verdict{}
+	verdicts := map[string]debate.Verdict{} // of the claims in DATA
 	for _, c := range claims {
-		claimSet[c.ClaimID], verdicts[c.ClaimID] = true, c.Verdict
+		verdicts[c.ClaimID] = c.Verdict
 	}
 	ans, model, err := ask(ctx, p, in, SchemaHypotheses, fmt.Sprintf("state the hypotheses of pass %d", s.Pass),
 		synthData{Question: t.Opts.Question, Pass: s.Pass, Evidence: s.Evidence, Claims: claims, Directives: s.Directives},
@@ -76,7 +75,7 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 				if h.Stance != StanceSupports && h.Stance != StanceCounter {
 					g.add(f+".stance", "must be %q or %q", StanceSupports, StanceCounter)
 				}
-				g.ids(f+".claim_ids", h.ClaimIDs, func(id string) bool { return claimSet[id] }, true)
+				g.ids(f+".claim_ids", h.ClaimIDs, func(id string) bool { _, ok := verdicts[id]; return ok }, true)
 				g.ids(f+".evidence_ids", h.EvidenceIDs, func(id string) bool { _, ok := ev[id]; return ok }, true)
 				if math.IsNaN(h.Confidence) || h.Confidence < 0 || h.Confidence > 1 {
 					g.add(f+".confidence", "must be between 0 and 1")
