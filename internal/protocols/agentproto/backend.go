@@ -23,18 +23,11 @@ const (
 	SchemaClaims = "agentproto_claims"
 )
 
-// planData is what the planner receives: the task spec.
+// planData is what the planner receives: the task spec, its steps without
+// what they expect.
 type planData struct {
-	Objective string     `json:"objective"`
-	Steps     []planStep `json:"steps"`
-}
-
-type planStep struct {
-	ID               string          `json:"id"`
-	Tool             string          `json:"tool"`
-	Input            json.RawMessage `json:"input"`
-	RiskClass        string          `json:"risk_class"`
-	ExpectedEvidence string          `json:"expected_evidence,omitempty"`
+	Objective string `json:"objective"`
+	Steps     []Step `json:"steps"`
 }
 
 type planAnswer struct {
@@ -166,7 +159,7 @@ func checkPlan(d planData, a planAnswer) []debate.Violation {
 	seen := map[string]bool{}
 	for i, pr := range a.Proposals {
 		f := fmt.Sprintf("proposals[%d]", i)
-		if !slices.ContainsFunc(d.Steps, func(s planStep) bool { return s.ID == pr.StepID }) {
+		if !slices.ContainsFunc(d.Steps, func(s Step) bool { return s.ID == pr.StepID }) {
 			vs = append(vs, debate.Violation{Rule: "UNKNOWN_STEP", Field: f + ".step_id", Detail: fmt.Sprintf("no step %q in the task", pr.StepID)})
 		}
 		if seen[pr.StepID] {

@@ -39,7 +39,8 @@ func (p *proto) plan(ctx context.Context, t *turn) (*orchestrator.NodeOutput, er
 	in, o, s := t.NodeInput, t.Opts, t.State
 	data := planData{Objective: o.Task.Objective}
 	for _, st := range o.Task.Steps {
-		data.Steps = append(data.Steps, planStep{ID: st.ID, Tool: st.Tool, Input: st.Input, RiskClass: st.RiskClass, ExpectedEvidence: st.ExpectedEvidence})
+		st.Expect = nil // the critic's to check, not the planner's to know
+		data.Steps = append(data.Steps, st)
 	}
 	a, mc, err := ask(ctx, p, in, NodePlan, SchemaPlan, data, checkPlan)
 	if err != nil {
