@@ -258,8 +258,7 @@ func unknownFields(v *debate.Violations, path string, val any, t reflect.Type) {
 			return
 		}
 		fields := map[string]reflect.Type{}
-		for i := range t.NumField() {
-			f := t.Field(i)
+		for f := range t.Fields() {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			fields[name] = f.Type
 		}
