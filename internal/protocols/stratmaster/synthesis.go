@@ -91,14 +91,12 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 		return nil, err
 	}
 	s.Hypotheses = s.Hypotheses[:0]
-	seen := map[string]bool{}
 	for _, d := range ans.Hypotheses {
 		ids := slices.Compact(slices.Sorted(slices.Values(d.EvidenceIDs)))
 		fp := Fingerprint(d.Statement, ids)
-		if seen[fp] {
-			continue
+		if slices.ContainsFunc(s.Hypotheses, func(h Hypothesis) bool { return h.Fingerprint == fp }) {
+			continue // the same statement on the same evidence
 		}
-		seen[fp] = true
 		h := Hypothesis{ID: hypothesisID(fp), Statement: strings.TrimSpace(d.Statement), Stance: d.Stance,
 			ClaimIDs: slices.Compact(slices.Sorted(slices.Values(d.ClaimIDs))), EvidenceIDs: ids,
 			Fingerprint: fp, Confidence: round2(d.Confidence), Rationale: d.Rationale}
