@@ -146,7 +146,6 @@ func check(o *Options, v *debate.Violations) {
 	}
 }
 
-// step returns the task's step id.
 func (o *Options) step(id string) *Step {
 	for i := range o.Task.Steps {
 		if o.Task.Steps[i].ID == id {

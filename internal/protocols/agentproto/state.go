@@ -69,7 +69,6 @@ type intent struct {
 	Refused bool `json:"refused,omitempty"`
 }
 
-// claim is an issued claim.
 type claim struct {
 	ID          string   `json:"id"`
 	ProposalID  string   `json:"proposal_id"`

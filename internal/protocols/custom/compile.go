@@ -171,7 +171,6 @@ type proto struct {
 	schemas map[string]map[string]any // role → answer schema
 }
 
-// state is the protocol state.
 type state struct {
 	// Outputs are the last accepted answers by node: a call's or judge's
 	// answer, a parallel node's {role: answer}, a join's {input: answer}.
@@ -725,7 +724,6 @@ func (p *proto) positions(s *state, r StopRule, round int) (map[string]string, b
 	return out, s.AnsweredIn[r.Node] == round
 }
 
-// distinct counts the distinct values.
 func distinct(vals iter.Seq[string]) int {
 	out := map[string]bool{}
 	for x := range vals {

@@ -221,7 +221,6 @@ func Parse(raw []byte, builtin func(name string) bool) (*Document, error) {
 	return &d, nil
 }
 
-// toJSON converts a YAML or JSON document into JSON.
 func toJSON(raw []byte) ([]byte, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 {

@@ -164,7 +164,6 @@ func checkSchema(v *debate.Violations, path string, m map[string]any, depth int)
 	}
 }
 
-// is reports whether x holds a T.
 func is[T any](x any) bool {
 	_, ok := x.(T)
 	return ok

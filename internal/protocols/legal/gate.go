@@ -55,7 +55,6 @@ var (
 	severities = []string{SeverityCritical, SeverityMajor, SeverityMinor}
 )
 
-// violations collects gate findings.
 type violations []debate.Violation
 
 func (v *violations) add(rule, field, format string, args ...any) {

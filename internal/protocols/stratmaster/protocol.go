@@ -180,7 +180,6 @@ func ask[A any](ctx context.Context, p *proto, in *orchestrator.NodeInput, schem
 	return a, ans.Model, ans.Decode(c.Role, schema, &a)
 }
 
-// work is a node's work.
 type work func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error)
 
 // guarded runs a node's work with the task's attempt policy: a failed

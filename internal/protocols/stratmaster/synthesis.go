@@ -18,7 +18,6 @@ const (
 	maxTextBytes  = 2000
 )
 
-// violations collects a gate's findings.
 type violations struct {
 	rule string
 	list []debate.Violation
