@@ -53,8 +53,7 @@ func check(o *Options, v *debate.Violations) {
 		v.Add("options.max_attempts", "must be between 1 and %d", DefaultMaxAttempts)
 	}
 	if o.MaxRevisions == nil {
-		n := DefaultMaxRevisions
-		o.MaxRevisions = &n
+		o.MaxRevisions = new(DefaultMaxRevisions)
 	}
 	if *o.MaxRevisions < 0 || *o.MaxRevisions > maxRevisionsLimit {
 		v.Add("options.max_revisions", "must be between 0 and %d", maxRevisionsLimit)

@@ -122,12 +122,8 @@ func afterSynthesis(s *state) string {
 	return NodeStrategise
 }
 
-func (s *state) hypothesisIDs() map[string]bool {
-	m := map[string]bool{}
-	for _, h := range s.Hypotheses {
-		m[h.ID] = true
-	}
-	return m
+func (s *state) hasHypothesis(id string) bool {
+	return slices.ContainsFunc(s.Hypotheses, func(h Hypothesis) bool { return h.ID == id })
 }
 
 // challenge is the adversary's turn of the debate.
@@ -137,7 +133,7 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 	if err != nil {
 		return nil, err
 	}
-	ev, hs := evidenceByID(s.Evidence), s.hypothesisIDs()
+	ev := evidenceByID(s.Evidence)
 	ans, model, err := ask(ctx, p, in, SchemaChallenges, fmt.Sprintf("challenge the hypotheses of pass %d", s.Pass),
 		challengeData{Question: t.Opts.Question, Pass: s.Pass, Reasons: s.DebateReasons, Hypotheses: s.Hypotheses,
 			Evidence: s.Evidence, Claims: v.claimsFor(s.Evidence)},
@@ -146,7 +142,7 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 			once := map[string]bool{}
 			for i, c := range a.Challenges {
 				f := fmt.Sprintf("challenges[%d]", i)
-				g.ids(f+".hypothesis_id", []string{c.HypothesisID}, func(id string) bool { return hs[id] }, true)
+				g.ids(f+".hypothesis_id", []string{c.HypothesisID}, s.hasHypothesis, true)
 				if once[c.HypothesisID] {
 					g.add(f+".hypothesis_id", "%s is challenged twice", c.HypothesisID)
 				}
@@ -173,10 +169,6 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 // its hypothesis ConcedePenalty of confidence and marks it contested.
 func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
 	in, s := t.NodeInput, t.State
-	challenged := map[string]bool{}
-	for _, c := range s.Challenges {
-		challenged[c.HypothesisID] = true
-	}
 	ans, model, err := ask(ctx, p, in, SchemaRebuttal, fmt.Sprintf("answer the adversary's challenges of pass %d", s.Pass),
 		rebuttalData{Question: t.Opts.Question, Pass: s.Pass, Hypotheses: s.Hypotheses, Challenges: protocol.NonNil(s.Challenges), Evidence: s.Evidence},
 		func(a rebuttalAnswer) []debate.Violation {
@@ -185,7 +177,7 @@ func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, e
 			for i, r := range a.Responses {
 				f := fmt.Sprintf("responses[%d]", i)
 				switch {
-				case !challenged[r.HypothesisID]:
+				case !slices.ContainsFunc(s.Challenges, func(c Challenge) bool { return c.HypothesisID == r.HypothesisID }):
 					g.add(f+".hypothesis_id", "%q was not challenged", r.HypothesisID)
 				case answered[r.HypothesisID]:
 					g.add(f+".hypothesis_id", "%s is answered twice", r.HypothesisID)
@@ -225,7 +217,6 @@ func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, e
 // strategise is the strategist's plan over the pass's hypotheses.
 func (p *proto) strategise(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
 	in, s := t.NodeInput, t.State
-	hs := s.hypothesisIDs()
 	var turns []DebateTurn
 	for _, d := range s.DebateLog {
 		if d.Pass == s.Pass {
@@ -244,7 +235,7 @@ func (p *proto) strategise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 				for i, it := range items {
 					f := fmt.Sprintf("%s[%d]", name, i)
 					g.text(f+".text", it.Text)
-					g.ids(f+".hypothesis_ids", it.HypothesisIDs, func(id string) bool { return hs[id] }, false)
+					g.ids(f+".hypothesis_ids", it.HypothesisIDs, s.hasHypothesis, false)
 					if it.Priority != "" && !slices.Contains([]string{priorityHigh, priorityMedium, priorityLow}, it.Priority) {
 						g.add(f+".priority", "must be high, medium or low")
 					}
