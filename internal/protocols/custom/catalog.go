@@ -19,7 +19,6 @@ type Catalog struct {
 	store   debate.ProtocolStore
 	builtin func(name string) bool
 	cfg     Config
-	now     func() time.Time
 }
 
 // NewCatalog returns a catalog over store; builtin reports the names of the
@@ -34,11 +33,10 @@ func NewCatalog(store debate.ProtocolStore, builtin func(name string) bool, cfg 
 	case cfg.ModelFor == nil:
 		return nil, errors.New("custom: Config.ModelFor is required")
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	return &Catalog{store: store, builtin: builtin, cfg: cfg, now: now}, nil
+	return &Catalog{store: store, builtin: builtin, cfg: cfg}, nil
 }
 
 // Register parses and validates raw (YAML or JSON) and stores it for the
@@ -58,7 +56,7 @@ func (c *Catalog) Register(ctx context.Context, raw []byte) (debate.ProtocolDocu
 	}
 	sum := sha256.Sum256(doc)
 	return c.store.ProtocolPut(ctx, debate.ProtocolDocument{Name: d.Name, Version: d.Version, Document: doc,
-		SHA256: hex.EncodeToString(sum[:]), CreatedAt: c.now().UTC()})
+		SHA256: hex.EncodeToString(sum[:]), CreatedAt: c.cfg.Now().UTC()})
 }
 
 // Get returns the tenant's document name at version (0: the latest).

@@ -370,12 +370,8 @@ func rulesRevision(r *Request) *Output {
 	if r.Own == nil {
 		return &Output{Round: r.Round, Agent: r.Agent}
 	}
-	o := &Output{Round: r.Round, Agent: r.Agent, Claims: slices.Clone(r.Own.Claims),
-		Uncertainties: slices.Clone(r.Own.Uncertainties), OpenQuestions: slices.Clone(r.Own.OpenQuestions)}
-	for i := range o.Claims {
-		o.Claims[i].Evidence = slices.Clone(o.Claims[i].Evidence)
-		o.Claims[i].Assumptions = slices.Clone(o.Claims[i].Assumptions)
-	}
+	o := r.Own // decoded for this call alone (ComposeByRules): revised in place
+	o.Round, o.Agent = r.Round, r.Agent
 	src := Options{Context: r.Context}.sources()
 	drop := map[string]bool{}
 	note := func(s string) {
