@@ -485,9 +485,6 @@ func toolCalls(answer json.RawMessage) []debate.ToolCall {
 }
 
 func withoutToolCalls(answer json.RawMessage) json.RawMessage {
-	if answer == nil {
-		return nil
-	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(answer, &m) != nil {
 		return answer
@@ -513,10 +510,8 @@ func (p *proto) check(r *Role, answer json.RawMessage, f *gate.Facts, final bool
 		return []debate.Violation{{Rule: RuleSchema, Field: "answer", Detail: "not a JSON object"}}
 	}
 	m, _ := val.(map[string]any)
-	if calls, ok := m[fieldToolCalls]; ok && !final {
-		if arr, ok := calls.([]any); ok && len(arr) > 0 {
-			return validate(fieldToolCalls, calls, toolCallsSchema)
-		}
+	if calls, ok := m[fieldToolCalls].([]any); ok && len(calls) > 0 && !final {
+		return validate(fieldToolCalls, calls, toolCallsSchema)
 	}
 	delete(m, fieldToolCalls)
 	vs := validate("", m, p.schemas[r.ID])
