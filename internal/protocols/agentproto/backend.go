@@ -1,6 +1,7 @@
 package agentproto
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,18 +23,11 @@ const (
 	SchemaClaims = "agentproto_claims"
 )
 
-// planData is what the planner receives: the task spec.
+// planData is what the planner receives: the task spec, its steps without
+// what they expect.
 type planData struct {
-	Objective string     `json:"objective"`
-	Steps     []planStep `json:"steps"`
-}
-
-type planStep struct {
-	ID               string          `json:"id"`
-	Tool             string          `json:"tool"`
-	Input            json.RawMessage `json:"input"`
-	RiskClass        string          `json:"risk_class"`
-	ExpectedEvidence string          `json:"expected_evidence,omitempty"`
+	Objective string `json:"objective"`
+	Steps     []Step `json:"steps"`
 }
 
 type planAnswer struct {
@@ -146,10 +140,7 @@ func Answer(schema string, data json.RawMessage) (json.RawMessage, error) {
 func rulesPlan(d planData) planAnswer {
 	out := planAnswer{Proposals: []planProposal{}}
 	for _, s := range d.Steps {
-		goal := s.ExpectedEvidence
-		if goal == "" {
-			goal = "the output of " + s.Tool
-		}
+		goal := cmp.Or(s.ExpectedEvidence, "the output of "+s.Tool)
 		out.Proposals = append(out.Proposals, planProposal{
 			StepID:    s.ID,
 			Objective: fmt.Sprintf("Step %s: run %s to establish %s", s.ID, s.Tool, goal),
@@ -168,7 +159,7 @@ func checkPlan(d planData, a planAnswer) []debate.Violation {
 	seen := map[string]bool{}
 	for i, pr := range a.Proposals {
 		f := fmt.Sprintf("proposals[%d]", i)
-		if !slices.ContainsFunc(d.Steps, func(s planStep) bool { return s.ID == pr.StepID }) {
+		if !slices.ContainsFunc(d.Steps, func(s Step) bool { return s.ID == pr.StepID }) {
 			vs = append(vs, debate.Violation{Rule: "UNKNOWN_STEP", Field: f + ".step_id", Detail: fmt.Sprintf("no step %q in the task", pr.StepID)})
 		}
 		if seen[pr.StepID] {
@@ -200,14 +191,9 @@ func policyReview(registered []string, it reviewItem) (string, string) {
 	return ReviewApproved, fmt.Sprintf("low-risk use of the registered tool %s", it.Tool)
 }
 
-// stricter returns the stricter of two review statuses.
-func stricter(a, b string) string {
-	rank := map[string]int{ReviewApproved: 0, ReviewConditional: 1, ReviewRejected: 2}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
-}
+// strictness ranks the review statuses: the model's review of a proposal
+// stands when it is at least as strict as the policy's.
+var strictness = map[string]int{ReviewApproved: 0, ReviewConditional: 1, ReviewRejected: 2}
 
 func rulesReview(d reviewData) reviewAnswer {
 	out := reviewAnswer{Reviews: []review{}}
@@ -245,10 +231,7 @@ func checkReview(d reviewData, a reviewAnswer) []debate.Violation {
 func rulesClaims(d claimData) claimAnswer {
 	out := claimAnswer{Claims: []claimText{}}
 	for _, it := range d.Executions {
-		subject := it.ExpectedEvidence
-		if subject == "" {
-			subject = "step " + it.StepID
-		}
+		subject := cmp.Or(it.ExpectedEvidence, "step "+it.StepID)
 		out.Claims = append(out.Claims, claimText{ExecutionID: it.ExecutionID,
 			Text: fmt.Sprintf("%s: %s returned %s.", subject, it.Tool, it.ResultText), Confidence: 0.9})
 	}

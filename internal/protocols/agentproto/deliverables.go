@@ -65,11 +65,8 @@ func buildDeliverables(in *orchestrator.NodeInput, o *Options, s *state) *Delive
 			RiskClass: pr.Risk, Review: pr.Review, Outcome: outcome, Attempts: pr.Attempts})
 	}
 	for _, it := range s.Intents {
-		x := ExecSummary{IntentID: it.ID, ExecutionID: it.ExecutionID, Status: it.Status, Error: it.Error, Artifacts: it.Artifacts}
-		if it.Output != nil {
-			x.Result = resultText(it.Output)
-		}
-		d.Executions = append(d.Executions, x)
+		d.Executions = append(d.Executions, ExecSummary{IntentID: it.ID, ExecutionID: it.ExecutionID, Status: it.Status,
+			Result: resultText(it.Output), Error: it.Error, Artifacts: it.Artifacts})
 	}
 	for _, c := range s.Claims {
 		d.Claims = append(d.Claims, ClaimSummary{ClaimID: c.ID, Text: c.Text, Confidence: c.Confidence, Evidence: c.Evidence, Challenged: c.Challenged})

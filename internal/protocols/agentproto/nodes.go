@@ -39,7 +39,8 @@ func (p *proto) plan(ctx context.Context, t *turn) (*orchestrator.NodeOutput, er
 	in, o, s := t.NodeInput, t.Opts, t.State
 	data := planData{Objective: o.Task.Objective}
 	for _, st := range o.Task.Steps {
-		data.Steps = append(data.Steps, planStep{ID: st.ID, Tool: st.Tool, Input: st.Input, RiskClass: st.RiskClass, ExpectedEvidence: st.ExpectedEvidence})
+		st.Expect = nil // the critic's to check, not the planner's to know
+		data.Steps = append(data.Steps, st)
 	}
 	a, mc, err := ask(ctx, p, in, NodePlan, SchemaPlan, data, checkPlan)
 	if err != nil {
@@ -84,14 +85,11 @@ func (p *proto) review(ctx context.Context, t *turn) (*orchestrator.NodeOutput, 
 	}
 	var events []orchestrator.Emit
 	for i, pr := range s.Proposals {
-		policy, why := policyReview(o.Tools, data.Proposals[i])
-		status, reason := policy, why
+		policy, reason := policyReview(o.Tools, data.Proposals[i])
+		status := policy
 		for _, r := range a.Reviews {
-			if r.ProposalID == pr.ID {
-				status = stricter(policy, r.Status)
-				if status == r.Status {
-					reason = r.Reason
-				}
+			if r.ProposalID == pr.ID && strictness[r.Status] >= strictness[policy] {
+				status, reason = r.Status, r.Reason
 			}
 		}
 		pr.Review = status

@@ -1,6 +1,7 @@
 package agentproto
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -100,9 +101,7 @@ func check(o *Options, v *debate.Violations) {
 			v.Add(f+".id", "duplicate step id %q", s.ID)
 		}
 		seen[s.ID] = true
-		if s.RiskClass == "" {
-			s.RiskClass = RiskLow
-		}
+		s.RiskClass = cmp.Or(s.RiskClass, RiskLow)
 		if !slices.Contains(riskClasses, s.RiskClass) {
 			v.Add(f+".risk_class", "must be one of %v", riskClasses)
 		}
@@ -147,7 +146,6 @@ func check(o *Options, v *debate.Violations) {
 	}
 }
 
-// step returns the task's step id.
 func (o *Options) step(id string) *Step {
 	for i := range o.Task.Steps {
 		if o.Task.Steps[i].ID == id {

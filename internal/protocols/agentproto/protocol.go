@@ -135,9 +135,6 @@ type (
 // Protocol returns the agent protocol over cfg.
 func Protocol(cfg Config) *orchestrator.Protocol {
 	p := &proto{cfg: cfg}
-	task := func(name, actor string, run func(context.Context, *turn) (*orchestrator.NodeOutput, error), edges ...string) *node {
-		return &node{Name: name, Actor: actor, Run: run, Edges: edges}
-	}
 	return protocol.Compile(&protocol.Spec[Options, state]{
 		Name:        Name,
 		Description: "agent protocol (seed 003): planner → critic review → signed tool intents → critic vetting → execution with artifacts → claims → challenges → final statement → auditor verification; a lifecycle state machine of signed transitions",
@@ -152,17 +149,17 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		RoleGuard: RoleGuard(),
 		Tools:     map[string][]string{RoleExecutor: SafeTools()},
 		Nodes: []*node{
-			task(NodeInit, RolePlanner, p.initialize, NodePlan),
-			task(NodePlan, RolePlanner, p.plan, NodeReview),
-			task(NodeReview, RoleCritic, p.review, NodeIntend),
-			task(NodeIntend, RoleExecutor, p.intend, NodeVet),
-			task(NodeVet, RoleCritic, p.vet, NodeExecute),
+			{Name: NodeInit, Actor: RolePlanner, Run: p.initialize, Edges: []string{NodePlan}},
+			{Name: NodePlan, Actor: RolePlanner, Run: p.plan, Edges: []string{NodeReview}},
+			{Name: NodeReview, Actor: RoleCritic, Run: p.review, Edges: []string{NodeIntend}},
+			{Name: NodeIntend, Actor: RoleExecutor, Run: p.intend, Edges: []string{NodeVet}},
+			{Name: NodeVet, Actor: RoleCritic, Run: p.vet, Edges: []string{NodeExecute}},
 			{Name: NodeExecute, Actor: RoleExecutor, Run: p.execute, Edges: []string{NodeIntend, NodeClaim}, Next: afterExecute},
-			task(NodeClaim, RoleExecutor, p.claim, NodeChallenge),
-			task(NodeChallenge, RoleCritic, p.challenge, NodeAudit),
-			task(NodeAudit, RoleAuditor, p.audit, NodeFinalize),
-			task(NodeFinalize, orchestrator.ActorEngine, p.finalize, NodeVerify),
-			task(NodeVerify, RoleAuditor, p.verify),
+			{Name: NodeClaim, Actor: RoleExecutor, Run: p.claim, Edges: []string{NodeChallenge}},
+			{Name: NodeChallenge, Actor: RoleCritic, Run: p.challenge, Edges: []string{NodeAudit}},
+			{Name: NodeAudit, Actor: RoleAuditor, Run: p.audit, Edges: []string{NodeFinalize}},
+			{Name: NodeFinalize, Actor: orchestrator.ActorEngine, Run: p.finalize, Edges: []string{NodeVerify}},
+			{Name: NodeVerify, Actor: RoleAuditor, Run: p.verify},
 		},
 	})
 }

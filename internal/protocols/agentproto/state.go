@@ -69,7 +69,6 @@ type intent struct {
 	Refused bool `json:"refused,omitempty"`
 }
 
-// claim is an issued claim.
 type claim struct {
 	ID          string   `json:"id"`
 	ProposalID  string   `json:"proposal_id"`
@@ -237,14 +236,12 @@ func Request(from, to, role string, f Facts) error {
 	refuse := func(format string, args ...any) error {
 		return &Refusal{From: from, To: to, By: role, Reason: fmt.Sprintf(format, args...)}
 	}
+	tr, ok := lifecycle[from][to]
 	switch {
 	case !slices.Contains(States, from):
 		return refuse("unknown state %q", from)
 	case !slices.Contains(States, to):
 		return refuse("unknown state %q", to)
-	}
-	tr, ok := lifecycle[from][to]
-	switch {
 	case !ok:
 		return refuse("%s → %s is not a transition of the lifecycle", from, to)
 	case role != tr.role:

@@ -217,10 +217,8 @@ func runLookup(ctx context.Context, env toolEnv, in lookupInput) (map[string]any
 func resultText(out map[string]any) string {
 	r, ok := out["result"]
 	if !ok {
-		if t, ok := out["text"].(string); ok {
-			return t
-		}
-		return ""
+		t, _ := out["text"].(string)
+		return t
 	}
 	s := fmt.Sprint(r)
 	if f, ok := r.(float64); ok {

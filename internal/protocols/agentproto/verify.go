@@ -289,12 +289,8 @@ func (v *invariants) event(e *debate.Event) {
 			v.facts.Integrity = true
 		}
 	case EventFinalStatement:
-		var got []string
-		for _, c := range m.Claims {
-			got = append(got, c.ClaimID)
-		}
 		for id := range v.claims {
-			if !slices.Contains(got, id) {
+			if !slices.ContainsFunc(m.Claims, func(c payload) bool { return c.ClaimID == id }) {
 				v.add(e.Seq, RuleFinalBundle, "the final statement leaves out claim %q", id)
 			}
 		}

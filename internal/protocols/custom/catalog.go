@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -20,7 +19,6 @@ type Catalog struct {
 	store   debate.ProtocolStore
 	builtin func(name string) bool
 	cfg     Config
-	now     func() time.Time
 }
 
 // NewCatalog returns a catalog over store; builtin reports the names of the
@@ -35,11 +33,10 @@ func NewCatalog(store debate.ProtocolStore, builtin func(name string) bool, cfg 
 	case cfg.ModelFor == nil:
 		return nil, errors.New("custom: Config.ModelFor is required")
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	return &Catalog{store: store, builtin: builtin, cfg: cfg, now: now}, nil
+	return &Catalog{store: store, builtin: builtin, cfg: cfg}, nil
 }
 
 // Register parses and validates raw (YAML or JSON) and stores it for the
@@ -53,17 +50,13 @@ func (c *Catalog) Register(ctx context.Context, raw []byte) (debate.ProtocolDocu
 	if err != nil {
 		return debate.ProtocolDocument{}, false, err
 	}
-	js, err := json.Marshal(d)
-	if err != nil {
-		return debate.ProtocolDocument{}, false, fmt.Errorf("custom: encode document: %w", err)
-	}
-	doc, err := canon.Transform(js)
+	doc, err := canon.Marshal(d)
 	if err != nil {
 		return debate.ProtocolDocument{}, false, fmt.Errorf("custom: canonicalise document: %w", err)
 	}
 	sum := sha256.Sum256(doc)
 	return c.store.ProtocolPut(ctx, debate.ProtocolDocument{Name: d.Name, Version: d.Version, Document: doc,
-		SHA256: hex.EncodeToString(sum[:]), CreatedAt: c.now().UTC()})
+		SHA256: hex.EncodeToString(sum[:]), CreatedAt: c.cfg.Now().UTC()})
 }
 
 // Get returns the tenant's document name at version (0: the latest).
@@ -89,10 +82,6 @@ func (c *Catalog) Protocol(ctx context.Context, ref string) (*orchestrator.Proto
 	if err != nil {
 		return nil, err
 	}
-	return c.compile(pd)
-}
-
-func (c *Catalog) compile(pd debate.ProtocolDocument) (*orchestrator.Protocol, error) {
 	d, err := Parse(pd.Document, nil)
 	if err != nil {
 		return nil, fmt.Errorf("custom: stored document %s: %w", pd.Ref(), err)

@@ -99,16 +99,18 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 		}
 		p.schemas[r.ID] = s
 	}
-	route := func(n *Node) (edges []string, next func(*state) string) {
+	var nodes []*node
+	for i := range d.Graph.Nodes {
+		n := &d.Graph.Nodes[i]
 		after := cmp.Or(n.Next, NodeFinalize)
-		edges = []string{after}
+		edges := []string{after}
 		if n.Kind == KindLoop {
 			edges = append([]string{n.Repeat}, edges...)
 		}
 		if !slices.Contains(edges, NodeFinalize) {
 			edges = append(edges, NodeFinalize)
 		}
-		return edges, func(s *state) string {
+		on := &node{Name: n.ID, Edges: edges, Next: func(s *state) string {
 			switch {
 			case s.Halt != "":
 				return NodeFinalize
@@ -116,13 +118,7 @@ func Compile(d *Document, ref string, cfg Config) (*orchestrator.Protocol, error
 				return n.Repeat
 			}
 			return after
-		}
-	}
-	var nodes []*node
-	for i := range d.Graph.Nodes {
-		n := &d.Graph.Nodes[i]
-		edges, next := route(n)
-		on := &node{Name: n.ID, Edges: edges, Next: next}
+		}}
 		switch n.Kind {
 		case KindCall, KindJudge:
 			on.Actor, on.Run, on.Timeout = n.Role, p.call(n), agentTimeout
@@ -175,7 +171,6 @@ type proto struct {
 	schemas map[string]map[string]any // role → answer schema
 }
 
-// state is the protocol state.
 type state struct {
 	// Outputs are the last accepted answers by node: a call's or judge's
 	// answer, a parallel node's {role: answer}, a join's {input: answer}.
@@ -210,23 +205,6 @@ func (s *state) usage(round int) tools.Usage {
 	return s.Usage
 }
 
-func (s *state) addUsage(round int, delta tools.Usage) {
-	if s.UsageRound != round {
-		s.Usage, s.UsageRound = tools.Usage{}, round
-	}
-	if s.Usage == nil {
-		s.Usage = tools.Usage{}
-	}
-	for r, ts := range delta {
-		if s.Usage[r] == nil {
-			s.Usage[r] = map[string]int{}
-		}
-		for t, n := range ts {
-			s.Usage[r][t] += n
-		}
-	}
-}
-
 // turnResult is one role's turn: a branch returns it as its state for the
 // group's merge.
 type turnResult struct {
@@ -247,20 +225,32 @@ func (p *proto) call(n *Node) func(context.Context, *turn) (*orchestrator.NodeOu
 			return &orchestrator.NodeOutput{Events: events, Stop: stop}, err
 		}
 		s.apply(in.Round, res)
-		s.Rounds = max(s.Rounds, in.Round)
 		if res.Answer != nil {
-			s.Outputs[n.ID] = res.Answer
-			s.AnsweredIn[n.ID] = in.Round
+			s.Outputs[n.ID], s.AnsweredIn[n.ID] = res.Answer, in.Round
 		}
 		return t.Save(events, nil)
 	}
 }
 
+// apply folds a turn of round into the state: its tokens, halt (the first
+// one stands) and tool calls (counted per round).
 func (s *state) apply(round int, r turnResult) {
 	s.Tokens += r.Tokens
-	s.addUsage(round, r.Calls)
-	if r.Halt != "" && s.Halt == "" {
-		s.Halt = r.Halt
+	s.Halt = cmp.Or(s.Halt, r.Halt)
+	s.Rounds = max(s.Rounds, round)
+	if len(r.Calls) == 0 {
+		return
+	}
+	if s.UsageRound != round || s.Usage == nil {
+		s.Usage, s.UsageRound = tools.Usage{}, round
+	}
+	for role, ts := range r.Calls {
+		if s.Usage[role] == nil {
+			s.Usage[role] = map[string]int{}
+		}
+		for t, n := range ts {
+			s.Usage[role][t] += n
+		}
 	}
 }
 
@@ -289,21 +279,13 @@ func (p *proto) merge(n *Node) func(*state, []*orchestrator.NodeOutput) error {
 		round := 0
 		for _, r := range rs {
 			round = max(round, r.Round)
-			s.Tokens += r.Tokens
-			if r.Halt != "" && s.Halt == "" {
-				s.Halt = r.Halt
-			}
-			if r.Calls != nil {
-				s.addUsage(round, r.Calls)
-			}
+			s.apply(round, r)
 			if r.Answer != nil {
 				answers[r.Role] = r.Answer
 			}
 		}
 		all, err := json.Marshal(answers)
-		s.Outputs[n.ID] = all
-		s.AnsweredIn[n.ID] = round
-		s.Rounds = max(s.Rounds, round)
+		s.Outputs[n.ID], s.AnsweredIn[n.ID] = all, round
 		return err
 	}
 }
@@ -315,12 +297,10 @@ func (p *proto) merge(n *Node) func(*state, []*orchestrator.NodeOutput) error {
 // was rejected (an output.rejected event says why) or the budget is spent.
 func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, n *Node, roleID, task string) (turnResult, []orchestrator.Emit, *orchestrator.Stop, error) {
 	res := turnResult{Role: roleID, Round: in.Round}
-	var events []orchestrator.Emit
 	if limit := p.doc.rule(StopBudget).Tokens; limit > 0 && s.Tokens >= limit {
 		res.Halt = ReasonBudgetExceeded
-		events = append(events, orchestrator.Emit{Type: EventBudgetExceeded, Actor: roleID,
-			Payload: map[string]any{"role": roleID, "node": n.ID, "tokens": s.Tokens, "budget": limit}})
-		return res, events, nil, nil
+		return res, []orchestrator.Emit{{Type: EventBudgetExceeded, Actor: roleID,
+			Payload: map[string]any{"role": roleID, "node": n.ID, "tokens": s.Tokens, "budget": limit}}}, nil, nil
 	}
 	var caller llm.Caller
 	if p.cfg.ModelFor != nil {
@@ -357,6 +337,7 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 		answer     json.RawMessage
 		violations []debate.Violation
 		model      debate.ModelCall
+		spent      error // the debate's model budget ran out
 	)
 	for toolRound := 0; ; toolRound++ {
 		final := toolRound >= maxToolRounds
@@ -381,12 +362,8 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 			model.CompletionTokens += r.Model.CompletionTokens
 		}
 		if errors.Is(err, roles.ErrBudgetExceeded) {
-			res.Halt = ReasonBudgetExceeded
-			events = append(events, protocol.AuditEvents(inv)...)
-			events = append(events, protocol.BudgetEvent(roleID, err, nil,
-				map[string]any{"node": n.ID, "tokens": s.Tokens + model.PromptTokens + model.CompletionTokens}))
-			res.Tokens, res.Calls = model.PromptTokens+model.CompletionTokens, usageDelta(before, inv.Usage())
-			return res, events, nil, nil
+			spent = err
+			break
 		}
 		if err != nil {
 			return res, nil, nil, err
@@ -409,8 +386,12 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 		prev, _ := data["tool_results"].([]map[string]any)
 		data["tool_results"] = append(prev, results...)
 	}
-	events = append(events, protocol.AuditEvents(inv)...)
+	events := protocol.AuditEvents(inv)
 	res.Tokens, res.Calls = model.PromptTokens+model.CompletionTokens, usageDelta(before, inv.Usage())
+	if spent != nil {
+		res.Halt = ReasonBudgetExceeded
+		return res, append(events, protocol.BudgetEvent(roleID, spent, nil, map[string]any{"node": n.ID, "tokens": s.Tokens + res.Tokens})), nil, nil
+	}
 	payload := map[string]any{"node": n.ID, "role": roleID, "round": in.Round, "model": model}
 	if len(violations) > 0 {
 		payload["violations"] = violations
@@ -429,11 +410,10 @@ func (p *proto) turn(ctx context.Context, in *orchestrator.NodeInput, s *state, 
 // visible is what a call sees of the debate: the answers of its inputs, or
 // of every node that answered.
 func (p *proto) visible(s *state, n *Node) map[string]json.RawMessage {
-	out := map[string]json.RawMessage{}
 	if len(n.Inputs) == 0 {
-		maps.Copy(out, s.Outputs)
-		return out
+		return maps.Clone(s.Outputs)
 	}
+	out := map[string]json.RawMessage{}
 	for _, k := range n.Inputs {
 		if v, ok := s.Outputs[k]; ok {
 			out[k] = v
@@ -505,9 +485,6 @@ func toolCalls(answer json.RawMessage) []debate.ToolCall {
 }
 
 func withoutToolCalls(answer json.RawMessage) json.RawMessage {
-	if answer == nil {
-		return nil
-	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(answer, &m) != nil {
 		return answer
@@ -533,10 +510,8 @@ func (p *proto) check(r *Role, answer json.RawMessage, f *gate.Facts, final bool
 		return []debate.Violation{{Rule: RuleSchema, Field: "answer", Detail: "not a JSON object"}}
 	}
 	m, _ := val.(map[string]any)
-	if calls, ok := m[fieldToolCalls]; ok && !final {
-		if arr, ok := calls.([]any); ok && len(arr) > 0 {
-			return validate(fieldToolCalls, calls, toolCallsSchema)
-		}
+	if calls, ok := m[fieldToolCalls].([]any); ok && len(calls) > 0 && !final {
+		return validate(fieldToolCalls, calls, toolCallsSchema)
 	}
 	delete(m, fieldToolCalls)
 	vs := validate("", m, p.schemas[r.ID])
@@ -744,7 +719,6 @@ func (p *proto) positions(s *state, r StopRule, round int) (map[string]string, b
 	return out, s.AnsweredIn[r.Node] == round
 }
 
-// distinct counts the distinct values.
 func distinct(vals iter.Seq[string]) int {
 	out := map[string]bool{}
 	for x := range vals {

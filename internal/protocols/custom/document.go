@@ -221,7 +221,6 @@ func Parse(raw []byte, builtin func(name string) bool) (*Document, error) {
 	return &d, nil
 }
 
-// toJSON converts a YAML or JSON document into JSON.
 func toJSON(raw []byte) ([]byte, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 {
@@ -258,8 +257,7 @@ func unknownFields(v *debate.Violations, path string, val any, t reflect.Type) {
 			return
 		}
 		fields := map[string]reflect.Type{}
-		for i := range t.NumField() {
-			f := t.Field(i)
+		for f := range t.Fields() {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			fields[name] = f.Type
 		}

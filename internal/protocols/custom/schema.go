@@ -3,6 +3,7 @@ package custom
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -32,14 +33,14 @@ var schemaTypes = []string{"object", "array", "string", "number", "integer", "bo
 // RuleSchema is the violation rule of the schema gate.
 const RuleSchema = "SCHEMA"
 
+// decodeSchema decodes a schema object, its numbers as json.Number.
 func decodeSchema(raw json.RawMessage) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
+	v, err := decodeValue(raw)
+	m, ok := v.(map[string]any)
+	if err == nil && !ok {
+		err = errors.New("not an object")
 	}
-	return m, nil
+	return m, err
 }
 
 // checkOutputSchema validates a role's output schema at registration.
@@ -163,7 +164,6 @@ func checkSchema(v *debate.Violations, path string, m map[string]any, depth int)
 	}
 }
 
-// is reports whether x holds a T.
 func is[T any](x any) bool {
 	_, ok := x.(T)
 	return ok

@@ -275,11 +275,8 @@ func Decide(s Signals) Decision {
 	if slices.ContainsFunc(unresolved, func(c Conflict) bool { return c.Hard }) {
 		d.Escalation = append(d.Escalation, EscalateContradiction)
 	}
-	for _, a := range []string{AgentNLA, AgentALA} {
-		if d.Unevidenced[a] > MaxUnevidenced {
-			d.Escalation = append(d.Escalation, EscalateEvidence)
-			break
-		}
+	if slices.ContainsFunc([]string{AgentNLA, AgentALA}, func(a string) bool { return d.Unevidenced[a] > MaxUnevidenced }) {
+		d.Escalation = append(d.Escalation, EscalateEvidence)
 	}
 	if len(d.Escalation) > 0 {
 		return escalate()

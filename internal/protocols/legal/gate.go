@@ -55,7 +55,6 @@ var (
 	severities = []string{SeverityCritical, SeverityMajor, SeverityMinor}
 )
 
-// violations collects gate findings.
 type violations []debate.Violation
 
 func (v *violations) add(rule, field, format string, args ...any) {
@@ -171,10 +170,6 @@ func checkCritiques(raw json.RawMessage, round int, agent string, target *Output
 	case len(cs.Critiques) > maxCritiques:
 		v.add(RuleSchema, "critiques", "at most %d critiques, got %d", maxCritiques, len(cs.Critiques))
 	}
-	claims := map[string]bool{}
-	for _, c := range target.Claims {
-		claims[c.ID] = true
-	}
 	ids := map[string]bool{}
 	for i, k := range cs.Critiques {
 		f := fmt.Sprintf("critiques[%d]", i)
@@ -185,7 +180,7 @@ func checkCritiques(raw json.RawMessage, round int, agent string, target *Output
 			v.add(RuleSchema, f+".id", "duplicate critique id %q", k.ID)
 		}
 		ids[k.ID] = true
-		if !claims[k.TargetClaimID] {
+		if !slices.ContainsFunc(target.Claims, func(c Claim) bool { return c.ID == k.TargetClaimID }) {
 			v.add(RuleNoFreeFacts, f+".target_claim_id", "%q is not a claim of %s's round %d output", k.TargetClaimID, target.Agent, target.Round)
 		}
 		if !slices.Contains(issueTypes, k.IssueType) {

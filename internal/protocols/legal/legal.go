@@ -107,7 +107,6 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 			EventDeliverables:   {orchestrator.ActorEngine},
 			EventBudgetExceeded: {RoleNLA, RoleALA, RoleSupervisor},
 		},
-		Tools: map[string][]string{},
 		Nodes: []*node{
 			group(NodeAnswers, KindAnswer, []string{NodeCritique, NodeCheck}, afterAnswers),
 			group(NodeCritique, KindCritique, []string{NodeCheck}, nil),

@@ -41,7 +41,6 @@ var (
 
 func defaults() Options { return Options{MaxRounds: DefaultRounds} }
 
-// check validates decoded options.
 func check(o *Options, v *debate.Violations) {
 	switch q := strings.TrimSpace(o.Query); {
 	case q == "":
@@ -94,7 +93,6 @@ func check(o *Options, v *debate.Violations) {
 	}
 }
 
-// sources indexes the context by source id.
 func (o Options) sources() map[string]Passage {
 	m := make(map[string]Passage, len(o.Context))
 	for _, p := range o.Context {

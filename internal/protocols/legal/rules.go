@@ -149,21 +149,20 @@ func rulesAnswer(r *Request) *Output {
 		if !remit(r.Agent, p.Domain) {
 			continue
 		}
-		if k := tripleKey(p.Triple); k != "" {
-			if i, ok := byKey[k]; ok {
-				c := &o.Claims[i]
-				c.Evidence = append(c.Evidence, p.SourceID)
-				c.Confidence = min(confMax, c.Confidence+confPerExtra)
-				if a := assumptionFor(p.Domain); !slices.Contains(c.Assumptions, a) {
-					c.Assumptions = append(c.Assumptions, a)
-				}
-				continue
+		k := tripleKey(p.Triple) // "" without a triple, never a key of byKey
+		if i, ok := byKey[k]; ok {
+			c := &o.Claims[i]
+			c.Evidence = append(c.Evidence, p.SourceID)
+			c.Confidence = min(confMax, c.Confidence+confPerExtra)
+			if a := assumptionFor(p.Domain); !slices.Contains(c.Assumptions, a) {
+				c.Assumptions = append(c.Assumptions, a)
 			}
+			continue
 		}
 		if len(o.Claims) == maxRulesClaims {
 			continue
 		}
-		if k := tripleKey(p.Triple); k != "" {
+		if k != "" {
 			byKey[k] = len(o.Claims)
 		}
 		conf, t := confText, (*Triple)(nil)
@@ -330,32 +329,26 @@ func rulesCritique(r *Request) *CritiqueSet {
 // pad adds round 1's minor critiques (scope, assumptions, corroboration)
 // until the set has MinCritiquesRound1 (§8: no echo chamber).
 func pad(cs *CritiqueSet, t *Output, add func(claim, issue, sev, desc, fix string)) {
-	kinds := []func(c Claim) bool{
-		func(c Claim) bool {
+	kinds := []func(c Claim){
+		func(c Claim) {
 			add(c.ID, IssueLogicGap, SeverityMinor, fmt.Sprintf("%s does not state the scope of its rule: which persons and which property it covers.", c.ID),
 				fmt.Sprintf("State explicitly which heirs and which kind of property %s covers.", c.ID))
-			return true
 		},
-		func(c Claim) bool {
-			if len(c.Assumptions) == 0 {
-				return false
+		func(c Claim) {
+			if len(c.Assumptions) > 0 {
+				add(c.ID, IssueLogicGap, SeverityMinor, fmt.Sprintf("%s rests on the assumption %q, which no context source establishes.", c.ID, clip(c.Assumptions[0], 200)),
+					fmt.Sprintf("Ask for the fact that establishes the assumption, or state %s conditionally.", c.ID))
 			}
-			add(c.ID, IssueLogicGap, SeverityMinor, fmt.Sprintf("%s rests on the assumption %q, which no context source establishes.", c.ID, clip(c.Assumptions[0], 200)),
-				fmt.Sprintf("Ask for the fact that establishes the assumption, or state %s conditionally.", c.ID))
-			return true
 		},
-		func(c Claim) bool {
-			if len(c.Evidence) != 1 {
-				return false
+		func(c Claim) {
+			if len(c.Evidence) == 1 {
+				add(c.ID, IssueEvidenceGap, SeverityMinor, fmt.Sprintf("%s rests on one source (%s) only.", c.ID, c.Evidence[0]),
+					fmt.Sprintf("Cite a corroborating context source for %s, or keep its confidence at %.1f or below.", c.ID, confCapped))
 			}
-			add(c.ID, IssueEvidenceGap, SeverityMinor, fmt.Sprintf("%s rests on one source (%s) only.", c.ID, c.Evidence[0]),
-				fmt.Sprintf("Cite a corroborating context source for %s, or keep its confidence at %.1f or below.", c.ID, confCapped))
-			return true
 		},
-		func(c Claim) bool {
+		func(c Claim) {
 			add(c.ID, IssueOverclaim, SeverityMinor, fmt.Sprintf("%s's confidence %.2f does not discount the open questions of the answer.", c.ID, c.Confidence),
 				fmt.Sprintf("Discount %s's confidence for the open questions, or answer them.", c.ID))
-			return true
 		},
 	}
 	for _, k := range kinds {
@@ -377,12 +370,8 @@ func rulesRevision(r *Request) *Output {
 	if r.Own == nil {
 		return &Output{Round: r.Round, Agent: r.Agent}
 	}
-	o := &Output{Round: r.Round, Agent: r.Agent, Claims: slices.Clone(r.Own.Claims),
-		Uncertainties: slices.Clone(r.Own.Uncertainties), OpenQuestions: slices.Clone(r.Own.OpenQuestions)}
-	for i := range o.Claims {
-		o.Claims[i].Evidence = slices.Clone(o.Claims[i].Evidence)
-		o.Claims[i].Assumptions = slices.Clone(o.Claims[i].Assumptions)
-	}
+	o := r.Own // decoded for this call alone (ComposeByRules): revised in place
+	o.Round, o.Agent = r.Round, r.Agent
 	src := Options{Context: r.Context}.sources()
 	drop := map[string]bool{}
 	note := func(s string) {

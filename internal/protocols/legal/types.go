@@ -117,7 +117,6 @@ type Synthesis struct {
 	Rationale        string `json:"rationale"`
 }
 
-// roleOf returns the role that plays an agent.
 func roleOf(agent string) string {
 	if agent == AgentNLA {
 		return RoleNLA

@@ -54,14 +54,6 @@ func (p *proto) review(_ context.Context, t *turn) (*orchestrator.NodeOutput, er
 	return t.Save(events, nil)
 }
 
-// afterReview goes back to research unless the review ended the task.
-func afterReview(s *state) string {
-	if s.StopReason != "" {
-		return NodeFinalize
-	}
-	return NodeResearch
-}
-
 // AgentState is seed 004's shared state as the task ends: the
 // agent_state.json artifact.
 type AgentState struct {

@@ -1,6 +1,7 @@
 package stratmaster
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 
@@ -47,15 +48,12 @@ func check(o *Options, v *debate.Violations) {
 	case len(o.Question) > maxQuestionBytes:
 		v.Add("options.question", "at most %d bytes", maxQuestionBytes)
 	}
-	if o.MaxAttempts == 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
+	o.MaxAttempts = cmp.Or(o.MaxAttempts, DefaultMaxAttempts)
 	if o.MaxAttempts < 1 || o.MaxAttempts > DefaultMaxAttempts {
 		v.Add("options.max_attempts", "must be between 1 and %d", DefaultMaxAttempts)
 	}
 	if o.MaxRevisions == nil {
-		n := DefaultMaxRevisions
-		o.MaxRevisions = &n
+		o.MaxRevisions = new(DefaultMaxRevisions)
 	}
 	if *o.MaxRevisions < 0 || *o.MaxRevisions > maxRevisionsLimit {
 		v.Add("options.max_revisions", "must be between 0 and %d", maxRevisionsLimit)

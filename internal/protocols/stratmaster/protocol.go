@@ -117,7 +117,7 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 	node := func(name, actor string, f work, edges []string, next func(*state) string) *protocol.Node[Options, state] {
 		return &protocol.Node[Options, state]{Name: name, Actor: actor, Run: p.guarded(actor, f), Edges: edges, Next: next}
 	}
-	review := node(NodeReview, RoleCritic, p.review, []string{NodeResearch, NodeFinalize}, afterReview)
+	review := node(NodeReview, RoleCritic, p.review, []string{NodeResearch, NodeFinalize}, unlessStopped(NodeResearch))
 	review.EndsRound = true
 	return protocol.Compile(&protocol.Spec[Options, state]{
 		Name:        Name,
@@ -151,7 +151,7 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		},
 		Tools: Matrix.Clone(),
 		Nodes: []*protocol.Node[Options, state]{
-			node(NodeResearch, RoleResearcher, p.research, []string{NodeSynthesise, NodeFinalize}, afterResearch),
+			node(NodeResearch, RoleResearcher, p.research, []string{NodeSynthesise, NodeFinalize}, unlessStopped(NodeSynthesise)),
 			node(NodeSynthesise, RoleSynthesiser, p.synthesise, []string{NodeChallenge, NodeStrategise}, afterSynthesis),
 			node(NodeChallenge, RoleAdversary, p.challenge, []string{NodeRebuttal}, nil),
 			node(NodeRebuttal, RoleStrategist, p.rebut, []string{NodeStrategise}, nil),
@@ -163,6 +163,17 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 }
 
 type proto struct{ cfg Config }
+
+// unlessStopped goes on to next until a node ends the task (research that
+// found no evidence, a review that decided), then to finalize.
+func unlessStopped(next string) func(*state) string {
+	return func(s *state) string {
+		if s.StopReason != "" {
+			return NodeFinalize
+		}
+		return next
+	}
+}
 
 // ask makes the structured call schema, with its task, over data on the
 // tenant's model, or on the rules backend without one, and returns the
@@ -180,7 +191,6 @@ func ask[A any](ctx context.Context, p *proto, in *orchestrator.NodeInput, schem
 	return a, ans.Model, ans.Decode(c.Role, schema, &a)
 }
 
-// work is a node's work.
 type work func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error)
 
 // guarded runs a node's work with the task's attempt policy: a failed

@@ -215,11 +215,3 @@ func checkPlan(pl researchPlan, claims map[string]bool) []debate.Violation {
 	}
 	return v.list
 }
-
-// afterResearch ends the task when there is no evidence at all.
-func afterResearch(s *state) string {
-	if s.StopReason != "" {
-		return NodeFinalize
-	}
-	return NodeSynthesise
-}

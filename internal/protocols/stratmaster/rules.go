@@ -93,13 +93,9 @@ func ruleResearch(d researchData) researchPlan {
 	return p
 }
 
+// gradeConfidence is a claim's confidence from its sanad grade (0.25 for
+// D or none).
 var gradeConfidence = map[debate.Grade]float64{debate.GradeA: 0.85, debate.GradeB: 0.7, debate.GradeC: 0.5}
-
-// baseConfidence is a claim's confidence from its sanad grade (0.25 for D
-// or none).
-func baseConfidence(g debate.Grade) float64 {
-	return cmp.Or(gradeConfidence[g], 0.25)
-}
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
@@ -160,7 +156,7 @@ func ruleSynthesise(d synthData) synthAnswer {
 		}
 		slices.Sort(ids)
 		ids = slices.Compact(ids)
-		conf := baseConfidence(c.Grade) + 0.05*float64(min(len(ids)-1, 2))
+		conf := cmp.Or(gradeConfidence[c.Grade], 0.25) + 0.05*float64(min(len(ids)-1, 2))
 		conflicting := c.Verdict == debate.VerdictContradicted || c.Verdict == debate.VerdictInflated
 		if conflicting {
 			conf -= 0.2
@@ -218,6 +214,9 @@ func ruleChallenge(d challengeData) challengeAnswer {
 		if len(reasons) == 0 {
 			continue
 		}
+		for i, r := range reasons { // all about h: "<id>: why"
+			reasons[i] = strings.TrimPrefix(r, h.ID+": ")
+		}
 		grades := make([]string, 0, len(h.EvidenceIDs))
 		for _, id := range h.EvidenceIDs {
 			grades = append(grades, string(ev[id].SourceGrade))
@@ -225,17 +224,8 @@ func ruleChallenge(d challengeData) challengeAnswer {
 		out.Challenges = append(out.Challenges, Challenge{
 			HypothesisID: h.ID, EvidenceIDs: h.EvidenceIDs,
 			Argument: fmt.Sprintf("%s rests on %d evidence item(s) graded %s: %s", h.ID, len(h.EvidenceIDs),
-				strings.Join(grades, ", "), strings.Join(trimIDs(reasons, h.ID), "; ")),
+				strings.Join(grades, ", "), strings.Join(reasons, "; ")),
 		})
-	}
-	return out
-}
-
-// trimIDs drops the "<id>: " prefix of reasons about one hypothesis.
-func trimIDs(reasons []string, id string) []string {
-	out := make([]string, len(reasons))
-	for i, r := range reasons {
-		out[i] = strings.TrimPrefix(r, id+": ")
 	}
 	return out
 }

@@ -132,7 +132,6 @@ type state struct {
 	StopWhy       string          `json:"stop_why,omitempty"`
 }
 
-// evidenceByID indexes evidence by id.
 func evidenceByID(evs []Evidence) map[string]Evidence {
 	m := make(map[string]Evidence, len(evs))
 	for _, e := range evs {

@@ -18,7 +18,6 @@ const (
 	maxTextBytes  = 2000
 )
 
-// violations collects a gate's findings.
 type violations struct {
 	rule string
 	list []debate.Violation
@@ -58,10 +57,9 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 	}
 	ev := evidenceByID(s.Evidence)
 	claims := v.claimsFor(s.Evidence)
-	claimSet := map[string]bool{}
-	verdicts := map[string]debate.Verdict{}
+	verdicts := map[string]debate.Verdict{} // of the claims in DATA
 	for _, c := range claims {
-		claimSet[c.ClaimID], verdicts[c.ClaimID] = true, c.Verdict
+		verdicts[c.ClaimID] = c.Verdict
 	}
 	ans, model, err := ask(ctx, p, in, SchemaHypotheses, fmt.Sprintf("state the hypotheses of pass %d", s.Pass),
 		synthData{Question: t.Opts.Question, Pass: s.Pass, Evidence: s.Evidence, Claims: claims, Directives: s.Directives},
@@ -76,7 +74,7 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 				if h.Stance != StanceSupports && h.Stance != StanceCounter {
 					g.add(f+".stance", "must be %q or %q", StanceSupports, StanceCounter)
 				}
-				g.ids(f+".claim_ids", h.ClaimIDs, func(id string) bool { return claimSet[id] }, true)
+				g.ids(f+".claim_ids", h.ClaimIDs, func(id string) bool { _, ok := verdicts[id]; return ok }, true)
 				g.ids(f+".evidence_ids", h.EvidenceIDs, func(id string) bool { _, ok := ev[id]; return ok }, true)
 				if math.IsNaN(h.Confidence) || h.Confidence < 0 || h.Confidence > 1 {
 					g.add(f+".confidence", "must be between 0 and 1")
@@ -92,14 +90,12 @@ func (p *proto) synthesise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 		return nil, err
 	}
 	s.Hypotheses = s.Hypotheses[:0]
-	seen := map[string]bool{}
 	for _, d := range ans.Hypotheses {
 		ids := slices.Compact(slices.Sorted(slices.Values(d.EvidenceIDs)))
 		fp := Fingerprint(d.Statement, ids)
-		if seen[fp] {
-			continue
+		if slices.ContainsFunc(s.Hypotheses, func(h Hypothesis) bool { return h.Fingerprint == fp }) {
+			continue // the same statement on the same evidence
 		}
-		seen[fp] = true
 		h := Hypothesis{ID: hypothesisID(fp), Statement: strings.TrimSpace(d.Statement), Stance: d.Stance,
 			ClaimIDs: slices.Compact(slices.Sorted(slices.Values(d.ClaimIDs))), EvidenceIDs: ids,
 			Fingerprint: fp, Confidence: round2(d.Confidence), Rationale: d.Rationale}
@@ -126,12 +122,8 @@ func afterSynthesis(s *state) string {
 	return NodeStrategise
 }
 
-func (s *state) hypothesisIDs() map[string]bool {
-	m := map[string]bool{}
-	for _, h := range s.Hypotheses {
-		m[h.ID] = true
-	}
-	return m
+func (s *state) hasHypothesis(id string) bool {
+	return slices.ContainsFunc(s.Hypotheses, func(h Hypothesis) bool { return h.ID == id })
 }
 
 // challenge is the adversary's turn of the debate.
@@ -141,7 +133,7 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 	if err != nil {
 		return nil, err
 	}
-	ev, hs := evidenceByID(s.Evidence), s.hypothesisIDs()
+	ev := evidenceByID(s.Evidence)
 	ans, model, err := ask(ctx, p, in, SchemaChallenges, fmt.Sprintf("challenge the hypotheses of pass %d", s.Pass),
 		challengeData{Question: t.Opts.Question, Pass: s.Pass, Reasons: s.DebateReasons, Hypotheses: s.Hypotheses,
 			Evidence: s.Evidence, Claims: v.claimsFor(s.Evidence)},
@@ -150,7 +142,7 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 			once := map[string]bool{}
 			for i, c := range a.Challenges {
 				f := fmt.Sprintf("challenges[%d]", i)
-				g.ids(f+".hypothesis_id", []string{c.HypothesisID}, func(id string) bool { return hs[id] }, true)
+				g.ids(f+".hypothesis_id", []string{c.HypothesisID}, s.hasHypothesis, true)
 				if once[c.HypothesisID] {
 					g.add(f+".hypothesis_id", "%s is challenged twice", c.HypothesisID)
 				}
@@ -177,10 +169,6 @@ func (p *proto) challenge(ctx context.Context, t *turn) (*orchestrator.NodeOutpu
 // its hypothesis ConcedePenalty of confidence and marks it contested.
 func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
 	in, s := t.NodeInput, t.State
-	challenged := map[string]bool{}
-	for _, c := range s.Challenges {
-		challenged[c.HypothesisID] = true
-	}
 	ans, model, err := ask(ctx, p, in, SchemaRebuttal, fmt.Sprintf("answer the adversary's challenges of pass %d", s.Pass),
 		rebuttalData{Question: t.Opts.Question, Pass: s.Pass, Hypotheses: s.Hypotheses, Challenges: protocol.NonNil(s.Challenges), Evidence: s.Evidence},
 		func(a rebuttalAnswer) []debate.Violation {
@@ -189,7 +177,7 @@ func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, e
 			for i, r := range a.Responses {
 				f := fmt.Sprintf("responses[%d]", i)
 				switch {
-				case !challenged[r.HypothesisID]:
+				case !slices.ContainsFunc(s.Challenges, func(c Challenge) bool { return c.HypothesisID == r.HypothesisID }):
 					g.add(f+".hypothesis_id", "%q was not challenged", r.HypothesisID)
 				case answered[r.HypothesisID]:
 					g.add(f+".hypothesis_id", "%s is answered twice", r.HypothesisID)
@@ -229,7 +217,6 @@ func (p *proto) rebut(ctx context.Context, t *turn) (*orchestrator.NodeOutput, e
 // strategise is the strategist's plan over the pass's hypotheses.
 func (p *proto) strategise(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
 	in, s := t.NodeInput, t.State
-	hs := s.hypothesisIDs()
 	var turns []DebateTurn
 	for _, d := range s.DebateLog {
 		if d.Pass == s.Pass {
@@ -248,7 +235,7 @@ func (p *proto) strategise(ctx context.Context, t *turn) (*orchestrator.NodeOutp
 				for i, it := range items {
 					f := fmt.Sprintf("%s[%d]", name, i)
 					g.text(f+".text", it.Text)
-					g.ids(f+".hypothesis_ids", it.HypothesisIDs, func(id string) bool { return hs[id] }, false)
+					g.ids(f+".hypothesis_ids", it.HypothesisIDs, s.hasHypothesis, false)
 					if it.Priority != "" && !slices.Contains([]string{priorityHigh, priorityMedium, priorityLow}, it.Priority) {
 						g.add(f+".priority", "must be high, medium or low")
 					}
