@@ -45,14 +45,6 @@ type bad struct {
 	list violations
 }
 
-// newBad returns the refusal of v's violations, or nil without any.
-func newBad(rule string, v *violations) *bad {
-	if len(*v) == 0 {
-		return nil
-	}
-	return &bad{rule: rule, list: *v}
-}
-
 func (b *bad) result() Result {
 	parts := make([]string, 0, len(b.list))
 	for _, fv := range b.list {
@@ -61,37 +53,39 @@ func (b *bad) result() Result {
 	return refusal(StatusInvalid, b.rule, b.list[0].Field, strings.Join(parts, "; "))
 }
 
-// args are a call's arguments by name.
+// args are a call's arguments by name, and what is wrong with them: v
+// are the type and shape violations (RuleArguments), req the unmet
+// requirements (RuleRequirement) and missing the ids that name nothing of
+// this deal (RuleNotFound).
 type args struct {
-	m map[string]json.RawMessage
-	v violations // type and shape violations
+	m               map[string]json.RawMessage
+	v, req, missing violations
 }
 
 // parseArgs checks that raw is a JSON object naming only the tool's
 // parameters.
 func parseArgs(raw json.RawMessage, wellFormed bool, allowed []string) (*args, *bad) {
 	a := &args{m: map[string]json.RawMessage{}}
-	var v violations
 	switch {
 	case len(raw) > MaxArgsBytes:
-		v.Add("args", "are %d bytes long, at most %d allowed", len(raw), MaxArgsBytes)
+		a.v.Add("args", "are %d bytes long, at most %d allowed", len(raw), MaxArgsBytes)
 	case !wellFormed:
-		v.Add("args", "must be one JSON object with distinct member names (UTF-8)")
+		a.v.Add("args", "must be one JSON object with distinct member names (UTF-8)")
 	case len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null":
 		if err := json.Unmarshal(raw, &a.m); err != nil {
-			v.Add("args", "must be a JSON object")
+			a.v.Add("args", "must be a JSON object")
 		}
 	}
-	if len(v) > 0 {
-		return nil, newBad(RuleArguments, &v)
+	if b := a.done(); b != nil {
+		return nil, b
 	}
 	for _, k := range slices.Sorted(maps.Keys(a.m)) {
 		if !slices.Contains(allowed, k) {
-			v.Add(printable(k), "unknown field (the fields are %s)", strings.Join(allowed, ", "))
+			a.v.Add(printable(k), "unknown field (the fields are %s)", strings.Join(allowed, ", "))
 		}
 	}
-	if len(v) > 0 {
-		return nil, newBad(RuleArguments, &v)
+	if b := a.done(); b != nil {
+		return nil, b
 	}
 	return a, nil
 }
@@ -210,20 +204,27 @@ func (a *args) hasViolation(name string) bool {
 	return slices.ContainsFunc(a.v, func(fv debate.FieldViolation) bool { return fv.Field == name })
 }
 
-// done returns the shape violations, if any.
-func (a *args) done() *bad { return newBad(RuleArguments, &a.v) }
-
-// notFound reports ids of the arguments that name nothing of this deal. The
+// found records that field's id names nothing of this deal unless ok. The
 // message never says whether the id exists elsewhere.
-type notFound struct{ v violations }
-
-func (n *notFound) check(field string, ok bool, what string) {
+func (a *args) found(field string, ok bool, what string) {
 	if !ok {
-		n.v.Add(field, "no %s with this id in this deal", what)
+		a.missing.Add(field, "no %s with this id in this deal", what)
 	}
 }
 
-func (n *notFound) done() *bad { return newBad(RuleNotFound, &n.v) }
+// done returns the refusal of the call's first kind of violation, in the
+// order arguments, requirements, ids not found; nil without any.
+func (a *args) done() *bad {
+	switch {
+	case len(a.v) > 0:
+		return &bad{RuleArguments, a.v}
+	case len(a.req) > 0:
+		return &bad{RuleRequirement, a.req}
+	case len(a.missing) > 0:
+		return &bad{RuleNotFound, a.missing}
+	}
+	return nil
+}
 
 // dedupe drops repeated strings, keeping first occurrences in order.
 func dedupe(ss []string) []string {

@@ -82,29 +82,19 @@ func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
 	enum(a, "cure_protocol", cure, debate.CureProtocols, false)
 	a.text("description", desc, false, debate.MaxTextLen) // required below (RuleRequirement)
 	a.ids("evidence_refs", refs, 0, debate.MaxRefs)
-	if b := a.done(); b != nil {
-		return nil, b
-	}
-
 	// Seed 000 §6.2: flag_defect_requires.
-	var req violations
 	if n := len(dedupe(refs)); n < inv.cfg.Limits.minRefs() {
-		req.Add("evidence_refs", "flag_defect needs at least %d evidence reference(s), got %d", inv.cfg.Limits.minRefs(), n)
+		a.req.Add("evidence_refs", "flag_defect needs at least %d evidence reference(s), got %d", inv.cfg.Limits.minRefs(), n)
 	}
 	if n := utf8.RuneCountInString(strings.TrimSpace(desc)); n < inv.cfg.Limits.minDescription() {
-		req.Add("description", "flag_defect needs a description of at least %d characters, got %d", inv.cfg.Limits.minDescription(), n)
+		a.req.Add("description", "flag_defect needs a description of at least %d characters, got %d", inv.cfg.Limits.minDescription(), n)
 	}
-	if b := newBad(RuleRequirement, &req); b != nil {
-		return nil, b
-	}
-
 	x := inv.deal
-	var nf notFound
-	nf.check("claim_id", x.hasClaim(claimID), "claim")
+	a.found("claim_id", x.hasClaim(claimID), "claim")
 	for i, r := range refs {
-		nf.check(fmt.Sprintf("evidence_refs[%d]", i), x.refs[r], "evidence, span, calc, claim, document or sanad")
+		a.found(fmt.Sprintf("evidence_refs[%d]", i), x.refs[r], "evidence, span, calc, claim, document or sanad")
 	}
-	if b := nf.done(); b != nil {
+	if b := a.done(); b != nil {
 		return nil, b
 	}
 
@@ -127,9 +117,8 @@ func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
 	}
 	if err := d.Validate(); err != nil {
 		// The checks above cover Validate's; keep it as the last word.
-		var v violations
-		v.Add("args", "the defect is not valid: %v", err)
-		return nil, newBad(RuleArguments, &v)
+		a.v.Add("args", "the defect is not valid: %v", err)
+		return nil, a.done()
 	}
 	inv.mu.Lock()
 	d.ID = inv.id(c)
@@ -153,15 +142,11 @@ func (inv *Invoker) requestHumanReview(c call, a *args) (any, *bad) {
 	if role != "" && !validRole(role) {
 		a.v.Add("required_role", "must be 1 to %d upper-case letters, digits and underscores", maxRoleLen)
 	}
-	if b := a.done(); b != nil {
-		return nil, b
-	}
 	x := inv.deal
-	var nf notFound
 	for i, id := range ids {
-		nf.check(fmt.Sprintf("claim_ids[%d]", i), x.hasClaim(id), "claim")
+		a.found(fmt.Sprintf("claim_ids[%d]", i), x.hasClaim(id), "claim")
 	}
-	if b := nf.done(); b != nil {
+	if b := a.done(); b != nil {
 		return nil, b
 	}
 	r := ReviewRequest{

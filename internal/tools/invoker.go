@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/debated/debated/internal/canon"
 	"github.com/debated/debated/internal/debate"
 )
 
@@ -100,7 +101,7 @@ type Result struct {
 // encoding (status, output, rule, field and error): the result_hash of its
 // audit record.
 func (r Result) Hash() string {
-	c, err := encodeCanonical(r)
+	c, err := canon.Marshal(r)
 	if err != nil {
 		// Output is canonical JSON already, so this cannot happen; hash
 		// the status alone rather than fail the audit.
@@ -176,7 +177,7 @@ func NewInvoker(cfg Config) *Invoker {
 // known reports whether the Invoker runs tool, and names the tools it runs.
 func (inv *Invoker) known(tool string) (bool, []string) {
 	if inv.cfg.Tools == nil {
-		return Known(tool), Names
+		return slices.Contains(Names, tool), Names
 	}
 	_, ok := inv.cfg.Tools[tool]
 	return ok, slices.Sorted(maps.Keys(inv.cfg.Tools))
@@ -345,9 +346,11 @@ func (inv *Invoker) runCustom(ctx context.Context, c call, f Func, raw json.RawM
 	return success(c.tool, out)
 }
 
-// success is the SUCCESS result of a tool's output, in RFC 8785 form.
+// success is the SUCCESS result of a tool's output, in RFC 8785 form. It
+// fails only when out holds a value JSON cannot carry (a NaN or infinite
+// number of a deal that was never validated).
 func success(tool string, out any) (Result, error) {
-	output, err := encodeCanonical(out)
+	output, err := canon.Marshal(out)
 	if err != nil {
 		return errorResult(), fmt.Errorf("%w: %s: encoding the output: %w", ErrToolFailed, tool, err)
 	}

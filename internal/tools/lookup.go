@@ -144,13 +144,9 @@ func (inv *Invoker) lookupClaim(a *args) (any, *bad) {
 	withSanad := a.boolean("include_sanad", false)
 	withEvidence := a.boolean("include_evidence", false)
 	a.id("claim_id", id)
-	if b := a.done(); b != nil {
-		return nil, b
-	}
 	x := inv.deal
-	var nf notFound
-	nf.check("claim_id", x.hasClaim(id), "claim")
-	if b := nf.done(); b != nil {
+	a.found("claim_id", x.hasClaim(id), "claim")
+	if b := a.done(); b != nil {
 		return nil, b
 	}
 	c := x.claims[id]
@@ -171,13 +167,9 @@ func (inv *Invoker) lookupCalc(a *args) (any, *bad) {
 	id := a.str("calc_id")
 	withInputs := a.boolean("include_inputs", true)
 	a.id("calc_id", id)
-	if b := a.done(); b != nil {
-		return nil, b
-	}
 	x := inv.deal
-	var nf notFound
-	nf.check("calc_id", x.calcs[id] != nil, "calc")
-	if b := nf.done(); b != nil {
+	a.found("calc_id", x.calcs[id] != nil, "calc")
+	if b := a.done(); b != nil {
 		return nil, b
 	}
 	c := x.calcs[id]

@@ -58,13 +58,9 @@ func (inv *Invoker) searchEvidence(ctx context.Context, a *args) (any, *bad, err
 	if !a.hasViolation("limit") && (limit < 1 || limit > maxSearchLimit) {
 		a.v.Add("limit", "must be between 1 and %d", maxSearchLimit)
 	}
-	if b := a.done(); b != nil {
-		return nil, b, nil
-	}
 	x := inv.deal
-	var nf notFound
-	nf.check("deal_id", dealID == x.dealID && x.dealID != "", "deal")
-	if b := nf.done(); b != nil {
+	a.found("deal_id", dealID == x.dealID && x.dealID != "", "deal")
+	if b := a.done(); b != nil {
 		return nil, b, nil
 	}
 	minGrade = cmp.Or(minGrade, debate.GradeD)
