@@ -107,7 +107,7 @@ func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
 	}
 	slices.SortStableFunc(recs, func(x, y Enrichment) int { return cmp.Compare(x.ID, y.ID) })
 
-	used := make([]bool, len(recs))
+	// Each key is answered once, so no record is reported twice.
 	var seen []string
 	for _, p := range points {
 		key := dataPointKey(p)
@@ -116,15 +116,11 @@ func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
 		}
 		seen = append(seen, key)
 		found := false
-		for i, r := range recs {
+		for _, r := range recs {
 			if dataPointKey(r.DataPoint) != key {
 				continue
 			}
 			found = true
-			if used[i] {
-				continue
-			}
-			used[i] = true
 			out.TotalCount++
 			if len(out.Results) < maxEnrichmentResults {
 				out.Results = append(out.Results, EnrichmentResult{
