@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,15 +13,19 @@ import (
 	"github.com/debated/debated/internal/debate"
 )
 
-// The arguments of each tool: the parameters of its seed 000 §4 signature.
-// Any other member is INVALID.
-var fieldsOf = map[string][]string{
-	LookupClaim:        {"claim_id", "include_sanad", "include_evidence"},
-	LookupCalc:         {"calc_id", "include_inputs"},
-	SearchEvidence:     {"query", "deal_id", "claim_class", "min_grade", "limit"},
-	FlagDefect:         {"claim_id", "defect_type", "severity", "description", "evidence_refs", "cure_protocol"},
-	RequestHumanReview: {"claim_ids", "reason", "priority", "required_role"},
-	QueryEnrichment:    {"entity_type", "entity_name", "data_points"},
+// builtins are the tools of this package: the parameters of each one's
+// seed 000 §4 signature (any other member is INVALID) and the method that
+// runs it, whose error is the cause of an ERROR result.
+var builtins = map[string]struct {
+	fields []string
+	run    func(inv *Invoker, ctx context.Context, c call, a *args) (any, *bad, error)
+}{
+	LookupClaim:        {[]string{"claim_id", "include_sanad", "include_evidence"}, (*Invoker).lookupClaim},
+	LookupCalc:         {[]string{"calc_id", "include_inputs"}, (*Invoker).lookupCalc},
+	SearchEvidence:     {[]string{"query", "deal_id", "claim_class", "min_grade", "limit"}, (*Invoker).searchEvidence},
+	FlagDefect:         {[]string{"claim_id", "defect_type", "severity", "description", "evidence_refs", "cure_protocol"}, (*Invoker).flagDefect},
+	RequestHumanReview: {[]string{"claim_ids", "reason", "priority", "required_role"}, (*Invoker).requestHumanReview},
+	QueryEnrichment:    {[]string{"entity_type", "entity_name", "data_points"}, (*Invoker).queryEnrichment},
 }
 
 // Bounds of argument values.

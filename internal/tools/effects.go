@@ -2,6 +2,7 @@ package tools
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,7 +70,7 @@ type ReviewOut struct {
 // item, span, calc, calc sanad, claim, document, sanad or chain node of the
 // deal (RuleNotFound). The output is the created defect (DefectOut), OPEN,
 // origin FLAGGED, actor the role; the record is kept for Flagged.
-func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
+func (inv *Invoker) flagDefect(_ context.Context, c call, a *args) (any, *bad, error) {
 	claimID := a.str("claim_id")
 	typ := debate.DefectType(a.str("defect_type"))
 	sev := debate.Severity(a.str("severity"))
@@ -95,7 +96,7 @@ func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
 		a.found(fmt.Sprintf("evidence_refs[%d]", i), x.refs[r], "evidence, span, calc, claim, document or sanad")
 	}
 	if b := a.done(); b != nil {
-		return nil, b
+		return nil, b, nil
 	}
 
 	refs = dedupe(refs)
@@ -118,20 +119,20 @@ func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
 	if err := d.Validate(); err != nil {
 		// The checks above cover Validate's; keep it as the last word.
 		a.v.Add("args", "the defect is not valid: %v", err)
-		return nil, a.done()
+		return nil, a.done(), nil
 	}
 	inv.mu.Lock()
 	d.ID = inv.id(c)
 	inv.flagged = append(inv.flagged, entry[debate.Defect]{c.role, c.seq, d})
 	inv.mu.Unlock()
-	return defectOut(d), nil
+	return defectOut(d), nil, nil
 }
 
 // requestHumanReview runs request_human_review (seed 000 §4.5): claim_ids (1
 // to 256 claims of the deal) and reason are required; priority defaults to
 // NORMAL, required_role to ANALYST. The output is ReviewOut; the request is
 // kept for ReviewRequests.
-func (inv *Invoker) requestHumanReview(c call, a *args) (any, *bad) {
+func (inv *Invoker) requestHumanReview(_ context.Context, c call, a *args) (any, *bad, error) {
 	ids := a.strs("claim_ids")
 	reason := a.str("reason")
 	priority := a.str("priority")
@@ -147,7 +148,7 @@ func (inv *Invoker) requestHumanReview(c call, a *args) (any, *bad) {
 		a.found(fmt.Sprintf("claim_ids[%d]", i), x.hasClaim(id), "claim")
 	}
 	if b := a.done(); b != nil {
-		return nil, b
+		return nil, b, nil
 	}
 	r := ReviewRequest{
 		DealID: x.dealID, DebateID: inv.cfg.DebateID, Round: inv.cfg.Round, ClaimIDs: dedupe(ids),
@@ -162,7 +163,7 @@ func (inv *Invoker) requestHumanReview(c call, a *args) (any, *bad) {
 		ReviewID: r.ID, Status: "PENDING", DealID: r.DealID, DebateID: r.DebateID, RoundNumber: r.Round,
 		ClaimIDs: r.ClaimIDs, Reason: r.Reason, Priority: r.Priority, RequiredRole: r.RequiredRole,
 		RequestedBy: r.RequestedBy, CreatedAt: r.CreatedAt.Format(timeFormat),
-	}, nil
+	}, nil, nil
 }
 
 // validRole reports a required_role of 1 to maxRoleLen upper-case ASCII

@@ -298,28 +298,12 @@ func (inv *Invoker) run(ctx context.Context, c call, raw json.RawMessage, wellFo
 	if f := inv.cfg.Tools[c.tool]; f != nil {
 		return inv.runCustom(ctx, c, f, raw, wellFormed)
 	}
-	a, bad := parseArgs(raw, wellFormed, fieldsOf[c.tool])
+	tool := builtins[c.tool]
+	a, bad := parseArgs(raw, wellFormed, tool.fields)
 	if bad != nil {
 		return bad.result(), nil
 	}
-	var (
-		out any
-		err error
-	)
-	switch c.tool {
-	case LookupClaim:
-		out, bad = inv.lookupClaim(a)
-	case LookupCalc:
-		out, bad = inv.lookupCalc(a)
-	case SearchEvidence:
-		out, bad, err = inv.searchEvidence(ctx, a)
-	case FlagDefect:
-		out, bad = inv.flagDefect(c, a)
-	case RequestHumanReview:
-		out, bad = inv.requestHumanReview(c, a)
-	case QueryEnrichment:
-		out, bad = inv.queryEnrichment(a)
-	}
+	out, bad, err := tool.run(inv, ctx, c, a)
 	switch {
 	case err != nil:
 		return errorResult(), fmt.Errorf("%w: %s: %w", ErrToolFailed, c.tool, err)
