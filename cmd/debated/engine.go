@@ -283,7 +283,7 @@ func secretsBox(cfg config) (*secretbox.Box, error) {
 	return secretbox.New(secret)
 }
 
-// tenantRoles picks each tenant's roles: its own model when it set one
+// tenantBackend picks each tenant's model: its own when it set one
 // (SetTenantModel), else the deployment's. Backends are cached per tenant
 // and configuration, so a change takes effect on the next turn.
 func tenantBackend(st stores, box *secretbox.Box, deflt *llm.Backend,

@@ -46,11 +46,7 @@ func logFlags(f *envFlags, c *logConfig) {
 func parseSecrets(name, spec, current string) (map[string][]byte, string, error) {
 	secrets := map[string][]byte{}
 	var last string
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range splitList(spec) {
 		version, b64, ok := strings.Cut(part, ":")
 		if !ok {
 			return nil, "", fmt.Errorf("%s: an entry is not VERSION:BASE64", name)
