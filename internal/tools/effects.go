@@ -84,11 +84,12 @@ func (inv *Invoker) flagDefect(_ context.Context, c call, a *args) (any, *bad, e
 	a.text("description", desc, false, debate.MaxTextLen) // required below (RuleRequirement)
 	a.ids("evidence_refs", refs, 0, debate.MaxRefs)
 	// Seed 000 §6.2: flag_defect_requires.
-	if n := len(dedupe(refs)); n < inv.cfg.Limits.minRefs() {
-		a.req.Add("evidence_refs", "flag_defect needs at least %d evidence reference(s), got %d", inv.cfg.Limits.minRefs(), n)
+	lim := inv.cfg.Limits // with NewInvoker's defaults
+	if n := len(dedupe(refs)); n < lim.FlagDefectMinEvidenceRefs {
+		a.req.Add("evidence_refs", "flag_defect needs at least %d evidence reference(s), got %d", lim.FlagDefectMinEvidenceRefs, n)
 	}
-	if n := utf8.RuneCountInString(strings.TrimSpace(desc)); n < inv.cfg.Limits.minDescription() {
-		a.req.Add("description", "flag_defect needs a description of at least %d characters, got %d", inv.cfg.Limits.minDescription(), n)
+	if n := utf8.RuneCountInString(strings.TrimSpace(desc)); n < lim.FlagDefectMinDescription {
+		a.req.Add("description", "flag_defect needs a description of at least %d characters, got %d", lim.FlagDefectMinDescription, n)
 	}
 	x := inv.deal
 	a.found("claim_id", x.hasClaim(claimID), "claim")

@@ -164,6 +164,9 @@ func NewInvoker(cfg Config) *Invoker {
 		cfg.Limits.FlagDefectMinEvidenceRefs == 0 && cfg.Limits.FlagDefectMinDescription == 0 {
 		cfg.Limits = DefaultLimits()
 	}
+	l := &cfg.Limits
+	l.FlagDefectMinEvidenceRefs = orDefault(l.FlagDefectMinEvidenceRefs, DefaultFlagDefectMinEvidenceRefs)
+	l.FlagDefectMinDescription = orDefault(l.FlagDefectMinDescription, DefaultFlagDefectMinDescription)
 	if cfg.DealID == "" && cfg.Deal != nil && cfg.Deal.Bundle != nil {
 		cfg.DealID = cfg.Deal.Bundle.Deal.ID
 	}

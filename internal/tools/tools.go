@@ -140,14 +140,6 @@ func (l Limits) MaxCalls(tool string) int {
 	return orDefault(l.DefaultMaxCalls, DefaultMaxCallsPerRound)
 }
 
-func (l Limits) minRefs() int {
-	return orDefault(l.FlagDefectMinEvidenceRefs, DefaultFlagDefectMinEvidenceRefs)
-}
-
-func (l Limits) minDescription() int {
-	return orDefault(l.FlagDefectMinDescription, DefaultFlagDefectMinDescription)
-}
-
 // orDefault is n when it is positive, else def.
 func orDefault(n, def int) int { return cmp.Or(max(n, 0), def) }
 
