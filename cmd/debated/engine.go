@@ -67,7 +67,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 	newModel := func(base, key, model string, client *http.Client) (*llm.Backend, error) {
 		b, err := llm.NewBackend(llm.Config{
 			BaseURL: base, APIKey: key, Model: model, CallTimeout: cfg.llmTimeout,
-			Budget: cfg.llmBudget, Restore: ledgerUsage(st), Logger: log, Cache: responseCacheOf(st), Redactor: cfg.secrets, HTTPClient: client,
+			Budget: cfg.llmBudget, Restore: ledgerUsage(st), Logger: log, Cache: st, Redactor: cfg.secrets, HTTPClient: client,
 			OnUsage: func(u llm.Usage) { m.ObserveTokens(u.TenantID, u.Role, u.PromptTokens, u.CompletionTokens) },
 		})
 		if err == nil {
@@ -114,7 +114,7 @@ func protocols(cfg config, st stores, log *slog.Logger, m *metrics.Metrics, box 
 		}
 		return b, nil
 	}
-	icfg := idis.Config{Registry: st, Ledger: st, Enrichment: enrichmentOf(st), RolesFor: rolesFor, Transcripts: transcripts}
+	icfg := idis.Config{Registry: st, Ledger: st, Enrichment: st.EnrichmentList, RolesFor: rolesFor, Transcripts: transcripts}
 	if es, ok := st.(evidenceSearcher); ok {
 		// PostgreSQL full-text search; the embedded store ranks in memory.
 		icfg.Searcher = pgSearcher{es}
@@ -261,25 +261,6 @@ func newDebates(cfg config, st stores, keys *ledger.Keyring, log *slog.Logger, m
 	return deps, append(components, sched.Run), nil
 }
 
-// enrichmentOf reads a deal's tenant-supplied enrichment records for the
-// query_enrichment tool.
-func enrichmentOf(st stores) func(ctx context.Context, dealID string) ([]tools.Enrichment, error) {
-	lister, ok := st.(interface {
-		EnrichmentList(ctx context.Context, dealID string) ([]debate.EnrichmentRecord, error)
-	})
-	if !ok {
-		return nil
-	}
-	return lister.EnrichmentList
-}
-
-// responseCacheOf persists model responses in the store, so a node re-run
-// after a crash or a handover reuses them instead of paying twice.
-func responseCacheOf(st stores) llm.ResponseCache {
-	c, _ := st.(llm.ResponseCache)
-	return c
-}
-
 // secretsBox returns the box that seals tenants' model API keys: from
 // DEBATED_ENCRYPTION_KEY, or on the embedded store a key made on first use
 // in the data folder; nil (tenant models disabled) with PostgreSQL and no
@@ -302,7 +283,7 @@ func secretsBox(cfg config) (*secretbox.Box, error) {
 	return secretbox.New(secret)
 }
 
-// tenantRoles picks each tenant's roles: its own model when it set one
+// tenantBackend picks each tenant's model: its own when it set one
 // (SetTenantModel), else the deployment's. Backends are cached per tenant
 // and configuration, so a change takes effect on the next turn.
 func tenantBackend(st stores, box *secretbox.Box, deflt *llm.Backend,

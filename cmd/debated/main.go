@@ -36,6 +36,7 @@ import (
 	"github.com/debated/debated/internal/ledger"
 	"github.com/debated/debated/internal/metrics"
 	"github.com/debated/debated/internal/redact"
+	"github.com/debated/debated/internal/roles/llm"
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/server"
 	"github.com/debated/debated/internal/store/postgres"
@@ -312,7 +313,10 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	}
 }
 
-// stores is the persistence a running service uses.
+// stores is the persistence a running service uses: its tenants, deals,
+// debates and protocols, the transparency log, the model response cache
+// (a node re-run after a crash or a handover reuses the responses instead
+// of paying twice) and the deals' enrichment records (query_enrichment).
 type stores interface {
 	debate.TenantStore
 	debate.RegistryStore
@@ -320,6 +324,9 @@ type stores interface {
 	debate.DebateStore
 	debate.TenantModelStore
 	debate.ProtocolStore
+	logStore
+	llm.ResponseCache
+	EnrichmentList(ctx context.Context, dealID string) ([]debate.EnrichmentRecord, error)
 	Close()
 }
 

@@ -21,8 +21,8 @@ import (
 // (see package redact).
 func configuredSecrets(cfg config) *redact.Redactor {
 	r := redact.New(cfg.llmAPIKey, cfg.server.AdminToken, cfg.encryptionKey)
-	for _, part := range strings.Split(cfg.signingKeys, ",") {
-		if _, b64, ok := strings.Cut(strings.TrimSpace(part), ":"); ok {
+	for _, part := range splitList(cfg.signingKeys) {
+		if _, b64, ok := strings.Cut(part, ":"); ok {
 			r.Add(b64)
 		}
 	}
@@ -34,14 +34,9 @@ func configuredSecrets(cfg config) *redact.Redactor {
 	return r
 }
 
-// tenantLister lists the tenants a page at a time.
-type tenantLister interface {
-	TenantList(ctx context.Context, page debate.Page) ([]debate.Tenant, string, error)
-}
-
 // eachTenant calls fn with every tenant, a page at a time; the error is
 // the listing's.
-func eachTenant(ctx context.Context, st tenantLister, fn func(debate.Tenant)) error {
+func eachTenant(ctx context.Context, st debate.TenantStore, fn func(debate.Tenant)) error {
 	for after := ""; ; {
 		page, next, err := st.TenantList(ctx, debate.Page{After: after, Limit: 500})
 		if err != nil {
@@ -57,19 +52,13 @@ func eachTenant(ctx context.Context, st tenantLister, fn func(debate.Tenant)) er
 	}
 }
 
-// tenantKeyStore is what learnTenantKeys reads.
-type tenantKeyStore interface {
-	tenantLister
-	TenantModelGet(ctx context.Context, tenantID string) (debate.TenantModel, error)
-}
-
 // learnTenantKeys adds every tenant's sealed model key to r, so that an
 // endpoint two tenants share cannot echo one tenant's key into the other's
 // logs or ledger even before the key's own debates have run on this
 // replica. Keys set later on another replica are learnt when this replica
 // first uses them (and credential shapes are masked meanwhile). It returns
 // how many keys it learnt; a tenant whose key does not open is skipped.
-func learnTenantKeys(ctx context.Context, st tenantKeyStore, box *secretbox.Box, r *redact.Redactor) (int, error) {
+func learnTenantKeys(ctx context.Context, st stores, box *secretbox.Box, r *redact.Redactor) (int, error) {
 	if box == nil {
 		return 0, nil
 	}

@@ -46,11 +46,7 @@ func logFlags(f *envFlags, c *logConfig) {
 func parseSecrets(name, spec, current string) (map[string][]byte, string, error) {
 	secrets := map[string][]byte{}
 	var last string
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range splitList(spec) {
 		version, b64, ok := strings.Cut(part, ":")
 		if !ok {
 			return nil, "", fmt.Errorf("%s: an entry is not VERSION:BASE64", name)
@@ -111,15 +107,11 @@ type logStore interface {
 // replica committed steps for. New checkpoints go to the witness folder
 // when one is configured.
 func newLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*server.Log, func(context.Context) error, error) {
-	ls, ok := st.(logStore)
-	if !ok {
-		return nil, nil, fmt.Errorf("store %T keeps no transparency log", st)
-	}
 	keys, err := checkpointKeyring(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	l := &server.Log{Store: ls, Keys: keys, Origin: cfg.tlog.origin}
+	l := &server.Log{Store: st, Keys: keys, Origin: cfg.tlog.origin}
 	// The key's name and hash only: the log's secret filter masks anything
 	// shaped like a token, a public key included (debatectl keys prints it).
 	name, rest, _ := strings.Cut(keys.VerifierKey(), "+") // NAME+HASH+KEY
@@ -127,7 +119,7 @@ func newLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*serv
 	log.InfoContext(ctx, "transparency log", slog.String("origin", cfg.tlog.origin), slog.String("checkpoint_key_id", name+"+"+hash))
 	w := &logWitness{dir: cfg.tlog.witnessDir, keys: keys, origin: cfg.tlog.origin, log: log}
 	return l, func(ctx context.Context) error {
-		integrateAll(ctx, st, ls, w, log)
+		integrateAll(ctx, st, w, log)
 		t := time.NewTicker(max(cfg.tlog.interval, 10*time.Millisecond))
 		defer t.Stop()
 		for {
@@ -136,7 +128,7 @@ func newLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*serv
 				return nil
 			case <-t.C:
 			}
-			heads, err := ls.LogIntegrateDirty(ctx)
+			heads, err := st.LogIntegrateDirty(ctx)
 			if err != nil && ctx.Err() == nil {
 				log.WarnContext(ctx, "integrating transparency logs", slog.String("error", err.Error()))
 			}
@@ -148,9 +140,9 @@ func newLog(ctx context.Context, cfg config, st stores, log *slog.Logger) (*serv
 }
 
 // integrateAll integrates every tenant's log once.
-func integrateAll(ctx context.Context, st stores, ls logStore, w *logWitness, log *slog.Logger) {
+func integrateAll(ctx context.Context, st stores, w *logWitness, log *slog.Logger) {
 	err := eachTenant(ctx, st, func(t debate.Tenant) {
-		head, err := ls.LogIntegrate(debate.WithPrincipal(ctx, debate.Principal{TenantID: t.ID}))
+		head, err := st.LogIntegrate(debate.WithPrincipal(ctx, debate.Principal{TenantID: t.ID}))
 		if err != nil {
 			log.WarnContext(ctx, "integrating a transparency log", slog.String("tenant_id", t.ID), slog.String("error", err.Error()))
 			return

@@ -223,7 +223,7 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 		case out.Position != nil:
 			add(RuleFalsifiabilityMissing, "muhasabah_record.falsifiability_tests", "the output takes a position (%s) without a falsifiability test", clip(out.Position.Recommendation))
 		case conf > FalsifiabilityThreshold:
-			add(RuleFalsifiabilityMissing, "muhasabah_record.falsifiability_tests", "confidence %s is above %.2f without a falsifiability test", fmtConf(conf), FalsifiabilityThreshold)
+			add(RuleFalsifiabilityMissing, "muhasabah_record.falsifiability_tests", "confidence %.2f is above %.2f without a falsifiability test", conf, FalsifiabilityThreshold)
 		}
 	}
 	// requireAll reports each blank field of a list item under rule.
@@ -247,7 +247,7 @@ func Muhasabah(out *debate.AgentOutput, f *Facts) []debate.Violation {
 			add(RuleUncertaintiesMissing, "muhasabah_record.uncertainties", "rests on weak sources (%s) without acknowledging any uncertainty", weakList(weak))
 		}
 		if conf > OverconfidenceThreshold {
-			add(RuleOverconfidence, "muhasabah_record.uncertainties", "confidence %s is above %.2f without uncertainties (a counter-hypothesis does not replace them, seed 001 §4.8)", fmtConf(conf), OverconfidenceThreshold)
+			add(RuleOverconfidence, "muhasabah_record.uncertainties", "confidence %.2f is above %.2f without uncertainties (a counter-hypothesis does not replace them, seed 001 §4.8)", conf, OverconfidenceThreshold)
 		}
 	}
 	for i, u := range uncs {
@@ -274,8 +274,6 @@ func effectiveConfidence(c float64) float64 {
 	}
 	return min(max(c, 0), 1)
 }
-
-func fmtConf(c float64) string { return fmt.Sprintf("%.2f", c) }
 
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
 

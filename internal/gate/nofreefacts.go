@@ -590,8 +590,7 @@ func classify(toks []token, i int, src string, s *scan) {
 	}
 	switch {
 	case codes[w]:
-	case titleCase(w) && vocabulary[lw]:
-	case allCaps(w) && vocabulary[lw]:
+	case (titleCase(w) || allCaps(w)) && vocabulary[lw]:
 	case titleCase(w) && months[w]:
 		s.fact("date or period", w)
 	case t.sentStart && titleCase(w) && openers[lw]:

@@ -534,21 +534,13 @@ func checkRefList(v *debate.Violations, field string, ids []string) {
 // checkList checks a list: at most limit entries, then each with check,
 // given its path ("field[i]") and index.
 func checkList[T any](v *debate.Violations, field string, xs []T, limit int, check func(path string, i int, x T)) {
-	if !checkCount(v, field, len(xs), limit) {
+	if len(xs) > limit {
+		v.Add(field, "has %d entries, at most %d allowed", len(xs), limit)
 		return
 	}
 	for i, x := range xs {
 		check(field+"["+strconv.Itoa(i)+"]", i, x)
 	}
-}
-
-// checkCount reports a list over its limit and whether it is within.
-func checkCount(v *debate.Violations, field string, n, limit int) bool {
-	if n > limit {
-		v.Add(field, "has %d entries, at most %d allowed", n, limit)
-		return false
-	}
-	return true
 }
 
 // checkProse checks a text: within limit bytes, valid UTF-8, no NUL, and

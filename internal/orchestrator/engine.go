@@ -231,19 +231,16 @@ func (e *Engine) Abort(d debate.Debate, reason string, by debate.Authority, open
 	reason = cmp.Or(reason, ReasonAborted)
 	now := e.now()
 	actor := cmp.Or(by.Actor(), ActorOperator)
+	payload := abortedPayload{Reason: reason, By: actor, Authority: authorityOrNil(by)}
 	var cancelled *debate.HumanGate
 	for _, g := range open {
 		if g.Status == debate.GateOpen && g.DebateID == d.ID {
 			c := g
 			c.Status, c.Resolution, c.ResolvedBy, c.ResolvedAt = debate.GateCancelled, "debate aborted: "+reason, actor, &now
 			c.ClaimIDs = append([]string(nil), g.ClaimIDs...)
-			cancelled = &c
+			cancelled, payload.CancelledGate = &c, c.ID
 			break
 		}
-	}
-	payload := abortedPayload{Reason: reason, By: actor, Authority: authorityOrNil(by)}
-	if cancelled != nil {
-		payload.CancelledGate = cancelled.ID
 	}
 	events, err := e.seal(&d, d.Round, []pendingEvent{{
 		typ: EventDebateAborted, actor: ActorOperator, node: d.NextNode, at: now, payload: payload,

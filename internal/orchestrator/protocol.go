@@ -281,10 +281,8 @@ func (p *Protocol) Validate() error {
 			continue
 		}
 		name(f, n.Name)
-		if n.Name != "" {
-			if _, dup := top[n.Name]; !dup {
-				top[n.Name] = n
-			}
+		if _, dup := top[n.Name]; n.Name != "" && !dup {
+			top[n.Name] = n
 		}
 		checkLimits(&v, f, n)
 		if n.isGroup() {
@@ -364,11 +362,8 @@ func (p *Protocol) Validate() error {
 		v.Add("start", "unknown node %q", p.Start)
 	default:
 		reached := map[string]bool{p.Start: true}
-		queue := []string{p.Start}
-		for len(queue) > 0 {
-			n := top[queue[0]]
-			queue = queue[1:]
-			for _, e := range n.Edges {
+		for queue := []string{p.Start}; len(queue) > 0; queue = queue[1:] {
+			for _, e := range top[queue[0]].Edges {
 				if top[e] != nil && !reached[e] {
 					reached[e] = true
 					queue = append(queue, e)

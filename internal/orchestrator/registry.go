@@ -125,21 +125,17 @@ func (r *Registry) Resolve(ctx context.Context, tenantID, name string) (*Protoco
 
 func (r *Registry) lookupFor(ctx context.Context, tenantID, name string) (*compiled, error) {
 	c, err := r.lookup(name)
-	if err == nil || !strings.Contains(name, "@") {
+	if err == nil || r.resolver == nil || !strings.Contains(name, "@") {
 		return c, err
 	}
 	key := tenantID + "\x00" + name
-	res := r.resolver
 	r.mu.RLock()
 	c = r.resolved[key]
 	r.mu.RUnlock()
-	switch {
-	case c != nil:
+	if c != nil {
 		return c, nil
-	case res == nil:
-		return nil, err
 	}
-	p, err := res(ctx, tenantID, name)
+	p, err := r.resolver(ctx, tenantID, name)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: protocol %q: %w", name, err)
 	}

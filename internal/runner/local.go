@@ -11,12 +11,6 @@ import (
 	"github.com/debated/debated/internal/debate"
 )
 
-// LocalStore is the embedded store as the in-process scheduler uses it.
-type LocalStore interface {
-	DebateCreate(ctx context.Context, d debate.Debate) (debate.Debate, bool, error)
-	StepCommit(ctx context.Context, c debate.StepCommit) error
-}
-
 // Ref names a debate across tenants.
 type Ref struct {
 	TenantID string
@@ -28,7 +22,7 @@ type Ref struct {
 // debates at once; Submit never blocks.
 type Local struct {
 	runner *Runner
-	store  LocalStore
+	store  Scheduler // the embedded store's writes, which Local schedules
 	resume func(ctx context.Context) ([]Ref, error)
 	log    *slog.Logger
 	max    int
@@ -57,7 +51,7 @@ type LocalConfig struct {
 // NewLocal returns an in-process scheduler over st running debates with r.
 // Nothing runs until Run; DebateCreate, StepCommit and Submit work before
 // (what they schedule waits for Run).
-func NewLocal(st LocalStore, r *Runner, cfg LocalConfig) *Local {
+func NewLocal(st Scheduler, r *Runner, cfg LocalConfig) *Local {
 	return &Local{runner: r, store: st, resume: cfg.Resume, log: cmp.Or(cfg.Logger, slog.Default()),
 		max: cmp.Or(max(cfg.MaxWorkers, 0), 16), active: map[Ref]bool{}, again: map[Ref]bool{}}
 }

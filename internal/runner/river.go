@@ -187,8 +187,7 @@ func (rv *River) StepCommit(ctx context.Context, c debate.StepCommit) error {
 
 func (rv *River) insertJob(tenantID, debateID string) func(context.Context, pgx.Tx) error {
 	return func(ctx context.Context, tx pgx.Tx) error {
-		_, err := rv.client.InsertTx(ctx, tx, DebateArgs{TenantID: tenantID, DebateID: debateID}, nil)
-		if err != nil {
+		if _, err := rv.client.InsertTx(ctx, tx, DebateArgs{TenantID: tenantID, DebateID: debateID}, nil); err != nil {
 			return fmt.Errorf("schedule its job: %w", err)
 		}
 		return nil

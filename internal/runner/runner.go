@@ -287,8 +287,9 @@ func (r *Runner) resolvedGate(ctx context.Context, d debate.Debate, cp *debate.C
 	return &g, nil
 }
 
-// Scheduler is the side of a scheduler (River, Local) that the writes
-// making a debate runnable go through.
+// Scheduler has the two writes that make a debate runnable. A store has
+// them; a scheduler (River, Local) makes them through its store and
+// schedules the debate they make runnable.
 type Scheduler interface {
 	DebateCreate(ctx context.Context, d debate.Debate) (debate.Debate, bool, error)
 	StepCommit(ctx context.Context, c debate.StepCommit) error

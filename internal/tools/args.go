@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,15 +13,19 @@ import (
 	"github.com/debated/debated/internal/debate"
 )
 
-// The arguments of each tool: the parameters of its seed 000 §4 signature.
-// Any other member is INVALID.
-var fieldsOf = map[string][]string{
-	LookupClaim:        {"claim_id", "include_sanad", "include_evidence"},
-	LookupCalc:         {"calc_id", "include_inputs"},
-	SearchEvidence:     {"query", "deal_id", "claim_class", "min_grade", "limit"},
-	FlagDefect:         {"claim_id", "defect_type", "severity", "description", "evidence_refs", "cure_protocol"},
-	RequestHumanReview: {"claim_ids", "reason", "priority", "required_role"},
-	QueryEnrichment:    {"entity_type", "entity_name", "data_points"},
+// builtins are the tools of this package: the parameters of each one's
+// seed 000 §4 signature (any other member is INVALID) and the method that
+// runs it, whose error is the cause of an ERROR result.
+var builtins = map[string]struct {
+	fields []string
+	run    func(inv *Invoker, ctx context.Context, c call, a *args) (any, *bad, error)
+}{
+	LookupClaim:        {[]string{"claim_id", "include_sanad", "include_evidence"}, (*Invoker).lookupClaim},
+	LookupCalc:         {[]string{"calc_id", "include_inputs"}, (*Invoker).lookupCalc},
+	SearchEvidence:     {[]string{"query", "deal_id", "claim_class", "min_grade", "limit"}, (*Invoker).searchEvidence},
+	FlagDefect:         {[]string{"claim_id", "defect_type", "severity", "description", "evidence_refs", "cure_protocol"}, (*Invoker).flagDefect},
+	RequestHumanReview: {[]string{"claim_ids", "reason", "priority", "required_role"}, (*Invoker).requestHumanReview},
+	QueryEnrichment:    {[]string{"entity_type", "entity_name", "data_points"}, (*Invoker).queryEnrichment},
 }
 
 // Bounds of argument values.
@@ -45,14 +50,6 @@ type bad struct {
 	list violations
 }
 
-// newBad returns the refusal of v's violations, or nil without any.
-func newBad(rule string, v *violations) *bad {
-	if len(*v) == 0 {
-		return nil
-	}
-	return &bad{rule: rule, list: *v}
-}
-
 func (b *bad) result() Result {
 	parts := make([]string, 0, len(b.list))
 	for _, fv := range b.list {
@@ -61,37 +58,39 @@ func (b *bad) result() Result {
 	return refusal(StatusInvalid, b.rule, b.list[0].Field, strings.Join(parts, "; "))
 }
 
-// args are a call's arguments by name.
+// args are a call's arguments by name, and what is wrong with them: v
+// are the type and shape violations (RuleArguments), req the unmet
+// requirements (RuleRequirement) and missing the ids that name nothing of
+// this deal (RuleNotFound).
 type args struct {
-	m map[string]json.RawMessage
-	v violations // type and shape violations
+	m               map[string]json.RawMessage
+	v, req, missing violations
 }
 
 // parseArgs checks that raw is a JSON object naming only the tool's
 // parameters.
 func parseArgs(raw json.RawMessage, wellFormed bool, allowed []string) (*args, *bad) {
 	a := &args{m: map[string]json.RawMessage{}}
-	var v violations
 	switch {
 	case len(raw) > MaxArgsBytes:
-		v.Add("args", "are %d bytes long, at most %d allowed", len(raw), MaxArgsBytes)
+		a.v.Add("args", "are %d bytes long, at most %d allowed", len(raw), MaxArgsBytes)
 	case !wellFormed:
-		v.Add("args", "must be one JSON object with distinct member names (UTF-8)")
+		a.v.Add("args", "must be one JSON object with distinct member names (UTF-8)")
 	case len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null":
 		if err := json.Unmarshal(raw, &a.m); err != nil {
-			v.Add("args", "must be a JSON object")
+			a.v.Add("args", "must be a JSON object")
 		}
 	}
-	if len(v) > 0 {
-		return nil, newBad(RuleArguments, &v)
+	if b := a.done(); b != nil {
+		return nil, b
 	}
 	for _, k := range slices.Sorted(maps.Keys(a.m)) {
 		if !slices.Contains(allowed, k) {
-			v.Add(printable(k), "unknown field (the fields are %s)", strings.Join(allowed, ", "))
+			a.v.Add(printable(k), "unknown field (the fields are %s)", strings.Join(allowed, ", "))
 		}
 	}
-	if len(v) > 0 {
-		return nil, newBad(RuleArguments, &v)
+	if b := a.done(); b != nil {
+		return nil, b
 	}
 	return a, nil
 }
@@ -210,20 +209,27 @@ func (a *args) hasViolation(name string) bool {
 	return slices.ContainsFunc(a.v, func(fv debate.FieldViolation) bool { return fv.Field == name })
 }
 
-// done returns the shape violations, if any.
-func (a *args) done() *bad { return newBad(RuleArguments, &a.v) }
-
-// notFound reports ids of the arguments that name nothing of this deal. The
+// found records that field's id names nothing of this deal unless ok. The
 // message never says whether the id exists elsewhere.
-type notFound struct{ v violations }
-
-func (n *notFound) check(field string, ok bool, what string) {
+func (a *args) found(field string, ok bool, what string) {
 	if !ok {
-		n.v.Add(field, "no %s with this id in this deal", what)
+		a.missing.Add(field, "no %s with this id in this deal", what)
 	}
 }
 
-func (n *notFound) done() *bad { return newBad(RuleNotFound, &n.v) }
+// done returns the refusal of the call's first kind of violation, in the
+// order arguments, requirements, ids not found; nil without any.
+func (a *args) done() *bad {
+	switch {
+	case len(a.v) > 0:
+		return &bad{RuleArguments, a.v}
+	case len(a.req) > 0:
+		return &bad{RuleRequirement, a.req}
+	case len(a.missing) > 0:
+		return &bad{RuleNotFound, a.missing}
+	}
+	return nil
+}
 
 // dedupe drops repeated strings, keeping first occurrences in order.
 func dedupe(ss []string) []string {

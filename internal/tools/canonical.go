@@ -62,7 +62,7 @@ func canonicalArgs(raw []byte) (json.RawMessage, bool) {
 		"sha256":    sha256Ref(raw),
 		"excerpt":   strings.ToValidUTF8(string(excerpt), "\uFFFD"),
 	}
-	c, err := encodeCanonical(m)
+	c, err := canon.Marshal(m)
 	if err != nil { // cannot happen: valid UTF-8 strings and integers
 		return json.RawMessage(`{"malformed":true}`), false
 	}
@@ -73,11 +73,4 @@ func canonicalArgs(raw []byte) (json.RawMessage, bool) {
 func isObject(raw []byte) bool {
 	t := bytes.TrimLeft(raw, " \t\r\n")
 	return len(t) > 0 && t[0] == '{'
-}
-
-// encodeCanonical encodes v in RFC 8785 form. It fails only when v holds
-// a value JSON cannot carry (a NaN or infinite number of a deal that was
-// never validated).
-func encodeCanonical(v any) (json.RawMessage, error) {
-	return canon.Marshal(v)
 }

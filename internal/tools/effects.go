@@ -2,6 +2,7 @@ package tools
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,7 +70,7 @@ type ReviewOut struct {
 // item, span, calc, calc sanad, claim, document, sanad or chain node of the
 // deal (RuleNotFound). The output is the created defect (DefectOut), OPEN,
 // origin FLAGGED, actor the role; the record is kept for Flagged.
-func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
+func (inv *Invoker) flagDefect(_ context.Context, c call, a *args) (any, *bad, error) {
 	claimID := a.str("claim_id")
 	typ := debate.DefectType(a.str("defect_type"))
 	sev := debate.Severity(a.str("severity"))
@@ -82,30 +83,21 @@ func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
 	enum(a, "cure_protocol", cure, debate.CureProtocols, false)
 	a.text("description", desc, false, debate.MaxTextLen) // required below (RuleRequirement)
 	a.ids("evidence_refs", refs, 0, debate.MaxRefs)
-	if b := a.done(); b != nil {
-		return nil, b
-	}
-
 	// Seed 000 §6.2: flag_defect_requires.
-	var req violations
-	if n := len(dedupe(refs)); n < inv.cfg.Limits.minRefs() {
-		req.Add("evidence_refs", "flag_defect needs at least %d evidence reference(s), got %d", inv.cfg.Limits.minRefs(), n)
+	lim := inv.cfg.Limits // with NewInvoker's defaults
+	if n := len(dedupe(refs)); n < lim.FlagDefectMinEvidenceRefs {
+		a.req.Add("evidence_refs", "flag_defect needs at least %d evidence reference(s), got %d", lim.FlagDefectMinEvidenceRefs, n)
 	}
-	if n := utf8.RuneCountInString(strings.TrimSpace(desc)); n < inv.cfg.Limits.minDescription() {
-		req.Add("description", "flag_defect needs a description of at least %d characters, got %d", inv.cfg.Limits.minDescription(), n)
+	if n := utf8.RuneCountInString(strings.TrimSpace(desc)); n < lim.FlagDefectMinDescription {
+		a.req.Add("description", "flag_defect needs a description of at least %d characters, got %d", lim.FlagDefectMinDescription, n)
 	}
-	if b := newBad(RuleRequirement, &req); b != nil {
-		return nil, b
-	}
-
 	x := inv.deal
-	var nf notFound
-	nf.check("claim_id", x.hasClaim(claimID), "claim")
+	a.found("claim_id", x.hasClaim(claimID), "claim")
 	for i, r := range refs {
-		nf.check(fmt.Sprintf("evidence_refs[%d]", i), x.refs[r], "evidence, span, calc, claim, document or sanad")
+		a.found(fmt.Sprintf("evidence_refs[%d]", i), x.refs[r], "evidence, span, calc, claim, document or sanad")
 	}
-	if b := nf.done(); b != nil {
-		return nil, b
+	if b := a.done(); b != nil {
+		return nil, b, nil
 	}
 
 	refs = dedupe(refs)
@@ -127,22 +119,21 @@ func (inv *Invoker) flagDefect(c call, a *args) (any, *bad) {
 	}
 	if err := d.Validate(); err != nil {
 		// The checks above cover Validate's; keep it as the last word.
-		var v violations
-		v.Add("args", "the defect is not valid: %v", err)
-		return nil, newBad(RuleArguments, &v)
+		a.v.Add("args", "the defect is not valid: %v", err)
+		return nil, a.done(), nil
 	}
 	inv.mu.Lock()
 	d.ID = inv.id(c)
 	inv.flagged = append(inv.flagged, entry[debate.Defect]{c.role, c.seq, d})
 	inv.mu.Unlock()
-	return defectOut(d), nil
+	return defectOut(d), nil, nil
 }
 
 // requestHumanReview runs request_human_review (seed 000 §4.5): claim_ids (1
 // to 256 claims of the deal) and reason are required; priority defaults to
 // NORMAL, required_role to ANALYST. The output is ReviewOut; the request is
 // kept for ReviewRequests.
-func (inv *Invoker) requestHumanReview(c call, a *args) (any, *bad) {
+func (inv *Invoker) requestHumanReview(_ context.Context, c call, a *args) (any, *bad, error) {
 	ids := a.strs("claim_ids")
 	reason := a.str("reason")
 	priority := a.str("priority")
@@ -153,16 +144,12 @@ func (inv *Invoker) requestHumanReview(c call, a *args) (any, *bad) {
 	if role != "" && !validRole(role) {
 		a.v.Add("required_role", "must be 1 to %d upper-case letters, digits and underscores", maxRoleLen)
 	}
-	if b := a.done(); b != nil {
-		return nil, b
-	}
 	x := inv.deal
-	var nf notFound
 	for i, id := range ids {
-		nf.check(fmt.Sprintf("claim_ids[%d]", i), x.hasClaim(id), "claim")
+		a.found(fmt.Sprintf("claim_ids[%d]", i), x.hasClaim(id), "claim")
 	}
-	if b := nf.done(); b != nil {
-		return nil, b
+	if b := a.done(); b != nil {
+		return nil, b, nil
 	}
 	r := ReviewRequest{
 		DealID: x.dealID, DebateID: inv.cfg.DebateID, Round: inv.cfg.Round, ClaimIDs: dedupe(ids),
@@ -177,7 +164,7 @@ func (inv *Invoker) requestHumanReview(c call, a *args) (any, *bad) {
 		ReviewID: r.ID, Status: "PENDING", DealID: r.DealID, DebateID: r.DebateID, RoundNumber: r.Round,
 		ClaimIDs: r.ClaimIDs, Reason: r.Reason, Priority: r.Priority, RequiredRole: r.RequiredRole,
 		RequestedBy: r.RequestedBy, CreatedAt: r.CreatedAt.Format(timeFormat),
-	}, nil
+	}, nil, nil
 }
 
 // validRole reports a required_role of 1 to maxRoleLen upper-case ASCII

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,7 +70,7 @@ func dataPointKey(s string) string {
 // data_points (same folding, plus common spellings of a metric). Results
 // follow the order of data_points, then record id; at most 50. It makes no
 // external call.
-func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
+func (inv *Invoker) queryEnrichment(_ context.Context, _ call, a *args) (any, *bad, error) {
 	typ := a.str("entity_type")
 	name := a.str("entity_name")
 	points := a.strs("data_points")
@@ -94,7 +95,7 @@ func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
 		a.v.Add("entity_name", "must contain letters or digits")
 	}
 	if b := a.done(); b != nil {
-		return nil, b
+		return nil, b, nil
 	}
 
 	out := EnrichmentOutput{EntityType: typ, EntityName: name, Results: []EnrichmentResult{}, MissingDataPoints: []string{}, Note: EnrichmentNote}
@@ -107,7 +108,7 @@ func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
 	}
 	slices.SortStableFunc(recs, func(x, y Enrichment) int { return cmp.Compare(x.ID, y.ID) })
 
-	used := make([]bool, len(recs))
+	// Each key is answered once, so no record is reported twice.
 	var seen []string
 	for _, p := range points {
 		key := dataPointKey(p)
@@ -116,15 +117,11 @@ func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
 		}
 		seen = append(seen, key)
 		found := false
-		for i, r := range recs {
+		for _, r := range recs {
 			if dataPointKey(r.DataPoint) != key {
 				continue
 			}
 			found = true
-			if used[i] {
-				continue
-			}
-			used[i] = true
 			out.TotalCount++
 			if len(out.Results) < maxEnrichmentResults {
 				out.Results = append(out.Results, EnrichmentResult{
@@ -138,5 +135,5 @@ func (inv *Invoker) queryEnrichment(a *args) (any, *bad) {
 			out.MissingDataPoints = append(out.MissingDataPoints, p)
 		}
 	}
-	return out, nil
+	return out, nil, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/debated/debated/internal/canon"
 	"github.com/debated/debated/internal/debate"
 )
 
@@ -100,7 +101,7 @@ type Result struct {
 // encoding (status, output, rule, field and error): the result_hash of its
 // audit record.
 func (r Result) Hash() string {
-	c, err := encodeCanonical(r)
+	c, err := canon.Marshal(r)
 	if err != nil {
 		// Output is canonical JSON already, so this cannot happen; hash
 		// the status alone rather than fail the audit.
@@ -163,6 +164,9 @@ func NewInvoker(cfg Config) *Invoker {
 		cfg.Limits.FlagDefectMinEvidenceRefs == 0 && cfg.Limits.FlagDefectMinDescription == 0 {
 		cfg.Limits = DefaultLimits()
 	}
+	l := &cfg.Limits
+	l.FlagDefectMinEvidenceRefs = orDefault(l.FlagDefectMinEvidenceRefs, DefaultFlagDefectMinEvidenceRefs)
+	l.FlagDefectMinDescription = orDefault(l.FlagDefectMinDescription, DefaultFlagDefectMinDescription)
 	if cfg.DealID == "" && cfg.Deal != nil && cfg.Deal.Bundle != nil {
 		cfg.DealID = cfg.Deal.Bundle.Deal.ID
 	}
@@ -176,7 +180,7 @@ func NewInvoker(cfg Config) *Invoker {
 // known reports whether the Invoker runs tool, and names the tools it runs.
 func (inv *Invoker) known(tool string) (bool, []string) {
 	if inv.cfg.Tools == nil {
-		return Known(tool), Names
+		return slices.Contains(Names, tool), Names
 	}
 	_, ok := inv.cfg.Tools[tool]
 	return ok, slices.Sorted(maps.Keys(inv.cfg.Tools))
@@ -297,28 +301,12 @@ func (inv *Invoker) run(ctx context.Context, c call, raw json.RawMessage, wellFo
 	if f := inv.cfg.Tools[c.tool]; f != nil {
 		return inv.runCustom(ctx, c, f, raw, wellFormed)
 	}
-	a, bad := parseArgs(raw, wellFormed, fieldsOf[c.tool])
+	tool := builtins[c.tool]
+	a, bad := parseArgs(raw, wellFormed, tool.fields)
 	if bad != nil {
 		return bad.result(), nil
 	}
-	var (
-		out any
-		err error
-	)
-	switch c.tool {
-	case LookupClaim:
-		out, bad = inv.lookupClaim(a)
-	case LookupCalc:
-		out, bad = inv.lookupCalc(a)
-	case SearchEvidence:
-		out, bad, err = inv.searchEvidence(ctx, a)
-	case FlagDefect:
-		out, bad = inv.flagDefect(c, a)
-	case RequestHumanReview:
-		out, bad = inv.requestHumanReview(c, a)
-	case QueryEnrichment:
-		out, bad = inv.queryEnrichment(a)
-	}
+	out, bad, err := tool.run(inv, ctx, c, a)
 	switch {
 	case err != nil:
 		return errorResult(), fmt.Errorf("%w: %s: %w", ErrToolFailed, c.tool, err)
@@ -345,9 +333,11 @@ func (inv *Invoker) runCustom(ctx context.Context, c call, f Func, raw json.RawM
 	return success(c.tool, out)
 }
 
-// success is the SUCCESS result of a tool's output, in RFC 8785 form.
+// success is the SUCCESS result of a tool's output, in RFC 8785 form. It
+// fails only when out holds a value JSON cannot carry (a NaN or infinite
+// number of a deal that was never validated).
 func success(tool string, out any) (Result, error) {
-	output, err := encodeCanonical(out)
+	output, err := canon.Marshal(out)
 	if err != nil {
 		return errorResult(), fmt.Errorf("%w: %s: encoding the output: %w", ErrToolFailed, tool, err)
 	}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"cmp"
+	"context"
 	"maps"
 	"slices"
 
@@ -139,19 +140,15 @@ type CalcInputOut struct {
 
 // lookupClaim runs lookup_claim: {"claim": ClaimOut, "sanad": SanadOut or
 // null (include_sanad), "evidence": [EvidenceOut] (include_evidence)}.
-func (inv *Invoker) lookupClaim(a *args) (any, *bad) {
+func (inv *Invoker) lookupClaim(_ context.Context, _ call, a *args) (any, *bad, error) {
 	id := a.str("claim_id")
 	withSanad := a.boolean("include_sanad", false)
 	withEvidence := a.boolean("include_evidence", false)
 	a.id("claim_id", id)
-	if b := a.done(); b != nil {
-		return nil, b
-	}
 	x := inv.deal
-	var nf notFound
-	nf.check("claim_id", x.hasClaim(id), "claim")
-	if b := nf.done(); b != nil {
-		return nil, b
+	a.found("claim_id", x.hasClaim(id), "claim")
+	if b := a.done(); b != nil {
+		return nil, b, nil
 	}
 	c := x.claims[id]
 	out := map[string]any{"claim": x.claimOut(c)}
@@ -161,24 +158,20 @@ func (inv *Invoker) lookupClaim(a *args) (any, *bad) {
 	if withEvidence {
 		out["evidence"] = x.evidenceOf(c)
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // lookupCalc runs lookup_calc: {"calc": CalcOut, "inputs": [ClaimOut]
 // (include_inputs, default true: the input claims that resolve),
 // "calc_sanad": CalcSanadOut}.
-func (inv *Invoker) lookupCalc(a *args) (any, *bad) {
+func (inv *Invoker) lookupCalc(_ context.Context, _ call, a *args) (any, *bad, error) {
 	id := a.str("calc_id")
 	withInputs := a.boolean("include_inputs", true)
 	a.id("calc_id", id)
-	if b := a.done(); b != nil {
-		return nil, b
-	}
 	x := inv.deal
-	var nf notFound
-	nf.check("calc_id", x.calcs[id] != nil, "calc")
-	if b := nf.done(); b != nil {
-		return nil, b
+	a.found("calc_id", x.calcs[id] != nil, "calc")
+	if b := a.done(); b != nil {
+		return nil, b, nil
 	}
 	c := x.calcs[id]
 	co := CalcOut{CalcID: c.ID, CalcType: string(c.Type), FormulaHash: c.FormulaHash, CodeVersion: c.CodeVersion}
@@ -206,7 +199,7 @@ func (inv *Invoker) lookupCalc(a *args) (any, *bad) {
 		}
 		out["inputs"] = inputs
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 func nonNil[T any](xs []T) []T {

@@ -45,7 +45,7 @@ type SearchOutput struct {
 // searchEvidence runs search_evidence. deal_id must be the Invoker's deal
 // (else NOT_FOUND); claim_class and min_grade (default D) must be known
 // values; limit is 1 to 50 (default 10).
-func (inv *Invoker) searchEvidence(ctx context.Context, a *args) (any, *bad, error) {
+func (inv *Invoker) searchEvidence(ctx context.Context, _ call, a *args) (any, *bad, error) {
 	query := a.str("query")
 	dealID := a.str("deal_id")
 	class := debate.ClaimClass(a.str("claim_class"))
@@ -58,13 +58,9 @@ func (inv *Invoker) searchEvidence(ctx context.Context, a *args) (any, *bad, err
 	if !a.hasViolation("limit") && (limit < 1 || limit > maxSearchLimit) {
 		a.v.Add("limit", "must be between 1 and %d", maxSearchLimit)
 	}
-	if b := a.done(); b != nil {
-		return nil, b, nil
-	}
 	x := inv.deal
-	var nf notFound
-	nf.check("deal_id", dealID == x.dealID && x.dealID != "", "deal")
-	if b := nf.done(); b != nil {
+	a.found("deal_id", dealID == x.dealID && x.dealID != "", "deal")
+	if b := a.done(); b != nil {
 		return nil, b, nil
 	}
 	minGrade = cmp.Or(minGrade, debate.GradeD)

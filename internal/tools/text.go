@@ -80,18 +80,14 @@ func words(s string) []string {
 func terms(s string) []string {
 	ws := words(s)
 	var out []string
+next:
 	for i := 0; i < len(ws); {
-		matched := false
 		for n := min(maxSynonymWords, len(ws)-i); n >= 1; n-- {
 			if c, ok := metricSynonyms[strings.Join(ws[i:i+n], " ")]; ok {
 				out = append(out, c)
 				i += n
-				matched = true
-				break
+				continue next
 			}
-		}
-		if matched {
-			continue
 		}
 		if !stopWords[ws[i]] {
 			out = append(out, ws[i])

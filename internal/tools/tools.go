@@ -19,9 +19,6 @@ const (
 // Names lists every tool the package runs, in seed 000's order.
 var Names = []string{LookupClaim, LookupCalc, SearchEvidence, FlagDefect, RequestHumanReview, QueryEnrichment}
 
-// Known reports whether name is one of the tools of this package.
-func Known(name string) bool { return slices.Contains(Names, name) }
-
 // Result statuses, as the agent.tool_call event and debate.ToolResult spell
 // them.
 const (
@@ -141,14 +138,6 @@ func (l Limits) MaxCalls(tool string) int {
 		return max(n, 0)
 	}
 	return orDefault(l.DefaultMaxCalls, DefaultMaxCallsPerRound)
-}
-
-func (l Limits) minRefs() int {
-	return orDefault(l.FlagDefectMinEvidenceRefs, DefaultFlagDefectMinEvidenceRefs)
-}
-
-func (l Limits) minDescription() int {
-	return orDefault(l.FlagDefectMinDescription, DefaultFlagDefectMinDescription)
 }
 
 // orDefault is n when it is positive, else def.

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/debated/debated/internal/debate"
 )
 
 // respMeta carries what go-openai does not return: the HTTP status and the
@@ -44,70 +42,46 @@ func (d metaDoer) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// session is one agent turn's sequence of model calls: it names the turn
-// for the budget, spans, logs and cache keys, and counts the calls and
-// tokens for the ledger (modelCall). A session is not safe for
-// concurrent use; one turn makes its calls one after the other.
-type session struct {
-	TenantID, DebateID string
-	// Role names the agent.
-	Role string
-	// CacheKey is the turn's place in the debate (e.g. "DEBATE/r1/nla/0");
-	// the calls' cache keys are CacheKey + "/<role>/<call index>". Empty
-	// means no caching.
-	CacheKey string
-
-	calls            int
-	cached           int
-	promptTokens     int
-	completionTokens int
-}
-
-// modelCall describes the session's model calls for the ledger.
-func (b *Backend) modelCall(st *session, promptID, promptSHA256 string) *debate.ModelCall {
-	return &debate.ModelCall{Model: b.cfg.Model, PromptID: promptID, PromptSHA256: promptSHA256,
-		Calls: st.calls, CachedCalls: st.cached, PromptTokens: st.promptTokens, CompletionTokens: st.completionTokens}
-}
-
-// chat makes one model call of a session: from the response cache when it
-// holds the response, else within the debate's budget, with a timeout per
-// attempt and retries. It returns an error wrapping ErrBudgetExceeded
-// (no request sent), ErrModel (the model cannot be reached or answers no
-// choice) or the context's cause when ctx ends. A response always has at
-// least one choice.
-func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
-	idx := st.calls
-	st.calls++
+// chat makes one model call of the conversation: from the response cache
+// when it holds the response, else within the debate's budget, with a
+// timeout per attempt and retries. It returns an error wrapping
+// ErrBudgetExceeded (no request sent), ErrModel (the model cannot be
+// reached or answers no choice) or the context's cause when ctx ends. A
+// response always has at least one choice.
+func (cv *conversation) chat(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	b, c := cv.b, cv.c
+	idx := cv.calls
+	cv.calls++
 	key := ""
-	if b.cfg.Cache != nil && st.CacheKey != "" {
-		key = st.CacheKey + "/" + st.Role + "/" + strconv.Itoa(idx)
+	if b.cfg.Cache != nil && c.CacheKey != "" {
+		key = c.CacheKey + "/" + c.Role + "/" + strconv.Itoa(idx)
 		raw, ok, err := b.cfg.Cache.ModelResponseGet(ctx, key)
 		switch {
 		case err != nil:
-			b.cfg.Logger.WarnContext(ctx, "llm response cache get failed", slog.String("debate_id", st.DebateID),
-				slog.String("role", st.Role), slog.String("key", key), slog.Any("error", err))
+			b.cfg.Logger.WarnContext(ctx, "llm response cache get failed", slog.String("debate_id", c.DebateID),
+				slog.String("role", c.Role), slog.String("key", key), slog.Any("error", err))
 		case ok:
 			var resp openai.ChatCompletionResponse
 			if err := json.Unmarshal(raw, &resp); err == nil && len(resp.Choices) > 0 {
-				st.cached++
+				cv.cached++
 				return resp, nil
 			}
-			b.cfg.Logger.WarnContext(ctx, "llm response cache entry unreadable", slog.String("debate_id", st.DebateID),
-				slog.String("role", st.Role), slog.String("key", key))
+			b.cfg.Logger.WarnContext(ctx, "llm response cache entry unreadable", slog.String("debate_id", c.DebateID),
+				slog.String("role", c.Role), slog.String("key", key))
 		}
 	}
 
 	est := estimate(req, b.cfg.MaxTokens)
-	if err := b.reserve(ctx, st.DebateID, est); err != nil {
+	if err := b.reserve(ctx, c.DebateID, est); err != nil {
 		return openai.ChatCompletionResponse{}, err
 	}
 	// A span per model call, with the GenAI semantic-convention attributes.
 	sctx, span := otel.Tracer("github.com/debated/debated/internal/roles/llm").Start(ctx, "chat "+req.Model,
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 			attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.system", "openai"),
-			attribute.String("gen_ai.request.model", req.Model), attribute.String("agent.role", st.Role),
-			attribute.String("debate_id", st.DebateID), attribute.Int("gen_ai.request.max_tokens", b.cfg.MaxTokens)))
-	resp, err := b.send(sctx, st, req)
+			attribute.String("gen_ai.request.model", req.Model), attribute.String("agent.role", c.Role),
+			attribute.String("debate_id", c.DebateID), attribute.Int("gen_ai.request.max_tokens", b.cfg.MaxTokens)))
+	resp, err := b.send(sctx, c, req)
 	// A server's usage is what the budget counts: a negative count (a
 	// broken or hostile server) counts as none, never as tokens given back.
 	resp.Usage.PromptTokens, resp.Usage.CompletionTokens = max(0, resp.Usage.PromptTokens), max(0, resp.Usage.CompletionTokens)
@@ -121,21 +95,21 @@ func (b *Backend) chat(ctx context.Context, st *session, req openai.ChatCompleti
 	}
 	span.End()
 	if err != nil {
-		b.settle(st.DebateID, est, 0)
+		b.settle(c.DebateID, est, 0)
 		return resp, err
 	}
-	b.settle(st.DebateID, est, resp.Usage.PromptTokens+resp.Usage.CompletionTokens)
-	st.promptTokens += resp.Usage.PromptTokens
-	st.completionTokens += resp.Usage.CompletionTokens
+	b.settle(c.DebateID, est, resp.Usage.PromptTokens+resp.Usage.CompletionTokens)
+	cv.promptTokens += resp.Usage.PromptTokens
+	cv.completionTokens += resp.Usage.CompletionTokens
 	if b.cfg.OnUsage != nil {
-		b.cfg.OnUsage(Usage{TenantID: st.TenantID, DebateID: st.DebateID, Role: st.Role,
+		b.cfg.OnUsage(Usage{TenantID: c.TenantID, DebateID: c.DebateID, Role: c.Role,
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens})
 	}
 	if key != "" {
 		if raw, err := json.Marshal(resp); err == nil {
 			if err := b.cfg.Cache.ModelResponsePut(context.WithoutCancel(ctx), key, raw); err != nil {
-				b.cfg.Logger.WarnContext(ctx, "llm response cache put failed", slog.String("debate_id", st.DebateID),
-					slog.String("role", st.Role), slog.String("key", key), slog.Any("error", err))
+				b.cfg.Logger.WarnContext(ctx, "llm response cache put failed", slog.String("debate_id", c.DebateID),
+					slog.String("role", c.Role), slog.String("key", key), slog.Any("error", err))
 			}
 		}
 	}
@@ -170,7 +144,7 @@ func estimate(req openai.ChatCompletionRequest, maxTokens int) int {
 
 // send posts the request, retrying 429, 5xx, timeouts and transport
 // errors with backoff.
-func (b *Backend) send(ctx context.Context, st *session, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (b *Backend) send(ctx context.Context, c *JSONCall, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	attempts := b.cfg.Retry.Attempts
 	for attempt := 1; ; attempt++ {
 		meta := &respMeta{}
@@ -184,13 +158,13 @@ func (b *Backend) send(ctx context.Context, st *session, req openai.ChatCompleti
 		}
 		if err == nil {
 			b.redactResponse(&resp)
-			b.cfg.Logger.DebugContext(ctx, "llm call", slog.String("debate_id", st.DebateID), slog.String("role", st.Role),
+			b.cfg.Logger.DebugContext(ctx, "llm call", slog.String("debate_id", c.DebateID), slog.String("role", c.Role),
 				slog.Int("attempt", attempt), slog.Duration("elapsed", b.cfg.Now().Sub(start)),
 				slog.Int("prompt_tokens", resp.Usage.PromptTokens), slog.Int("completion_tokens", resp.Usage.CompletionTokens))
 			return resp, nil
 		}
 		if ctx.Err() != nil { // the caller cancelled: stop at once
-			return resp, fmt.Errorf("llm: %s call cancelled: %w", st.Role, context.Cause(ctx))
+			return resp, fmt.Errorf("llm: %s call cancelled: %w", c.Role, context.Cause(ctx))
 		}
 		status := meta.status
 		retryable := timedOut || status == 0 || status == http.StatusTooManyRequests ||
@@ -199,11 +173,11 @@ func (b *Backend) send(ctx context.Context, st *session, req openai.ChatCompleti
 		// may echo the bearer key in it): from here on only the classified,
 		// redacted UpstreamError exists, in logs, errors and the ledger.
 		uerr := upstreamError(err, status, timedOut, b.cfg.Redactor)
-		b.cfg.Logger.WarnContext(ctx, "llm call failed", slog.String("debate_id", st.DebateID), slog.String("role", st.Role),
+		b.cfg.Logger.WarnContext(ctx, "llm call failed", slog.String("debate_id", c.DebateID), slog.String("role", c.Role),
 			slog.Int("attempt", attempt), slog.Int("status", status), slog.String("class", uerr.Class),
 			slog.Bool("timeout", timedOut), slog.Bool("retryable", retryable), slog.String("error", uerr.Error()))
 		if !retryable || attempt >= attempts {
-			return openai.ChatCompletionResponse{}, fmt.Errorf("%w: %s after %d attempt(s): %w", ErrModel, st.Role, attempt, uerr)
+			return openai.ChatCompletionResponse{}, fmt.Errorf("%w: %s after %d attempt(s): %w", ErrModel, c.Role, attempt, uerr)
 		}
 		delay := b.backoff(attempt)
 		if status == http.StatusTooManyRequests {
@@ -212,7 +186,7 @@ func (b *Backend) send(ctx context.Context, st *session, req openai.ChatCompleti
 			}
 		}
 		if err := b.cfg.Sleep(ctx, delay); err != nil {
-			return openai.ChatCompletionResponse{}, fmt.Errorf("llm: %s call cancelled: %w", st.Role, err)
+			return openai.ChatCompletionResponse{}, fmt.Errorf("llm: %s call cancelled: %w", c.Role, err)
 		}
 	}
 }

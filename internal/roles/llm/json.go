@@ -113,8 +113,7 @@ func (b *Backend) JSON(ctx context.Context, c JSONCall) (JSONResult, error) {
 			Name: c.SchemaName, Schema: c.Schema, Strict: false,
 		},
 	}
-	st := &session{TenantID: c.TenantID, DebateID: c.DebateID, Role: c.Role, CacheKey: c.CacheKey}
-	cv := &conversation{b: b, c: &c, st: st, format: format, msgs: []openai.ChatCompletionMessage{
+	cv := &conversation{b: b, c: &c, format: format, msgs: []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: c.System},
 		{Role: openai.ChatMessageRoleUser, Content: user},
 	}}
@@ -126,16 +125,16 @@ func (b *Backend) JSON(ctx context.Context, c JSONCall) (JSONResult, error) {
 	for repair := 0; ; repair++ {
 		content, err := cv.answer(ctx)
 		if err != nil {
-			return JSONResult{Model: b.modelCall(st, c.PromptID, sha)}, err
+			return JSONResult{Model: cv.modelCall(sha)}, err
 		}
 		answer, vs := checkJSON(content, c.Check)
 		if len(vs) == 0 {
-			return JSONResult{Answer: answer, Model: b.modelCall(st, c.PromptID, sha), Content: content}, nil
+			return JSONResult{Answer: answer, Model: cv.modelCall(sha), Content: content}, nil
 		}
 		b.cfg.Logger.InfoContext(ctx, "llm answer failed its gate", slog.String("debate_id", c.DebateID),
 			slog.String("role", c.Role), slog.Int("repair", repair), slog.Int("violations", len(vs)))
 		if repair >= b.cfg.MaxRepairs {
-			return JSONResult{Answer: answer, Violations: vs, Model: b.modelCall(st, c.PromptID, sha), Content: content}, nil
+			return JSONResult{Answer: answer, Violations: vs, Model: cv.modelCall(sha), Content: content}, nil
 		}
 		cv.msgs = append(cv.msgs,
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: content},
@@ -144,14 +143,23 @@ func (b *Backend) JSON(ctx context.Context, c JSONCall) (JSONResult, error) {
 	}
 }
 
-// conversation is the exchange of one JSONCall.
+// conversation is the exchange of one JSONCall, with its model calls and
+// tokens counted for the ledger (modelCall). It is not safe for concurrent
+// use; a call makes its model calls one after the other.
 type conversation struct {
 	b          *Backend
 	c          *JSONCall
-	st         *session
 	format     *openai.ChatCompletionResponseFormat
 	msgs       []openai.ChatCompletionMessage
 	toolRounds int
+
+	calls, cached, promptTokens, completionTokens int
+}
+
+// modelCall describes the conversation's model calls for the ledger.
+func (cv *conversation) modelCall(promptSHA256 string) *debate.ModelCall {
+	return &debate.ModelCall{Model: cv.b.cfg.Model, PromptID: cv.c.PromptID, PromptSHA256: promptSHA256,
+		Calls: cv.calls, CachedCalls: cv.cached, PromptTokens: cv.promptTokens, CompletionTokens: cv.completionTokens}
 }
 
 // answer asks until the model answers with content, running the tool
@@ -167,7 +175,7 @@ func (cv *conversation) answer(ctx context.Context) (string, error) {
 		if offer {
 			req.Tools = cv.c.Tools
 		}
-		resp, err := b.chat(ctx, cv.st, req)
+		resp, err := cv.chat(ctx, req)
 		if err != nil {
 			return "", err
 		}

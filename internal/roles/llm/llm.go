@@ -60,7 +60,7 @@ var ErrModel = errors.New("llm: model call failed")
 // ResponseCache persists raw model responses so that a re-run node reuses
 // them instead of paying twice. Keys are the JSONCall's CacheKey followed
 // by "/<role>/<call index>", the call index counting the model calls of
-// one session from 0. ModelResponseGet reports a miss with false and a
+// one JSONCall from 0. ModelResponseGet reports a miss with false and a
 // nil error. Errors are logged and the call goes on as a miss: a cache
 // never fails a turn. The stores implement it.
 type ResponseCache interface {
