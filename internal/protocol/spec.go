@@ -15,12 +15,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/debated/debated/internal/canon"
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
 )
@@ -58,6 +60,17 @@ type Spec[O, S any] struct {
 	Init func(o *O, in orchestrator.InitInput) (*S, error)
 	// Nodes in declared order.
 	Nodes []*Node[O, S]
+	// PassState hands the state a node (Init, Run through Save, Merge)
+	// leaves to the next node of the same debate in this process (its Run,
+	// the group's Merge, the edge's Next) instead of its decoding, when the
+	// bytes the next node is given are those the state was encoded to
+	// (canonical: this is its RFC 8785 form) and decoding them onto
+	// NewState's gives that value exactly (canon.DecodesOnto); once only: a
+	// retry or another process decodes. A protocol that sets it keeps no
+	// reference to a state once Save has encoded it, changes in a state
+	// only what the state owns (not what it shares with the deal or a tool
+	// result), and its Next does not change the state.
+	PassState bool
 }
 
 // Node is a typed orchestrator.Node: its functions see decoded options and
@@ -91,21 +104,33 @@ type Turn[O, S any] struct {
 	*orchestrator.NodeInput
 	Opts  *O
 	State *S
+	// pass: the kit passes the state Save encodes (saved, as raw) on.
+	pass  bool
+	raw   []byte
+	saved *S
 }
 
 // Save returns the output with the turn's state encoded, the events and
 // the stop.
 func (t *Turn[O, S]) Save(events []orchestrator.Emit, stop *orchestrator.Stop) (*orchestrator.NodeOutput, error) {
-	st, err := Encode(t.State)
+	st, err := encode(t.State, t.pass)
 	if err != nil {
 		return nil, err
 	}
+	t.raw, t.saved = st, t.State
 	return &orchestrator.NodeOutput{State: st, Events: events, Stop: stop}, nil
 }
 
 // Encode is the state codec's encoder (any value as a node's JSON state).
-func Encode(v any) (json.RawMessage, error) {
-	b, err := json.Marshal(v)
+func Encode(v any) (json.RawMessage, error) { return encode(v, false) }
+
+// encode is Encode, in RFC 8785 form if canonical.
+func encode(v any, canonical bool) (json.RawMessage, error) {
+	marshal := json.Marshal
+	if canonical {
+		marshal = canon.Marshal
+	}
+	b, err := marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("protocol: encode state: %w", err)
 	}
@@ -115,10 +140,11 @@ func Encode(v any) (json.RawMessage, error) {
 // Compile returns the orchestrator protocol of spec. The engine validates
 // it when it is registered.
 func Compile[O, S any](spec *Spec[O, S]) *orchestrator.Protocol {
-	k := &kit[O, S]{spec: spec, opts: map[string]*parsed[O]{}}
+	k := &kit[O, S]{spec: spec, opts: map[string]*parsed[O]{}, base: newState(spec), seed: maphash.MakeSeed(),
+		byDebate: map[string]*passed[O, S]{}, byText: map[uint64][]*passed[O, S]{}}
 	nodes := make([]*orchestrator.Node, 0, len(spec.Nodes))
 	for _, n := range spec.Nodes {
-		nodes = append(nodes, k.node(n))
+		nodes = append(nodes, k.node(n, false))
 	}
 	p := &orchestrator.Protocol{
 		Name: spec.Name, Description: spec.Description, Roles: spec.Roles, Start: spec.Start, Nodes: nodes,
@@ -145,7 +171,11 @@ func Compile[O, S any](spec *Spec[O, S]) *orchestrator.Protocol {
 			if err != nil {
 				return nil, err
 			}
-			return Encode(s)
+			raw, err := encode(s, spec.PassState)
+			if err == nil {
+				k.pass(in.TenantID+"\x00"+in.DebateID, raw, s, nil)
+			}
+			return raw, err
 		}
 	}
 	return p
@@ -162,7 +192,30 @@ type kit[O, S any] struct {
 	spec *Spec[O, S]
 	mu   sync.Mutex
 	opts map[string]*parsed[O] // raw options → parsed, shared read-only
+	// The states passed on (Spec.PassState): by debate, and by their text
+	// for Merge and Next, which are given no debate. base is NewState's,
+	// read only.
+	base     *S
+	seed     maphash.Seed
+	pmu      sync.Mutex
+	byDebate map[string]*passed[O, S]
+	byText   map[uint64][]*passed[O, S]
 }
+
+// passed is a state left for the next node: decoding raw onto NewState's
+// gives s; next is node's Next(s).
+type passed[O, S any] struct {
+	debate string
+	raw    []byte
+	hash   uint64
+	s      *S
+	node   *Node[O, S]
+	next   string
+}
+
+// maxPassed bounds the states a compiled protocol keeps passed on (one a
+// debate running here).
+const maxPassed = 1024
 
 // parsed is one options text parsed once, however many nodes ask at once.
 type parsed[O any] struct {
@@ -226,12 +279,16 @@ func ParseOptions[O any](raw json.RawMessage, defaults func() O, check func(*O, 
 	return o, nil
 }
 
+func newState[O, S any](spec *Spec[O, S]) *S {
+	if spec.NewState != nil {
+		return spec.NewState()
+	}
+	return new(S)
+}
+
 // State decodes a node's state onto NewState's.
 func (k *kit[O, S]) State(raw json.RawMessage) (*S, error) {
-	s := new(S)
-	if k.spec.NewState != nil {
-		s = k.spec.NewState()
-	}
+	s := newState(k.spec)
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, s); err != nil {
 			return nil, fmt.Errorf("%s: state: %w", k.spec.Name, err)
@@ -240,39 +297,62 @@ func (k *kit[O, S]) State(raw json.RawMessage) (*S, error) {
 	return s, nil
 }
 
-func (k *kit[O, S]) node(n *Node[O, S]) *orchestrator.Node {
+func (k *kit[O, S]) node(n *Node[O, S], branch bool) *orchestrator.Node {
 	on := &orchestrator.Node{Name: n.Name, Actor: n.Actor, Edges: n.Edges, Timeout: n.Timeout,
 		MaxAttempts: n.MaxAttempts, EndsRound: n.EndsRound}
+	pass := k.spec.PassState && !branch // a branch's output is its own type
 	if n.Run != nil {
 		on.Run = func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
 			o, err := k.Options(in.Options)
 			if err != nil {
 				return nil, orchestrator.Permanent(err)
 			}
-			s, err := k.State(in.State)
-			if err != nil {
-				return nil, orchestrator.Permanent(err)
+			key := in.TenantID + "\x00" + in.DebateID
+			s := k.take(pass, key, in.State)
+			if s == nil {
+				if s, err = k.State(in.State); err != nil {
+					return nil, orchestrator.Permanent(err)
+				}
 			}
-			return n.Run(ctx, &Turn[O, S]{NodeInput: in, Opts: o, State: s})
+			t := &Turn[O, S]{NodeInput: in, Opts: o, State: s, pass: pass}
+			out, err := n.Run(ctx, t)
+			if pass && err == nil && out != nil && out.Stop == nil && len(t.raw) > 0 && len(out.State) == len(t.raw) &&
+				&out.State[0] == &t.raw[0] {
+				k.pass(key, t.raw, t.saved, n)
+			}
+			return out, err
 		}
 	}
 	for _, b := range n.Branches {
-		on.Branches = append(on.Branches, k.node(b))
+		on.Branches = append(on.Branches, k.node(b, true))
 	}
 	if n.Merge != nil {
 		on.Merge = func(raw json.RawMessage, outs []*orchestrator.NodeOutput) (json.RawMessage, error) {
-			s, err := k.State(raw)
-			if err != nil {
-				return nil, err
+			p := k.takeText(raw)
+			var s *S
+			if p != nil {
+				s = p.s
+			} else {
+				var err error
+				if s, err = k.State(raw); err != nil {
+					return nil, err
+				}
 			}
 			if err := n.Merge(s, outs); err != nil {
 				return nil, err
 			}
-			return Encode(s)
+			st, err := encode(s, k.spec.PassState)
+			if err == nil && p != nil {
+				k.pass(p.debate, st, s, n)
+			}
+			return st, err
 		}
 	}
 	if n.Next != nil {
 		on.Next = func(raw json.RawMessage) (string, error) {
+			if next, ok := k.next(raw, n); ok {
+				return next, nil
+			}
 			s, err := k.State(raw)
 			if err != nil {
 				return "", err
@@ -281,6 +361,101 @@ func (k *kit[O, S]) node(n *Node[O, S]) *orchestrator.Node {
 		}
 	}
 	return on
+}
+
+// pass leaves s, encoded as raw by node n (nil: Init), for the next node
+// of debate key, if decoding raw gives it back and the debate goes on.
+func (k *kit[O, S]) pass(key string, raw []byte, s *S, n *Node[O, S]) {
+	if !k.spec.PassState || !canon.DecodesOnto(s, k.base) {
+		return
+	}
+	p := &passed[O, S]{debate: key, raw: raw, hash: maphash.Bytes(k.seed, raw), s: s, node: n}
+	if n != nil && n.Next != nil {
+		p.next = n.Next(s)
+	}
+	if n != nil && (n.Next == nil && len(n.Edges) == 0 || n.Next != nil && p.next == "") {
+		return // the debate ends
+	}
+	k.pmu.Lock()
+	defer k.pmu.Unlock()
+	if len(k.byDebate) >= maxPassed {
+		clear(k.byDebate)
+		clear(k.byText)
+	}
+	k.drop(k.byDebate[key])
+	k.byDebate[key], k.byText[p.hash] = p, append(k.byText[p.hash], p)
+}
+
+// take returns the state the node before left for debate key if raw is
+// its text (nil otherwise); it is the caller's.
+func (k *kit[O, S]) take(pass bool, key string, raw []byte) *S {
+	if !pass {
+		return nil
+	}
+	k.pmu.Lock()
+	p := k.byDebate[key]
+	k.drop(p)
+	k.pmu.Unlock()
+	if p == nil || !bytes.Equal(p.raw, raw) {
+		return nil
+	}
+	return p.s
+}
+
+// takeText is take for the state whose text is raw, whichever debate left
+// it (a group's Merge is given no debate).
+func (k *kit[O, S]) takeText(raw []byte) *passed[O, S] {
+	if !k.spec.PassState {
+		return nil
+	}
+	k.pmu.Lock()
+	defer k.pmu.Unlock()
+	p := k.find(raw, nil)
+	if p == nil {
+		return nil
+	}
+	k.drop(p)
+	return p
+}
+
+// next returns n's Next of the state whose text is raw, if n left it.
+func (k *kit[O, S]) next(raw []byte, n *Node[O, S]) (string, bool) {
+	if !k.spec.PassState {
+		return "", false
+	}
+	k.pmu.Lock()
+	defer k.pmu.Unlock()
+	p := k.find(raw, n)
+	if p == nil {
+		return "", false
+	}
+	return p.next, true
+}
+
+// find returns a state passed on whose text is raw (left by n unless n
+// is nil), under pmu. Debates alike can leave the same text.
+func (k *kit[O, S]) find(raw []byte, n *Node[O, S]) *passed[O, S] {
+	for _, p := range k.byText[maphash.Bytes(k.seed, raw)] {
+		if (n == nil || p.node == n) && bytes.Equal(p.raw, raw) {
+			return p
+		}
+	}
+	return nil
+}
+
+// drop forgets p (under pmu).
+func (k *kit[O, S]) drop(p *passed[O, S]) {
+	if p == nil {
+		return
+	}
+	if k.byDebate[p.debate] == p {
+		delete(k.byDebate, p.debate)
+	}
+	if ps := slices.DeleteFunc(k.byText[p.hash], func(q *passed[O, S]) bool { return q == p }); len(ps) > 0 {
+		k.byText[p.hash] = ps
+	} else {
+		delete(k.byText, p.hash)
+	}
 }
 
 // Branches decodes the outputs of a parallel group's branches, in declared

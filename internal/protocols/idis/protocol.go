@@ -134,8 +134,13 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		Defaults:     defaults,
 		Check:        check,
 		NewState:     newState,
+		// Its nodes keep no state once saved and change only what a state
+		// owns (Spec.PassState).
+		PassState: true,
 		Init: func(o *Options, _ orchestrator.InitInput) (*state, error) {
-			return &state{MaxRounds: o.MaxRounds, PauseForReview: o.PauseForReview}, nil
+			s := newState()
+			s.MaxRounds, s.PauseForReview = o.MaxRounds, o.PauseForReview
+			return s, nil
 		},
 		RoleGuard: map[string][]string{
 			EventAgentOutput:       debate.IDISRoles,
