@@ -189,9 +189,10 @@ type Emit struct {
 	// protocol's Roles.
 	Actor string
 	// Payload is encoded as JSON and must be a JSON object (nil is {}); a
-	// json.RawMessage or []byte is used as is. Top-level members
-	// "claim_id", "claim_ids", "defect_id" and "defect_ids" are collected
-	// into node.completed's claims and defects.
+	// json.RawMessage or []byte is used as is, a canon.Text is not even
+	// canonicalised again. Top-level members "claim_id", "claim_ids",
+	// "defect_id" and "defect_ids" are collected into node.completed's
+	// claims and defects.
 	Payload any
 }
 

@@ -11,7 +11,6 @@ package idis
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -348,10 +347,10 @@ func (p *proto) speak(ctx context.Context, t *turn, role string) (turnResult, []
 	}
 	res.Accepted = out
 	var payload any = out
-	if c, err := canon.Marshal(out); err == nil {
-		payload = json.RawMessage(c)
+	if c, err := canon.Encode(out); err == nil {
+		payload = c
 		if tenant, err := debate.TenantFrom(ctx); err == nil {
-			p.cfg.Transcripts.spoken(tenant, in.DebateID, c, out)
+			p.cfg.Transcripts.spoken(tenant, in.DebateID, c.Bytes(), out)
 		}
 	}
 	emits = append(emits, orchestrator.Emit{Type: EventAgentOutput, Actor: role, Payload: payload})
