@@ -141,7 +141,7 @@ func encode(v any, canonical bool) (json.RawMessage, error) {
 // it when it is registered.
 func Compile[O, S any](spec *Spec[O, S]) *orchestrator.Protocol {
 	k := &kit[O, S]{spec: spec, opts: map[string]*parsed[O]{}, base: newState(spec), seed: maphash.MakeSeed(),
-		byDebate: map[string]*passed[O, S]{}, byText: map[uint64][]*passed[O, S]{}}
+		states: map[uint64][]*passed[O, S]{}}
 	nodes := make([]*orchestrator.Node, 0, len(spec.Nodes))
 	for _, n := range spec.Nodes {
 		nodes = append(nodes, k.node(n, false))
@@ -192,14 +192,12 @@ type kit[O, S any] struct {
 	spec *Spec[O, S]
 	mu   sync.Mutex
 	opts map[string]*parsed[O] // raw options → parsed, shared read-only
-	// The states passed on (Spec.PassState): by debate, and by their text
-	// for Merge and Next, which are given no debate. base is NewState's,
-	// read only.
-	base     *S
-	seed     maphash.Seed
-	pmu      sync.Mutex
-	byDebate map[string]*passed[O, S]
-	byText   map[uint64][]*passed[O, S]
+	// The states passed on (Spec.PassState) by their text's hash (Merge
+	// and Next are given no debate); base is NewState's, read only.
+	base   *S
+	seed   maphash.Seed
+	pmu    sync.Mutex
+	states map[uint64][]*passed[O, S]
 }
 
 // passed is a state left for the next node: decoding raw onto NewState's
@@ -213,8 +211,8 @@ type passed[O, S any] struct {
 	next   string
 }
 
-// maxPassed bounds the states a compiled protocol keeps passed on (one a
-// debate running here).
+// maxPassed bounds the states a compiled protocol keeps passed on (about
+// one a debate running here: the next node takes it).
 const maxPassed = 1024
 
 // parsed is one options text parsed once, however many nodes ask at once.
@@ -308,11 +306,11 @@ func (k *kit[O, S]) node(n *Node[O, S], branch bool) *orchestrator.Node {
 				return nil, orchestrator.Permanent(err)
 			}
 			key := in.TenantID + "\x00" + in.DebateID
-			s := k.take(pass, key, in.State)
-			if s == nil {
-				if s, err = k.State(in.State); err != nil {
-					return nil, orchestrator.Permanent(err)
-				}
+			var s *S
+			if p := k.find(pass, in.State, func(p *passed[O, S]) bool { return p.debate == key }, true); p != nil {
+				s = p.s
+			} else if s, err = k.State(in.State); err != nil {
+				return nil, orchestrator.Permanent(err)
 			}
 			t := &Turn[O, S]{NodeInput: in, Opts: o, State: s, pass: pass}
 			out, err := n.Run(ctx, t)
@@ -328,7 +326,7 @@ func (k *kit[O, S]) node(n *Node[O, S], branch bool) *orchestrator.Node {
 	}
 	if n.Merge != nil {
 		on.Merge = func(raw json.RawMessage, outs []*orchestrator.NodeOutput) (json.RawMessage, error) {
-			p := k.takeText(raw)
+			p := k.find(k.spec.PassState, raw, func(*passed[O, S]) bool { return true }, true)
 			var s *S
 			if p != nil {
 				s = p.s
@@ -350,8 +348,8 @@ func (k *kit[O, S]) node(n *Node[O, S], branch bool) *orchestrator.Node {
 	}
 	if n.Next != nil {
 		on.Next = func(raw json.RawMessage) (string, error) {
-			if next, ok := k.next(raw, n); ok {
-				return next, nil
+			if p := k.find(k.spec.PassState, raw, func(p *passed[O, S]) bool { return p.node == n }, false); p != nil {
+				return p.next, nil
 			}
 			s, err := k.State(raw)
 			if err != nil {
@@ -378,84 +376,36 @@ func (k *kit[O, S]) pass(key string, raw []byte, s *S, n *Node[O, S]) {
 	}
 	k.pmu.Lock()
 	defer k.pmu.Unlock()
-	if len(k.byDebate) >= maxPassed {
-		clear(k.byDebate)
-		clear(k.byText)
+	if len(k.states) >= maxPassed {
+		clear(k.states)
 	}
-	k.drop(k.byDebate[key])
-	k.byDebate[key], k.byText[p.hash] = p, append(k.byText[p.hash], p)
+	k.states[p.hash] = append(k.states[p.hash], p)
 }
 
-// take returns the state the node before left for debate key if raw is
-// its text (nil otherwise); it is the caller's.
-func (k *kit[O, S]) take(pass bool, key string, raw []byte) *S {
+// find returns a state passed on whose text is raw and that ok accepts
+// (several debates alike can leave the same text), and takes it (it is then
+// the caller's) if take; nil if none or !pass.
+func (k *kit[O, S]) find(pass bool, raw []byte, ok func(*passed[O, S]) bool, take bool) *passed[O, S] {
 	if !pass {
 		return nil
 	}
-	k.pmu.Lock()
-	p := k.byDebate[key]
-	k.drop(p)
-	k.pmu.Unlock()
-	if p == nil || !bytes.Equal(p.raw, raw) {
-		return nil
-	}
-	return p.s
-}
-
-// takeText is take for the state whose text is raw, whichever debate left
-// it (a group's Merge is given no debate).
-func (k *kit[O, S]) takeText(raw []byte) *passed[O, S] {
-	if !k.spec.PassState {
-		return nil
-	}
+	h := maphash.Bytes(k.seed, raw)
 	k.pmu.Lock()
 	defer k.pmu.Unlock()
-	p := k.find(raw, nil)
-	if p == nil {
-		return nil
-	}
-	k.drop(p)
-	return p
-}
-
-// next returns n's Next of the state whose text is raw, if n left it.
-func (k *kit[O, S]) next(raw []byte, n *Node[O, S]) (string, bool) {
-	if !k.spec.PassState {
-		return "", false
-	}
-	k.pmu.Lock()
-	defer k.pmu.Unlock()
-	p := k.find(raw, n)
-	if p == nil {
-		return "", false
-	}
-	return p.next, true
-}
-
-// find returns a state passed on whose text is raw (left by n unless n
-// is nil), under pmu. Debates alike can leave the same text.
-func (k *kit[O, S]) find(raw []byte, n *Node[O, S]) *passed[O, S] {
-	for _, p := range k.byText[maphash.Bytes(k.seed, raw)] {
-		if (n == nil || p.node == n) && bytes.Equal(p.raw, raw) {
+	ps := k.states[h]
+	for i, p := range ps {
+		if ok(p) && bytes.Equal(p.raw, raw) {
+			switch {
+			case !take:
+			case len(ps) == 1:
+				delete(k.states, h)
+			default:
+				k.states[h] = slices.Delete(ps, i, i+1)
+			}
 			return p
 		}
 	}
 	return nil
-}
-
-// drop forgets p (under pmu).
-func (k *kit[O, S]) drop(p *passed[O, S]) {
-	if p == nil {
-		return
-	}
-	if k.byDebate[p.debate] == p {
-		delete(k.byDebate, p.debate)
-	}
-	if ps := slices.DeleteFunc(k.byText[p.hash], func(q *passed[O, S]) bool { return q == p }); len(ps) > 0 {
-		k.byText[p.hash] = ps
-	} else {
-		delete(k.byText, p.hash)
-	}
 }
 
 // Branches decodes the outputs of a parallel group's branches, in declared
