@@ -61,15 +61,15 @@ type Spec[O, S any] struct {
 	// Nodes in declared order.
 	Nodes []*Node[O, S]
 	// PassState hands the state a node (Init, Run through Save, Merge)
-	// leaves to the next node of the same debate in this process (its Run,
-	// the group's Merge, the edge's Next) instead of its decoding, when the
-	// bytes the next node is given are those the state was encoded to
-	// (canonical: this is its RFC 8785 form) and decoding them onto
-	// NewState's gives that value exactly (canon.DecodesOnto); once only: a
-	// retry or another process decodes. A protocol that sets it keeps no
-	// reference to a state once Save has encoded it, changes in a state
-	// only what the state owns (not what it shares with the deal or a tool
-	// result), and its Next does not change the state.
+	// leaves, encoded in RFC 8785 form, to what this process gives those
+	// bytes next instead of decoding them, when decoding them onto
+	// NewState's gives that value exactly (canon.DecodesOnto): the debate's
+	// next Run, or a group's Merge and an edge's Next (given no debate, they
+	// take a state of those bytes whichever debate left it: it is the same
+	// value). Once only: a retry or another process decodes. A protocol
+	// that sets it keeps no reference to a state once Save has encoded it,
+	// changes in a state only what the state owns (not what it shares with
+	// the deal or a tool result), and its Next does not change the state.
 	PassState bool
 }
 
