@@ -172,6 +172,9 @@ type NodeOutput struct {
 	// stored and hashed in its RFC 8785 form, where numbers are IEEE 754
 	// doubles (keep integers below 2^53, or encode them as strings).
 	State json.RawMessage
+	// Canonical says State is in that form already (canon.Marshal's): the
+	// engine stores and hashes it as it is. Set it for such bytes only.
+	Canonical bool
 	// Events are the node's own events, in order.
 	Events []Emit
 	// Gate asks for a human gate: the debate waits in awaiting_review until

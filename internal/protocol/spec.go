@@ -118,7 +118,7 @@ func (t *Turn[O, S]) Save(events []orchestrator.Emit, stop *orchestrator.Stop) (
 		return nil, err
 	}
 	t.raw, t.saved = st, t.State
-	return &orchestrator.NodeOutput{State: st, Events: events, Stop: stop}, nil
+	return &orchestrator.NodeOutput{State: st, Canonical: t.pass, Events: events, Stop: stop}, nil
 }
 
 // Encode is the state codec's encoder (any value as a node's JSON state).
