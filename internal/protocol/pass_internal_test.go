@@ -102,4 +102,12 @@ func TestPassState(t *testing.T) {
 	require.NoError(t, err)
 	require.NotSame(t, seen[6], merged)
 	require.NotNil(t, merged.M)
+
+	// A Next that panics does so when the engine asks, not in Run.
+	spec.Nodes[0].Run, spec.Nodes[0].Edges = run, []string{"a"}
+	spec.Nodes[0].Next = func(*passState) string { panic("oops") }
+	p = Compile(spec)
+	out, err = p.Nodes[0].Run(context.Background(), in("d5", []byte(`{}`)))
+	require.NoError(t, err)
+	require.Panics(t, func() { _, _ = p.Nodes[0].Next(out.State) })
 }

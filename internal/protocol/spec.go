@@ -369,6 +369,7 @@ func (k *kit[O, S]) pass(key string, raw []byte, s *S, n *Node[O, S]) {
 	}
 	p := &passed[O, S]{debate: key, raw: raw, hash: maphash.Bytes(k.seed, raw), s: s, node: n}
 	if n != nil && n.Next != nil {
+		defer func() { _ = recover() }() // a Next that panics does so again for the engine, which reports it
 		p.next = n.Next(s)
 	}
 	if n != nil && (n.Next == nil && len(n.Edges) == 0 || n.Next != nil && p.next == "") {
