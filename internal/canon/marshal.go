@@ -28,3 +28,25 @@ func Marshal(v any) ([]byte, error) {
 	}
 	return Transform(b.Bytes())
 }
+
+// Text is a JSON text in RFC 8785 form. Only this package makes one
+// (Encode), so a holder may store and hash its bytes as they are instead of
+// canonicalising them again. It encodes as itself.
+type Text struct{ b []byte }
+
+// Encode is Marshal as a Text.
+func Encode(v any) (Text, error) {
+	b, err := Marshal(v)
+	return Text{b}, err
+}
+
+// Bytes returns the text, which must not be changed.
+func (t Text) Bytes() []byte { return t.b }
+
+// MarshalJSON returns the text (null for the zero Text).
+func (t Text) MarshalJSON() ([]byte, error) {
+	if t.b == nil {
+		return []byte("null"), nil
+	}
+	return t.b, nil
+}

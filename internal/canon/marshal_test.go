@@ -38,3 +38,21 @@ func TestMarshalIsTransformOfJSONMarshal(t *testing.T) {
 		t.Fatal("Marshal with duplicate keys: no error")
 	}
 }
+
+// TestText: Encode is Marshal, and a Text encodes as its text.
+func TestText(t *testing.T) {
+	t.Parallel()
+	v := map[string]any{"b": 1e21, "a": "<&>"}
+	want, err := Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Encode(v)
+	if err != nil || string(got.Bytes()) != string(want) {
+		t.Fatalf("Encode = %s, %v; want %s", got.Bytes(), err, want)
+	}
+	outer, err := Marshal(map[string]any{"t": got, "zero": Text{}})
+	if err != nil || string(outer) != `{"t":`+string(want)+`,"zero":null}` {
+		t.Fatalf("a Text inside a value encodes as %s, %v", outer, err)
+	}
+}

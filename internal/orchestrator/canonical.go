@@ -73,6 +73,11 @@ func marshalPayload(p any) (json.RawMessage, error) {
 	switch x := p.(type) {
 	case nil:
 		return json.RawMessage("{}"), nil
+	case canon.Text: // canonical already
+		if !isObject(x.Bytes()) {
+			return nil, errNotObject
+		}
+		return x.Bytes(), nil
 	case json.RawMessage:
 		raw = x
 	case []byte:

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/debated/debated/internal/canon"
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/redact"
 )
@@ -674,6 +675,19 @@ func TestStepOutputChecks(t *testing.T) {
 		require.Equal(t, map[string]any{"verdict": float64(1), "note": float64(2)}, p["events"])
 		require.Equal(t, hashHex([]byte("{}")), p["input_hash"])
 		require.Equal(t, hashHex(c.Checkpoint.State), p["output_hash"])
+	})
+
+	t.Run("canonical already", func(t *testing.T) {
+		t.Parallel()
+		text, err := canon.Encode(map[string]any{"b": 1, "a": "x"})
+		require.NoError(t, err)
+		state := json.RawMessage(`{"a":1}`)
+		e, _ := newTestEngine(t, soloProtocol(&NodeOutput{State: state, Canonical: true, Events: []Emit{{Type: "note", Payload: text}}}, nil))
+		c := firstStep(t, e, "solo")
+		require.Equal(t, debate.DebateCompleted, c.Status)
+		require.Equal(t, `{"a":"x","b":1}`, string(c.Events[2].Payload))
+		require.Same(t, &state[0], &c.Checkpoint.State[0], "a canonical state is kept as it is")
+		require.Equal(t, hashHex(state), c.Checkpoint.OutputHash)
 	})
 }
 

@@ -172,6 +172,9 @@ type NodeOutput struct {
 	// stored and hashed in its RFC 8785 form, where numbers are IEEE 754
 	// doubles (keep integers below 2^53, or encode them as strings).
 	State json.RawMessage
+	// Canonical says State is in that form already (canon.Marshal's): the
+	// engine stores and hashes it as it is. Set it for such bytes only.
+	Canonical bool
 	// Events are the node's own events, in order.
 	Events []Emit
 	// Gate asks for a human gate: the debate waits in awaiting_review until
@@ -189,9 +192,10 @@ type Emit struct {
 	// protocol's Roles.
 	Actor string
 	// Payload is encoded as JSON and must be a JSON object (nil is {}); a
-	// json.RawMessage or []byte is used as is. Top-level members
-	// "claim_id", "claim_ids", "defect_id" and "defect_ids" are collected
-	// into node.completed's claims and defects.
+	// json.RawMessage or []byte is used as is, a canon.Text is not even
+	// canonicalised again. Top-level members "claim_id", "claim_ids",
+	// "defect_id" and "defect_ids" are collected into node.completed's
+	// claims and defects.
 	Payload any
 }
 

@@ -330,7 +330,10 @@ func (s *step) check(n *Node, out *NodeOutput, state []byte, hash string, branch
 		}
 		c.events = append(c.events, pendingEvent{typ: em.Type, actor: actor, node: n.Name, payload: payload})
 	}
-	if out.State != nil {
+	switch {
+	case out.State != nil && out.Canonical:
+		c.state, c.hash = out.State, hashHex(out.State)
+	case out.State != nil:
 		var err error
 		if c.state, c.hash, err = canonical(out.State); err != nil {
 			return nil, fmt.Errorf("state: %w", err)

@@ -15,12 +15,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/debated/debated/internal/canon"
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
 )
@@ -58,6 +60,17 @@ type Spec[O, S any] struct {
 	Init func(o *O, in orchestrator.InitInput) (*S, error)
 	// Nodes in declared order.
 	Nodes []*Node[O, S]
+	// PassState hands the state a node (Init, Run through Save, Merge)
+	// leaves, encoded in RFC 8785 form, to what this process gives those
+	// bytes next instead of decoding them, when decoding them onto
+	// NewState's gives that value exactly (canon.DecodesOnto): the debate's
+	// next Run, or a group's Merge and an edge's Next (given no debate, they
+	// take a state of those bytes whichever debate left it: it is the same
+	// value). Once only: a retry or another process decodes. A protocol
+	// that sets it keeps no reference to a state once Save has encoded it,
+	// changes in a state only what the state owns (not what it shares with
+	// the deal or a tool result), and its Next does not change the state.
+	PassState bool
 }
 
 // Node is a typed orchestrator.Node: its functions see decoded options and
@@ -91,21 +104,33 @@ type Turn[O, S any] struct {
 	*orchestrator.NodeInput
 	Opts  *O
 	State *S
+	// pass: the kit passes the state Save encodes (saved, as raw) on.
+	pass  bool
+	raw   []byte
+	saved *S
 }
 
 // Save returns the output with the turn's state encoded, the events and
 // the stop.
 func (t *Turn[O, S]) Save(events []orchestrator.Emit, stop *orchestrator.Stop) (*orchestrator.NodeOutput, error) {
-	st, err := Encode(t.State)
+	st, err := encode(t.State, t.pass)
 	if err != nil {
 		return nil, err
 	}
-	return &orchestrator.NodeOutput{State: st, Events: events, Stop: stop}, nil
+	t.raw, t.saved = st, t.State
+	return &orchestrator.NodeOutput{State: st, Canonical: t.pass, Events: events, Stop: stop}, nil
 }
 
 // Encode is the state codec's encoder (any value as a node's JSON state).
-func Encode(v any) (json.RawMessage, error) {
-	b, err := json.Marshal(v)
+func Encode(v any) (json.RawMessage, error) { return encode(v, false) }
+
+// encode is Encode, in RFC 8785 form if canonical.
+func encode(v any, canonical bool) (json.RawMessage, error) {
+	marshal := json.Marshal
+	if canonical {
+		marshal = canon.Marshal
+	}
+	b, err := marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("protocol: encode state: %w", err)
 	}
@@ -115,10 +140,11 @@ func Encode(v any) (json.RawMessage, error) {
 // Compile returns the orchestrator protocol of spec. The engine validates
 // it when it is registered.
 func Compile[O, S any](spec *Spec[O, S]) *orchestrator.Protocol {
-	k := &kit[O, S]{spec: spec, opts: map[string]*parsed[O]{}}
+	k := &kit[O, S]{spec: spec, opts: map[string]*parsed[O]{}, base: newState(spec), seed: maphash.MakeSeed(),
+		states: map[uint64][]*passed[O, S]{}}
 	nodes := make([]*orchestrator.Node, 0, len(spec.Nodes))
 	for _, n := range spec.Nodes {
-		nodes = append(nodes, k.node(n))
+		nodes = append(nodes, k.node(n, false))
 	}
 	p := &orchestrator.Protocol{
 		Name: spec.Name, Description: spec.Description, Roles: spec.Roles, Start: spec.Start, Nodes: nodes,
@@ -145,7 +171,11 @@ func Compile[O, S any](spec *Spec[O, S]) *orchestrator.Protocol {
 			if err != nil {
 				return nil, err
 			}
-			return Encode(s)
+			raw, err := encode(s, spec.PassState)
+			if err == nil {
+				k.pass(in.TenantID+"\x00"+in.DebateID, raw, s, nil)
+			}
+			return raw, err
 		}
 	}
 	return p
@@ -162,7 +192,28 @@ type kit[O, S any] struct {
 	spec *Spec[O, S]
 	mu   sync.Mutex
 	opts map[string]*parsed[O] // raw options → parsed, shared read-only
+	// The states passed on (Spec.PassState) by their text's hash (Merge
+	// and Next are given no debate); base is NewState's, read only.
+	base   *S
+	seed   maphash.Seed
+	pmu    sync.Mutex
+	states map[uint64][]*passed[O, S]
 }
+
+// passed is a state left for the next node: decoding raw onto NewState's
+// gives s; next is node's Next(s).
+type passed[O, S any] struct {
+	debate string
+	raw    []byte
+	hash   uint64
+	s      *S
+	node   *Node[O, S]
+	next   string
+}
+
+// maxPassed bounds the states a compiled protocol keeps passed on (about
+// one a debate running here: the next node takes it).
+const maxPassed = 1024
 
 // parsed is one options text parsed once, however many nodes ask at once.
 type parsed[O any] struct {
@@ -226,12 +277,16 @@ func ParseOptions[O any](raw json.RawMessage, defaults func() O, check func(*O, 
 	return o, nil
 }
 
+func newState[O, S any](spec *Spec[O, S]) *S {
+	if spec.NewState != nil {
+		return spec.NewState()
+	}
+	return new(S)
+}
+
 // State decodes a node's state onto NewState's.
 func (k *kit[O, S]) State(raw json.RawMessage) (*S, error) {
-	s := new(S)
-	if k.spec.NewState != nil {
-		s = k.spec.NewState()
-	}
+	s := newState(k.spec)
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, s); err != nil {
 			return nil, fmt.Errorf("%s: state: %w", k.spec.Name, err)
@@ -240,39 +295,62 @@ func (k *kit[O, S]) State(raw json.RawMessage) (*S, error) {
 	return s, nil
 }
 
-func (k *kit[O, S]) node(n *Node[O, S]) *orchestrator.Node {
+func (k *kit[O, S]) node(n *Node[O, S], branch bool) *orchestrator.Node {
 	on := &orchestrator.Node{Name: n.Name, Actor: n.Actor, Edges: n.Edges, Timeout: n.Timeout,
 		MaxAttempts: n.MaxAttempts, EndsRound: n.EndsRound}
+	pass := k.spec.PassState && !branch // a branch's output is its own type
 	if n.Run != nil {
 		on.Run = func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
 			o, err := k.Options(in.Options)
 			if err != nil {
 				return nil, orchestrator.Permanent(err)
 			}
-			s, err := k.State(in.State)
-			if err != nil {
+			key := in.TenantID + "\x00" + in.DebateID
+			var s *S
+			if p := k.find(pass, in.State, func(p *passed[O, S]) bool { return p.debate == key }, true); p != nil {
+				s = p.s
+			} else if s, err = k.State(in.State); err != nil {
 				return nil, orchestrator.Permanent(err)
 			}
-			return n.Run(ctx, &Turn[O, S]{NodeInput: in, Opts: o, State: s})
+			t := &Turn[O, S]{NodeInput: in, Opts: o, State: s, pass: pass}
+			out, err := n.Run(ctx, t)
+			if pass && err == nil && out != nil && out.Stop == nil && len(t.raw) > 0 && len(out.State) == len(t.raw) &&
+				&out.State[0] == &t.raw[0] {
+				k.pass(key, t.raw, t.saved, n)
+			}
+			return out, err
 		}
 	}
 	for _, b := range n.Branches {
-		on.Branches = append(on.Branches, k.node(b))
+		on.Branches = append(on.Branches, k.node(b, true))
 	}
 	if n.Merge != nil {
 		on.Merge = func(raw json.RawMessage, outs []*orchestrator.NodeOutput) (json.RawMessage, error) {
-			s, err := k.State(raw)
-			if err != nil {
-				return nil, err
+			p := k.find(k.spec.PassState, raw, func(*passed[O, S]) bool { return true }, true)
+			var s *S
+			if p != nil {
+				s = p.s
+			} else {
+				var err error
+				if s, err = k.State(raw); err != nil {
+					return nil, err
+				}
 			}
 			if err := n.Merge(s, outs); err != nil {
 				return nil, err
 			}
-			return Encode(s)
+			st, err := encode(s, k.spec.PassState)
+			if err == nil && p != nil {
+				k.pass(p.debate, st, s, n)
+			}
+			return st, err
 		}
 	}
 	if n.Next != nil {
 		on.Next = func(raw json.RawMessage) (string, error) {
+			if p := k.find(k.spec.PassState, raw, func(p *passed[O, S]) bool { return p.node == n }, false); p != nil {
+				return p.next, nil
+			}
 			s, err := k.State(raw)
 			if err != nil {
 				return "", err
@@ -281,6 +359,54 @@ func (k *kit[O, S]) node(n *Node[O, S]) *orchestrator.Node {
 		}
 	}
 	return on
+}
+
+// pass leaves s, encoded as raw by node n (nil: Init), for the next node
+// of debate key, if decoding raw gives it back and the debate goes on.
+func (k *kit[O, S]) pass(key string, raw []byte, s *S, n *Node[O, S]) {
+	if !k.spec.PassState || !canon.DecodesOnto(s, k.base) {
+		return
+	}
+	p := &passed[O, S]{debate: key, raw: raw, hash: maphash.Bytes(k.seed, raw), s: s, node: n}
+	if n != nil && n.Next != nil {
+		defer func() { _ = recover() }() // a Next that panics does so again for the engine, which reports it
+		p.next = n.Next(s)
+	}
+	if n != nil && (n.Next == nil && len(n.Edges) == 0 || n.Next != nil && p.next == "") {
+		return // the debate ends
+	}
+	k.pmu.Lock()
+	defer k.pmu.Unlock()
+	if len(k.states) >= maxPassed {
+		clear(k.states)
+	}
+	k.states[p.hash] = append(k.states[p.hash], p)
+}
+
+// find returns a state passed on whose text is raw and that ok accepts
+// (several debates alike can leave the same text), and takes it (it is then
+// the caller's) if take; nil if none or !pass.
+func (k *kit[O, S]) find(pass bool, raw []byte, ok func(*passed[O, S]) bool, take bool) *passed[O, S] {
+	if !pass {
+		return nil
+	}
+	h := maphash.Bytes(k.seed, raw)
+	k.pmu.Lock()
+	defer k.pmu.Unlock()
+	ps := k.states[h]
+	for i, p := range ps {
+		if ok(p) && bytes.Equal(p.raw, raw) {
+			switch {
+			case !take:
+			case len(ps) == 1:
+				delete(k.states, h)
+			default:
+				k.states[h] = slices.Delete(ps, i, i+1)
+			}
+			return p
+		}
+	}
+	return nil
 }
 
 // Branches decodes the outputs of a parallel group's branches, in declared

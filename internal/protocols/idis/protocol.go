@@ -11,7 +11,6 @@ package idis
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -134,8 +133,13 @@ func Protocol(cfg Config) *orchestrator.Protocol {
 		Defaults:     defaults,
 		Check:        check,
 		NewState:     newState,
+		// Its nodes keep no state once saved and change only what a state
+		// owns (Spec.PassState).
+		PassState: true,
 		Init: func(o *Options, _ orchestrator.InitInput) (*state, error) {
-			return &state{MaxRounds: o.MaxRounds, PauseForReview: o.PauseForReview}, nil
+			s := newState()
+			s.MaxRounds, s.PauseForReview = o.MaxRounds, o.PauseForReview
+			return s, nil
 		},
 		RoleGuard: map[string][]string{
 			EventAgentOutput:       debate.IDISRoles,
@@ -343,10 +347,10 @@ func (p *proto) speak(ctx context.Context, t *turn, role string) (turnResult, []
 	}
 	res.Accepted = out
 	var payload any = out
-	if c, err := canon.Marshal(out); err == nil {
-		payload = json.RawMessage(c)
+	if c, err := canon.Encode(out); err == nil {
+		payload = c
 		if tenant, err := debate.TenantFrom(ctx); err == nil {
-			p.cfg.Transcripts.spoken(tenant, in.DebateID, c, out)
+			p.cfg.Transcripts.spoken(tenant, in.DebateID, c.Bytes(), out)
 		}
 	}
 	emits = append(emits, orchestrator.Emit{Type: EventAgentOutput, Actor: role, Payload: payload})

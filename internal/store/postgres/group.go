@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/debated/debated/internal/store/internal/rows"
 )
@@ -382,8 +383,19 @@ func (s *Store) stepGroup(ctx context.Context, tenant string, steps []*rows.Step
 	b := &pgx.Batch{}
 	b.Queue(groupSettingsSQL, tenant)
 	moved := make(map[string]bool, n)
+	size := 384 * n // the arguments' bytes, about
+	for i, p := range ev.Payloads {
+		size += 96 + len(p) + len(evIDs[i]) + len(ev.Types[i]) + len(ev.Actors[i]) + len(ev.Nodes[i]) +
+			len(ev.PrevHashes[i]) + len(ev.Hashes[i]) + len(ev.KeyIDs[i]) + len(ev.Signatures[i])
+	}
+	for _, st := range cpStates {
+		size += 384
+		if st != nil {
+			size += len(*st)
+		}
+	}
 	b.Queue(stepGroupSQL, tenant,
-		ids, expectSeqs, expectHashes, statuses, stopReasons, errs, roundsH, nextNodes, attempts, lastSeqs, heads, at,
+		presized{ids, size}, expectSeqs, expectHashes, statuses, stopReasons, errs, roundsH, nextNodes, attempts, lastSeqs, heads, at,
 		evIDs, ev.Seqs, ev.Types, ev.Actors, ev.Nodes, ev.Rounds, ev.Payloads, ev.Times, ev.PrevHashes, ev.Hashes, ev.KeyIDs, ev.Signatures,
 		cpIDs, cpSteps, cpSeqs, cpNodes, cpNext, cpRounds, cpStates, cpIn, cpOut, cpAt,
 	).Query(func(rs pgx.Rows) error {
@@ -398,4 +410,31 @@ func (s *Store) stepGroup(ctx context.Context, tenant string, steps []*rows.Step
 		return nil, wrap(fmt.Sprintf("step commit of %d debates", n), err)
 	}
 	return moved, nil
+}
+
+// presized is a query argument that reserves room for the arguments after
+// it (size bytes) before it is encoded: pgx encodes a query's arguments into
+// one buffer, which it shrinks after every query, so that a group commit's
+// arguments (about 100 KB) would otherwise grow it again by a quarter at a
+// time, each time a new copy (tryPresized encodes it).
+type presized struct {
+	v    []string
+	size int
+}
+
+// tryPresized is the encode plan of presized in the connections' type maps.
+func tryPresized(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
+	if p, ok := value.(presized); ok {
+		return &presizedPlan{}, p.v, true
+	}
+	return nil, nil, false
+}
+
+type presizedPlan struct{ next pgtype.EncodePlan }
+
+func (p *presizedPlan) SetNext(next pgtype.EncodePlan) { p.next = next }
+
+func (p *presizedPlan) Encode(value any, buf []byte) ([]byte, error) {
+	v, _ := value.(presized)
+	return p.next.Encode(v.v, slices.Grow(buf, v.size))
 }

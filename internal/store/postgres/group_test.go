@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/debated/debated/internal/debate"
@@ -396,4 +397,19 @@ func TestStepCommitGroupCallerGone(t *testing.T) {
 		d, err := f.s.DebateGet(f.ctx, b.DebateID)
 		return err == nil && d.LastSeq == stepB.Events[1].Seq
 	}, 10*time.Second, 5*time.Millisecond, "the step committed with the next group")
+}
+
+// TestPresized: a presized argument encodes as its strings would, into a
+// buffer grown once for the arguments after it.
+func TestPresized(t *testing.T) {
+	t.Parallel()
+	m := pgtype.NewMap()
+	m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{tryPresized}, m.TryWrapEncodePlanFuncs...)
+	v := []string{"a", "", "debate-1"}
+	want, err := m.Encode(pgtype.TextArrayOID, pgtype.BinaryFormatCode, v, nil)
+	require.NoError(t, err)
+	got, err := m.Encode(pgtype.TextArrayOID, pgtype.BinaryFormatCode, presized{v, 1 << 16}, []byte("x"))
+	require.NoError(t, err)
+	require.Equal(t, append([]byte("x"), want...), got)
+	require.GreaterOrEqual(t, cap(got), 1+1<<16)
 }

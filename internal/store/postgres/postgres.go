@@ -22,6 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/debated/debated/internal/debate"
@@ -93,6 +94,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		pcfg.MaxConns = cfg.MaxConns
 	}
 	pcfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		m := conn.TypeMap()
+		m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{tryPresized}, m.TryWrapEncodePlanFuncs...)
 		if conn.Config().User == AppRole {
 			return nil
 		}
