@@ -229,6 +229,13 @@ func TestDashboardInChromium(t *testing.T) {
 		chromedp.WaitVisible(`//button[text()="Approve"]`),
 	)
 	require.Contains(t, text("#view"), "awaiting review")
+	var deliverablesShown bool
+	wait(
+		chromedp.WaitVisible(`//div[contains(@class,"card")]/p[contains(., "synthetic.v1 · 1 round · deal")]`),
+		chromedp.Evaluate(`!document.querySelector("#deliverables").hidden`, &deliverablesShown),
+	)
+	require.False(t, deliverablesShown, "a debate that has not ended has no deliverables card")
+	require.Regexp(t, `Checking each event as it arrives: \d+ of \d+ verified`, text(".dseal"), "the seal says what is checked while the debate runs")
 	shot(t, ctx, dir, "04-human-gate")
 	wait(
 		chromedp.Click(`//button[text()="Approve"]`),

@@ -463,14 +463,17 @@ async function debateView(id: string): Promise<void> {
   list.appendChild(spacer);
   const detail = h("pre", { class: "detail card", "aria-live": "polite", tabindex: 0 }, "Select an event to see its payload.");
   const deliverables = h("section", { class: "card", id: "deliverables", "aria-labelledby": "deliv-h" });
+  deliverables.hidden = true; // until the debate has ended
   const conn = h("span", { class: "muted", role: "status" });
 
-  // An ended debate says how many rounds it completed (its round.completed
-  // events): its round can be one more, since nodes after the last round (a
-  // finaliser) run in the next one. A running debate says the round it is in.
+  // A debate that has ended or waits for a human says how many rounds it
+  // completed (its round.completed events): its round can be one more, since
+  // what follows a round (a finaliser, or the next round once the gate opens)
+  // runs in the next one. A running debate says the round it is in.
   const roundText = () => {
     const done = rows.filter((r) => r.ev.type === "round.completed").length;
-    if (!terminal.has(debate.status) || done === 0) return `round ${debate.round}`; // running, or a protocol without rounds
+    const paused = terminal.has(debate.status) || debate.status === DebateStatus.AWAITING_REVIEW;
+    if (!paused || done === 0) return `round ${debate.round}`; // running, or a protocol without rounds
     return done === 1 ? "1 round" : `${done} rounds`;
   };
   const renderHead = () => {
@@ -527,6 +530,16 @@ async function debateView(id: string): Promise<void> {
 
   // The virtualised list: only the rows in view (and a few beyond) exist.
   const render = () => {
+    if (seal.classList.contains("pending")) {
+      // Until the debate ends, each event is checked as it arrives; the
+      // whole ledger and its log proof are checked at the end (debateSeal).
+      const ok = rows.filter((r) => r.seal?.ok).length;
+      const bad = rows.filter((r) => r.seal && !r.seal.ok).length;
+      seal.textContent =
+        `Checking each event as it arrives: ${ok} of ${rows.length} verified (hash chain and Ed25519 signature)` +
+        (bad ? `, ${bad} failed` : "") +
+        ". The whole ledger and its transparency-log proof are checked when the debate ends.";
+    }
     spacer.style.height = rows.length * ROW + "px";
     const top = list.scrollTop;
     const from = Math.max(0, Math.floor(top / ROW) - 4);
@@ -617,6 +630,7 @@ async function debateView(id: string): Promise<void> {
 
   const showDeliverables = async () => {
     deliverables.replaceChildren(h("h2", { id: "deliv-h" }, "Deliverables"));
+    deliverables.hidden = false;
     try {
       const d = await debates.getDeliverables({ debateId: id });
       deliverables.append(
