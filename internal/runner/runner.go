@@ -105,8 +105,8 @@ func TenantContext(ctx context.Context, tenantID string) context.Context {
 // each step while the previous one commits, and commits it once that
 // commit has landed (a step's commit is fenced by the head the previous
 // one writes, so it can never land first); when the previous commit fails,
-// the step computed ahead is thrown away. Its events are published only
-// after its own commit, as always.
+// the step computed ahead is thrown away. A step's events are published
+// as soon as its commit lands, while the next step may still be computing.
 func (r *Runner) Run(ctx context.Context, tenantID, debateID string) (err error) {
 	ctx = TenantContext(ctx, tenantID)
 	ctx, span := r.cfg.Tracer.Start(ctx, "debate.run", trace.WithAttributes(
@@ -157,7 +157,15 @@ func (r *Runner) Run(ctx context.Context, tenantID, debateID string) (err error)
 		go func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(step.ctx), r.cfg.CommitTimeout)
 			defer cancel()
-			done <- r.cfg.Store.StepCommit(cctx, *commit)
+			err := r.cfg.Store.StepCommit(cctx, *commit)
+			if err == nil && r.cfg.Publisher != nil {
+				// At once, not after the step computed meanwhile: with
+				// model-backed turns that is a whole turn later. The next
+				// step's publish follows its own commit, which waits for
+				// this one.
+				r.cfg.Publisher.Publish(tenantID, debateID, commit.Events)
+			}
+			done <- err
 		}()
 		// The commit is what the store will hold: carry on from it without
 		// reading it back.
@@ -190,9 +198,6 @@ func (r *Runner) Run(ctx context.Context, tenantID, debateID string) (err error)
 			r.cfg.OnStep(d, commit, time.Since(step.start))
 		}
 		d, cp, fresh = next, nextCP, true
-		if r.cfg.Publisher != nil {
-			r.cfg.Publisher.Publish(tenantID, debateID, commit.Events)
-		}
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/store/sqlite"
 	"github.com/debated/debated/internal/store/storetest"
+	"github.com/debated/debated/internal/stream"
 )
 
 // faultyStore is the embedded store with commits that can be slowed down
@@ -269,5 +270,62 @@ func TestPipelinedStepDroppedWhenCommitFails(t *testing.T) {
 			require.Equal(t, 2, computed["c"], "the step whose commit failed ran again")
 			require.Equal(t, 2, computed["d"], "the step computed ahead of it was thrown away and ran again")
 		})
+	}
+}
+
+// TestPipelinedPublishesAtCommit: a step's events reach this replica's
+// watchers as soon as its commit lands, not once the step computed ahead of
+// it has finished: with model-backed turns that is a whole turn later. Each
+// node computed ahead waits (up to a second) for a watcher to have the
+// events pending before it, and records whether they came.
+func TestPipelinedPublishesAtCommit(t *testing.T) {
+	t.Parallel()
+	e := newRunnerEnv(t, true)
+	hub := stream.New(e.st, stream.Config{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(hub.Close)
+	var received atomic.Int64 // the last seq a watcher has
+	var heard []bool          // per node computed ahead: its pending events had reached the watcher
+	var mu sync.Mutex
+	p := e.proto.protocol()
+	for _, n := range p.Nodes {
+		run := n.Run
+		n.Run = func(ctx context.Context, in *orchestrator.NodeInput) (*orchestrator.NodeOutput, error) {
+			if len(in.Pending) > 0 {
+				last := in.Pending[len(in.Pending)-1].Seq
+				deadline := time.Now().Add(time.Second)
+				for received.Load() < last && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+				mu.Lock()
+				heard = append(heard, received.Load() >= last)
+				mu.Unlock()
+			}
+			return run(ctx, in)
+		}
+	}
+	reg, err := orchestrator.NewRegistry(p)
+	require.NoError(t, err)
+	keys, err := ledger.NewKeyring(map[string][]byte{"v1": []byte("runner-test-signing-secret-32-bytes!")}, "v1")
+	require.NoError(t, err)
+	eng, err := orchestrator.New(orchestrator.Config{Protocols: reg, Sealer: ledger.NewSealer(keys)})
+	require.NoError(t, err)
+	r, err := runner.New(runner.Config{Store: e.st, Engine: eng, Publisher: hub, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+
+	id := e.create(t)
+	watched := make(chan error, 1)
+	go func() {
+		watched <- hub.Watch(e.ctx, id, 0, func(b stream.Batch) error {
+			received.Store(b.Last().Event.Seq)
+			return nil
+		})
+	}()
+	require.Eventually(t, func() bool { return hub.Watching() == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, r.Run(context.Background(), e.tenant, id))
+	require.NoError(t, <-watched)
+	e.requireLedger(t, id)
+	require.Len(t, heard, 5, "every node after the first was computed ahead")
+	for i, ok := range heard {
+		require.True(t, ok, "node %d ran ahead without the previous step's events reaching the watcher", i+2)
 	}
 }
