@@ -43,6 +43,7 @@ func run() error {
 	debates := flag.String("debates", "1,10", "debate counts to spread the watchers over")
 	rounds := flag.Int("rounds", 50, "rounds of each synthetic debate (the gate holds it after the first)")
 	msgBytes := flag.Int("message-bytes", 300, "size of each node's message")
+	thinkMS := flag.Int("think-ms", 0, "how long each agent's message takes, in ms (0: the engine's pace; a model-backed debate's turns take seconds)")
 	header := flag.Bool("header", true, "print the table's header")
 	fullDecode := flag.Bool("full-decode", false, "decode every message in full, as a dashboard does (by default a watcher reads only each event's seq and time)")
 	label := flag.String("label", "debated", "a first column naming the server (e.g. its commit)")
@@ -82,7 +83,7 @@ func run() error {
 		var base time.Duration
 		for _, n := range ns {
 			cfg := watchload.Config{Addr: *addr, APIKey: key, DealID: watchload.DealID, Watchers: n, Debates: d,
-				Rounds: *rounds, MessageBytes: *msgBytes, MetricsURL: *metricsURL, FullDecode: *fullDecode}
+				Rounds: *rounds, MessageBytes: *msgBytes, ThinkMS: *thinkMS, MetricsURL: *metricsURL, FullDecode: *fullDecode}
 			prof := newServerProfile(*metricsURL, *serverProfile)
 			if prof != nil {
 				cfg.OnLive, cfg.OnDone = prof.live, prof.done

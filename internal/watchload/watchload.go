@@ -44,8 +44,10 @@ type Config struct {
 	// how many debates they are spread over, round robin.
 	Watchers, Debates int
 	// Rounds and MessageBytes shape each synthetic debate (the gate holds
-	// it after round 1; the live part is the rest).
-	Rounds, MessageBytes int
+	// it after round 1; the live part is the rest); ThinkMS, when > 0, is
+	// how long each agent's message takes (synthetic.v1's think_ms), for a
+	// debate at a model-backed debate's pace.
+	Rounds, MessageBytes, ThinkMS int
 	// MetricsURL, if set, is the server's /metrics: its
 	// process_resident_memory_bytes is sampled during the run.
 	MetricsURL string
@@ -113,7 +115,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	dc := debatedv1.NewDebateServiceClient(ctl)
 
 	// The debates, each held at its gate.
-	opts, err := structpb.NewStruct(map[string]any{"max_rounds": cfg.Rounds, "message_bytes": cfg.MessageBytes, "gate_round": 1})
+	options := map[string]any{"max_rounds": cfg.Rounds, "message_bytes": cfg.MessageBytes, "gate_round": 1}
+	if cfg.ThinkMS > 0 {
+		options["think_ms"] = cfg.ThinkMS
+	}
+	opts, err := structpb.NewStruct(options)
 	if err != nil {
 		return Result{}, err
 	}

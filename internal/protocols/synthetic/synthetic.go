@@ -11,6 +11,7 @@ package synthetic
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/debated/debated/internal/debate"
 	"github.com/debated/debated/internal/orchestrator"
@@ -29,6 +30,11 @@ type Options struct {
 	// GateRound, when > 0, opens a human gate after that round's check;
 	// approving continues, rejecting stops the debate.
 	GateRound int `json:"gate_round"`
+	// ThinkMS, when > 0, makes each agent's message take that long
+	// (0–10000 ms), as a model-backed turn does: a debate at a real
+	// debate's pace rather than the engine's. Left out of the options when
+	// 0, so a debate without it is recorded as before.
+	ThinkMS int `json:"think_ms,omitempty"`
 }
 
 type state struct {
@@ -53,11 +59,20 @@ func check(o *Options, v *debate.Violations) {
 	if o.GateRound < 0 || o.GateRound > o.MaxRounds {
 		v.Add("options.gate_round", "must be between 0 and max_rounds")
 	}
+	if o.ThinkMS < 0 || o.ThinkMS > 10000 {
+		v.Add("options.think_ms", "must be between 0 and 10000")
+	}
 }
 
-// say is a node's work: one message of the configured size.
+// say is a node's work: one message of the configured size, after the
+// configured think time.
 func say(kind string) func(context.Context, *turn) (*orchestrator.NodeOutput, error) {
-	return func(_ context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+	return func(ctx context.Context, t *turn) (*orchestrator.NodeOutput, error) {
+		if t.Opts.ThinkMS > 0 {
+			if err := orchestrator.Sleep(ctx, time.Duration(t.Opts.ThinkMS)*time.Millisecond); err != nil {
+				return nil, err
+			}
+		}
 		t.State.Messages++
 		text := fmt.Sprintf("%s of round %d, message %d. ", kind, t.Round, t.State.Messages)
 		for len(text) < t.Opts.MessageBytes {
