@@ -55,6 +55,10 @@ func (w *debateWorker) Work(ctx context.Context, job *river.Job[DebateArgs]) err
 		return nil
 	case sctx.Err() != nil:
 		return river.JobSnooze(time.Millisecond)
+	case errors.Is(err, debate.ErrNotFound):
+		// No such debate (its tenant gone, say): no attempt can carry it
+		// on, so the job ends instead of retrying a thousand times.
+		return river.JobCancel(err)
 	}
 	return err
 }
@@ -199,6 +203,13 @@ func (rv *River) insertJob(tenantID, debateID string) func(context.Context, pgx.
 // or drops its current step and is snoozed back to the queue, and waits
 // for them for at most StopTimeout. It returns nil after a clean stop.
 func (rv *River) Run(ctx context.Context) error {
+	// Take over the debates of dead replicas before River starts: its
+	// rescuer would otherwise make their stuck jobs available again under
+	// their old ids, racing the sweeper that gives each debate exactly one
+	// live job.
+	if _, err := rv.sweep(ctx); err != nil && ctx.Err() == nil {
+		rv.log.Warn("sweeping for stuck debates", slog.String("error", err.Error()))
+	}
 	if err := rv.client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("runner: start river: %w", err)
 	}
