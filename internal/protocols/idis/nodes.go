@@ -161,8 +161,8 @@ func (p *proto) finalize(ctx context.Context, t *turn) (*orchestrator.NodeOutput
 	}, nil
 }
 
-// read loads what a closing node works on: the deal's view and the
-// transcript so far.
+// read loads what a node works on: the deal's view and the transcript so
+// far.
 func (p *proto) read(ctx context.Context, t *turn) (*dealView, []debate.AgentOutput, error) {
 	v, err := p.view(ctx, t.DealID, t.State)
 	if err != nil {

@@ -286,11 +286,7 @@ func (p *proto) speak(ctx context.Context, t *turn, role string) (turnResult, []
 		return turnResult{}, nil, orchestrator.Permanent(fmt.Errorf("idis: no backend for role %s", role))
 	}
 	t0 := time.Now()
-	v, err := p.view(ctx, in.DealID, s)
-	if err != nil {
-		return turnResult{}, nil, err
-	}
-	tr, err := p.transcript(ctx, in)
+	v, tr, err := p.read(ctx, t)
 	if err != nil {
 		return turnResult{}, nil, err
 	}
