@@ -3,7 +3,6 @@ package rules
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -131,27 +130,13 @@ func advocateTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 		share = 1
 	}
 	tc := newCaller(ctx, v, share)
-	if err := tc.lookupClaims(v.notLookedUp(d.claimIDs, tools.LookupClaim, "claim_id")); err != nil {
+	if err := tc.lookUp(v, tools.LookupClaim, d.claimIDs); err != nil {
 		return nil, err
 	}
-	if err := tc.lookupCalcs(v.notLookedUp(d.calcIDs, tools.LookupCalc, "calc_id")); err != nil {
+	if err := tc.lookUp(v, tools.LookupCalc, d.calcIDs); err != nil {
 		return nil, err
 	}
 	return d.output(v.role, v.round, tc.made), nil
-}
-
-// notLookedUp drops the ids the role already looked up this round.
-func (v *view) notLookedUp(ids []string, tool, field string) []string {
-	done := map[string]bool{}
-	for _, c := range v.calls(v.role, tool, v.round, v.round) {
-		var m map[string]any
-		if json.Unmarshal(c.Args, &m) == nil {
-			if s, ok := m[field].(string); ok {
-				done[s] = true
-			}
-		}
-	}
-	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return done[id] })
 }
 
 // answerNote is a challenge of the round with the advocate's answer.

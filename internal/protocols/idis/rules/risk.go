@@ -146,7 +146,7 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	}
 
 	tc := newCaller(ctx, v, 1)
-	if err := tc.lookupCalcs(v.notLookedUp(mapStrings(usedCalcs, (*calcView).id), tools.LookupCalc, "calc_id")); err != nil {
+	if err := tc.lookUp(v, tools.LookupCalc, mapStrings(usedCalcs, (*calcView).id)); err != nil {
 		return nil, err
 	}
 

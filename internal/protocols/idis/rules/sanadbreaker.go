@@ -25,9 +25,6 @@ type finding struct {
 	flaggable bool
 }
 
-// shown is how strongly the registry shows the finding.
-func (f finding) shown() float64 { return f.strength }
-
 // same reports whether g challenges f's claim with f's defect type.
 func (f finding) same(g finding) bool { return g.claim == f.claim && g.typ == f.typ }
 
@@ -178,15 +175,10 @@ func sanadBreakerTurn(ctx context.Context, v *view) (*debate.AgentOutput, error)
 	// Confidence: mean strength of the findings it stands by (new and
 	// earlier ones still standing); with none, the chains look sound and
 	// the confidence is the material claims' weighted grade score.
-	standing := map[pair]bool{}
-	for _, r := range earlier {
-		for _, id := range r.ch.ClaimRefs {
-			standing[pair{id, debate.DefectType(r.ch.DefectType)}] = true
-		}
-	}
+	standing := pairsOf(earlier)
 	stood := filter(fs, func(f finding) bool { return standing[pair{f.claim.id(), f.typ}] || slices.ContainsFunc(fresh, f.same) })
 	if n := len(stood); n > 0 {
-		d.confidence = mean(stood, finding.shown)
+		d.confidence = mean(stood, func(f finding) float64 { return f.strength })
 		d.justification = fmt.Sprintf("Confidence %s is the mean strength of %s: structural defects 0.90, others the best grade of the evidence showing them, weak-source challenges 1 minus the claim's grade score",
 			f2(round2(d.confidence)), plural(n, "standing challenge"))
 	} else {

@@ -111,20 +111,29 @@ func (c *caller) call(tool string, args any) (bool, error) {
 	return true, nil
 }
 
-// lookupClaims looks up each claim once, in order, within the budget.
-func (c *caller) lookupClaims(ids []string) error {
-	for _, id := range ids {
-		if _, err := c.call(tools.LookupClaim, lookupClaimArgs{ClaimID: id, IncludeSanad: true}); err != nil {
-			return err
+// lookUp looks up each of ids the role has not looked up this round, in
+// order, within the budget: claims with tools.LookupClaim, calcs with
+// tools.LookupCalc.
+func (c *caller) lookUp(v *view, tool string, ids []string) error {
+	field := map[string]string{tools.LookupClaim: "claim_id", tools.LookupCalc: "calc_id"}[tool]
+	done := map[string]bool{}
+	for _, call := range v.calls(v.role, tool, v.round, v.round) {
+		var m map[string]any
+		if json.Unmarshal(call.Args, &m) == nil {
+			if s, ok := m[field].(string); ok {
+				done[s] = true
+			}
 		}
 	}
-	return nil
-}
-
-// lookupCalcs looks up each calc once, in order, within the budget.
-func (c *caller) lookupCalcs(ids []string) error {
 	for _, id := range ids {
-		if _, err := c.call(tools.LookupCalc, lookupCalcArgs{CalcID: id, IncludeInputs: true}); err != nil {
+		if done[id] {
+			continue
+		}
+		var args any = lookupClaimArgs{ClaimID: id, IncludeSanad: true}
+		if tool == tools.LookupCalc {
+			args = lookupCalcArgs{CalcID: id, IncludeInputs: true}
+		}
+		if _, err := c.call(tool, args); err != nil {
 			return err
 		}
 	}

@@ -483,9 +483,12 @@ func (v *view) challenges() []raised {
 
 // raisedPairs returns the (claim, defect type) pairs challenged anywhere
 // in the transcript: a role never raises one again.
-func (v *view) raisedPairs() map[pair]bool {
+func (v *view) raisedPairs() map[pair]bool { return pairsOf(v.challenges()) }
+
+// pairsOf returns the (claim, defect type) pairs rs challenge.
+func pairsOf(rs []raised) map[pair]bool {
 	out := map[pair]bool{}
-	for _, r := range v.challenges() {
+	for _, r := range rs {
 		for _, id := range r.ch.ClaimRefs {
 			out[pair{id, debate.DefectType(r.ch.DefectType)}] = true
 		}
