@@ -446,12 +446,10 @@ func strongestArgument(o debate.AgentOutput, role string, chs []ruled) argumentT
 	return argumentText{Text: firstSentence(o.Content), ClaimIDs: o.ClaimRefs[:min(3, len(o.ClaimRefs))]}
 }
 
+// sevRank orders severities worst first; an unknown one ranks as MINOR.
 func sevRank(s string) int {
-	switch debate.Severity(s) {
-	case debate.SeverityFatal:
-		return 0
-	case debate.SeverityMajor:
-		return 1
+	if i := slices.Index(debate.Severities, debate.Severity(s)); i >= 0 {
+		return i
 	}
 	return 2
 }

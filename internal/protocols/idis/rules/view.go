@@ -133,14 +133,11 @@ func (c *claimView) openDefects() []debate.Defect {
 	return out
 }
 
+// severityRank orders severities worst first; an unknown one ranks as
+// MAJOR.
 func severityRank(s debate.Severity) int {
-	switch s {
-	case debate.SeverityFatal:
-		return 0
-	case debate.SeverityMajor:
-		return 1
-	case debate.SeverityMinor:
-		return 2
+	if i := slices.Index(debate.Severities, s); i >= 0 {
+		return i
 	}
 	return 1
 }
