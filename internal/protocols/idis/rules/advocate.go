@@ -228,17 +228,15 @@ func (v *view) calcClaim(k *calcView) *claimView {
 	return v.pick(metric)
 }
 
+// calcOutputs name the output of each calc type that is comparable with a
+// claim of its metric.
+var calcOutputs = map[debate.CalcType]string{debate.CalcGrossMargin: "gross_margin_percent", debate.CalcRunway: "runway_months"}
+
 // calcOutput is the calc's figure comparable with a claim of its metric.
 func calcOutput(k *calcView) (float64, bool) {
-	switch k.calc.Type {
-	case debate.CalcGrossMargin:
-		x, ok := k.result.Output["gross_margin_percent"]
-		return x, ok
-	case debate.CalcRunway:
-		x, ok := k.result.Output["runway_months"]
-		return x, ok
-	}
-	return 0, false
+	name, known := calcOutputs[k.calc.Type]
+	x, ok := k.result.Output[name]
+	return x, known && ok
 }
 
 // calcAgrees reports whether a calc's output agrees with the claim of its

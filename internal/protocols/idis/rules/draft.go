@@ -96,12 +96,13 @@ func (d *draft) brief(c *claimView) string {
 // calcFact states a calc's recomputed output and references it.
 func (d *draft) calcFact(c *calcView) string {
 	out := c.result.Output
+	x, comparable := calcOutput(c)
 	var s string
 	switch {
-	case c.calc.Type == debate.CalcGrossMargin && hasKey(out, "gross_margin_percent"):
-		s = "gross margin recomputed at " + formatNumber(out["gross_margin_percent"]) + "%"
-	case c.calc.Type == debate.CalcRunway && hasKey(out, "runway_months"):
-		s = "runway recomputed at " + formatNumber(out["runway_months"]) + " months"
+	case comparable && c.calc.Type == debate.CalcGrossMargin:
+		s = "gross margin recomputed at " + formatNumber(x) + "%"
+	case comparable && c.calc.Type == debate.CalcRunway:
+		s = "runway recomputed at " + formatNumber(x) + " months"
 	case len(out) > 0:
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(out)) {
@@ -309,8 +310,6 @@ func (d *draft) evidenceSummary() string {
 	return sentence(fmt.Sprintf("Relies on %s (%d VERIFIED; %d graded A or B, %d graded C or D) and %s",
 		plural(len(d.claimIDs), "claim"), verified, strong, weak, plural(len(d.calcIDs), "calc")))
 }
-
-func hasKey(m map[string]float64, k string) bool { _, ok := m[k]; return ok }
 
 func clone(xs []string) []string {
 	if len(xs) == 0 {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -24,14 +25,10 @@ func direction(metric string) int {
 // worseWord says which way an independent figure would have to move to hurt
 // the thesis: "lower" for ARR, "higher" for CAC.
 func worseWord(c *claimView) string {
-	switch direction(c.grade.Metric) {
-	case 1:
-		return "lower"
-	case -1:
-		return "higher"
-	}
-	return "elsewhere"
+	return cmp.Or(worseWords[direction(c.grade.Metric)], "elsewhere")
 }
+
+var worseWords = map[int]string{1: "lower", -1: "higher"}
 
 // worseTolerance says how far an independent figure may move against the
 // thesis before a test fails: "is more than 5% below $3,150,000" for a
