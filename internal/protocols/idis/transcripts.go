@@ -224,32 +224,28 @@ func (c *Transcripts) read(ctx context.Context, ledger Ledger, tenant, debateID 
 	t := c.get(tenant+"\x00"+debateID, true)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.seen < head {
-		typed, _ := ledger.(payloadLedger)
-		for {
-			var evs []debate.Event
-			var err error
-			if typed != nil {
-				evs, err = typed.EventPayloads(ctx, debateID, t.seen, EventAgentOutput, 5000)
-			} else {
-				evs, err = ledger.EventList(ctx, debateID, t.seen, 5000)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("idis: read transcript: %w", err)
-			}
-			full := len(evs) == 5000
-			if i := slices.IndexFunc(evs, func(e debate.Event) bool { return e.Seq > head }); i >= 0 {
-				evs, full = evs[:i], false
-			}
-			if err := t.add(evs); err != nil {
-				return nil, err
-			}
-			if !full {
-				// Every event through the head has been looked at, whatever
-				// its type.
-				t.seen = max(t.seen, head)
-				break
-			}
+	list := func() ([]debate.Event, error) { return ledger.EventList(ctx, debateID, t.seen, 5000) }
+	if typed, ok := ledger.(payloadLedger); ok {
+		list = func() ([]debate.Event, error) {
+			return typed.EventPayloads(ctx, debateID, t.seen, EventAgentOutput, 5000)
+		}
+	}
+	for t.seen < head {
+		evs, err := list()
+		if err != nil {
+			return nil, fmt.Errorf("idis: read transcript: %w", err)
+		}
+		full := len(evs) == 5000
+		if i := slices.IndexFunc(evs, func(e debate.Event) bool { return e.Seq > head }); i >= 0 {
+			evs, full = evs[:i], false
+		}
+		if err := t.add(evs); err != nil {
+			return nil, err
+		}
+		if !full {
+			// Every event through the head has been looked at, whatever
+			// its type.
+			t.seen = max(t.seen, head)
 		}
 	}
 	// The cache may be ahead of head (another worker's commits of the
