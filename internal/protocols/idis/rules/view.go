@@ -44,7 +44,6 @@ func isMatn(t debate.DefectType) bool { return slices.Contains(matnTypes, t) }
 type claimView struct {
 	claim  *debate.Claim
 	grade  debate.ClaimGrade
-	graded bool // false: no grading entry, treated as D / UNVERIFIED
 	weight float64
 }
 
@@ -146,7 +145,6 @@ func severityRank(s debate.Severity) int {
 type calcView struct {
 	calc   *debate.Calc
 	result debate.CalcResult
-	graded bool
 }
 
 func (c *calcView) id() string { return c.calc.ID }
@@ -261,13 +259,12 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 		if c.ID == "" || v.byID[c.ID] != nil || (c.DealID != "" && c.DealID != b.Deal.ID) {
 			continue
 		}
-		cv := &claimView{claim: c, weight: cmp.Or(materialityWeights[c.Materiality], 1)}
-		if g, ok := grades[c.ID]; ok {
-			cv.grade, cv.graded = g, true
-		} else {
-			cv.grade = debate.ClaimGrade{ClaimID: c.ID, ClaimKey: c.Key, BaseGrade: debate.GradeD, Grade: debate.GradeD,
+		cg, ok := grades[c.ID]
+		if !ok { // no grading entry: treated as D / UNVERIFIED
+			cg = debate.ClaimGrade{ClaimID: c.ID, ClaimKey: c.Key, BaseGrade: debate.GradeD, Grade: debate.GradeD,
 				Verdict: debate.VerdictUnverified, Action: debate.ActionRequestData, Corroboration: debate.CorroborationNone}
 		}
+		cv := &claimView{claim: c, grade: cg, weight: cmp.Or(materialityWeights[c.Materiality], 1)}
 		v.claims = append(v.claims, cv)
 		v.byID[c.ID] = cv
 		if _, dup := v.byKey[c.Key]; !dup && c.Key != "" {
@@ -283,11 +280,11 @@ func newIndex(b *debate.DealBundle, g *debate.DealGrading) *index {
 		if c.ID == "" || v.calcBy[c.ID] != nil {
 			continue
 		}
-		cv := &calcView{calc: c}
-		cv.result, cv.graded = results[c.ID]
-		if !cv.graded {
-			cv.result = debate.CalcResult{CalcID: c.ID, Type: c.Type, Grade: debate.GradeD}
+		r, ok := results[c.ID]
+		if !ok {
+			r = debate.CalcResult{CalcID: c.ID, Type: c.Type, Grade: debate.GradeD}
 		}
+		cv := &calcView{calc: c, result: r}
 		v.calcs = append(v.calcs, cv)
 		v.calcBy[c.ID] = cv
 		v.refs[c.ID] = true
