@@ -22,7 +22,7 @@ type registryIndex struct {
 
 func newRegistryIndex(v *dealView) *registryIndex {
 	g := &registryIndex{claims: map[string]*debate.Claim{}, grades: map[string]debate.ClaimGrade{}, names: map[string]string{}, nodes: map[string]bool{}}
-	b := v.bundle
+	b := v.Bundle
 	docs := map[string]*debate.Document{}
 	for i := range b.Documents {
 		d := &b.Documents[i]
@@ -64,8 +64,8 @@ func newRegistryIndex(v *dealView) *registryIndex {
 		c := &b.Calcs[i]
 		g.names[c.ID] = "the " + strings.ToLower(strings.ReplaceAll(string(c.Type), "_", " ")) + " calc"
 	}
-	if v.grading != nil {
-		for _, cg := range v.grading.Claims {
+	if v.Grading != nil {
+		for _, cg := range v.Grading.Claims {
 			if _, dup := g.grades[cg.ClaimID]; !dup {
 				g.grades[cg.ClaimID] = cg
 			}

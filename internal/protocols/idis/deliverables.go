@@ -206,7 +206,7 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 	g := newRegistryIndex(v)
 	reason := cmp.Or(s.StopReason, "MAX_ROUNDS")
 	d := &Deliverables{
-		DebateID: debateID, DealID: v.bundle.Deal.ID, Company: v.bundle.Deal.CompanyName,
+		DebateID: debateID, DealID: v.Bundle.Deal.ID, Company: v.Bundle.Deal.CompanyName,
 		StopReason: reason, StopWhy: g.human(s.StopWhy), StopContinue: stopContinue(reason, s, g), Rounds: s.Round,
 		Utility: utilities(s, outs), Gate: GateSummary{Accepted: s.Accepted, Rejected: s.Rejected, PassRate: s.passRate()},
 		Roles: []RoleStance{}, Dissent: []Dissent{}, CriticalClaims: []ClaimRow{}, ClaimTable: []ClaimRow{}, Actions: []Action{},
@@ -240,7 +240,7 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 		if c := g.claims[cg.ClaimID]; c != nil {
 			r.Text = c.Text
 		}
-		for _, sn := range v.bundle.Sanads {
+		for _, sn := range v.Bundle.Sanads {
 			if sn.ClaimID != cg.ClaimID {
 				continue
 			}
@@ -264,7 +264,7 @@ func buildDeliverables(debateID string, s *state, v *dealView, outs []debate.Age
 		}
 		return r
 	}
-	for _, cg := range v.grading.Claims {
+	for _, cg := range v.Grading.Claims {
 		c := g.claims[cg.ClaimID]
 		if c == nil || !c.Material() {
 			continue

@@ -38,7 +38,7 @@ func (p *proto) retrieve(ctx context.Context, t *turn) (*orchestrator.NodeOutput
 	inv := tools.NewInvoker(tools.Config{
 		Matrix:   tools.Matrix{actorEngine: {tools.SearchEvidence}},
 		Limits:   tools.Limits{MaxCallsPerRound: map[string]int{tools.SearchEvidence: 1000}},
-		Deal:     v.deal,
+		Deal:     v.Deal,
 		Searcher: p.cfg.Searcher,
 		DealID:   in.DealID, DebateID: in.DebateID, Round: in.Round,
 		Now: p.cfg.Now,

@@ -181,14 +181,12 @@ type proto struct {
 	cache caches
 }
 
-// dealView is the graded deal a node works on.
+// dealView is the graded deal a node works on: the deal the tools read
+// (it indexes the deal once for every step that shares it) and the gate's
+// facts.
 type dealView struct {
-	bundle  *debate.DealBundle
-	grading *debate.DealGrading
-	facts   *gate.Facts
-	// deal is what the tools read; it indexes the deal once for every
-	// step that shares it.
-	deal *tools.Deal
+	*tools.Deal
+	facts *gate.Facts
 }
 
 // view returns the deal graded with its stored defect records, and the
@@ -216,16 +214,16 @@ func (p *proto) view(ctx context.Context, dealID string, s *state) (*dealView, e
 			return nil, fmt.Errorf("idis: load deal: %w", err)
 		}
 		g := sanad.GradeWithOptions(b, sanad.Options{Records: records})
-		base = &dealView{bundle: b, grading: g, facts: gate.NewFacts(b, g), deal: &tools.Deal{Bundle: b, Grading: g}}
+		base = &dealView{Deal: &tools.Deal{Bundle: b, Grading: g}, facts: gate.NewFacts(b, g)}
 		if p.cfg.Enrichment != nil {
-			if base.deal.Enrichment, err = p.cfg.Enrichment(ctx, dealID); err != nil {
+			if base.Enrichment, err = p.cfg.Enrichment(ctx, dealID); err != nil {
 				return nil, fmt.Errorf("idis: load enrichment: %w", err)
 			}
 		}
 		p.cache.deals.put(key, base)
 	}
 	// The deal is indexed once (base); the facts add this debate's flags.
-	return &dealView{bundle: base.bundle, grading: base.grading, facts: base.facts.WithDefects(s.Flagged), deal: base.deal}, nil
+	return &dealView{Deal: base.Deal, facts: base.facts.WithDefects(s.Flagged)}, nil
 }
 
 // transcript returns the accepted outputs of the debate as the step sees
@@ -295,7 +293,7 @@ func (p *proto) speak(ctx context.Context, t *turn, role string) (turnResult, []
 	inv := tools.NewInvoker(tools.Config{
 		Matrix:   Matrix,
 		Limits:   tools.DefaultLimits(),
-		Deal:     v.deal,
+		Deal:     v.Deal,
 		Searcher: p.cfg.Searcher,
 		DealID:   in.DealID,
 		DebateID: in.DebateID,
@@ -311,7 +309,7 @@ func (p *proto) speak(ctx context.Context, t *turn, role string) (turnResult, []
 	t1 := time.Now()
 	out, err := r.Turn(ctx, &roles.Input{
 		DebateID: in.DebateID, TenantID: in.TenantID, Round: in.Round, MaxRounds: s.MaxRounds,
-		Deal: v.bundle, Grading: v.grading, Transcript: tr, Retrieved: s.Retrieved,
+		Deal: v.Bundle, Grading: v.Grading, Transcript: tr, Retrieved: s.Retrieved,
 		Tools: bound,
 		Check: func(o *debate.AgentOutput) []debate.Violation {
 			return gate.Validate(o, v.facts, debate.IDISRoles).Violations
