@@ -145,10 +145,11 @@ type answerNote struct {
 	a answer
 }
 
-// answers works out the advocate's answer to each challenge of the round.
+// answers works out the advocate's answer to each challenge of the round
+// by a role other than the arbiter, in transcript order, each id once.
 func (v *view) answers() []answerNote {
 	var out []answerNote
-	for _, r := range v.currentChallenges(v.round) {
+	for _, r := range v.distinctChallenges(func(r raised) bool { return r.round == v.round && r.role != debate.RoleArbiter }) {
 		out = append(out, answerNote{r: r, a: v.answerTo(r.ch)})
 	}
 	return out

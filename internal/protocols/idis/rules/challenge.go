@@ -92,32 +92,3 @@ func (v *view) judge(ch debate.Challenge) judgement {
 	j.reason = sentence("Dismissed: " + strings.Join(no, "; "))
 	return j
 }
-
-// challengeID names a challenge: role, round and its number in the turn.
-func challengeID(role string, round, n int) string {
-	return fmt.Sprintf("%s-r%d-%02d", role, round, n)
-}
-
-// newChallenge builds a challenge on one claim.
-func newChallenge(id string, c *claimView, t debate.DefectType, sev debate.Severity, cure debate.CureProtocol, refs []string, desc string) debate.Challenge {
-	return debate.Challenge{
-		ChallengeID:  id,
-		ClaimRefs:    []string{c.id()},
-		DefectType:   string(t),
-		Severity:     string(sev),
-		CureProtocol: string(cure),
-		EvidenceRefs: refs,
-		Description:  sentence(clip(desc, 1500)),
-	}
-}
-
-// evidenceList describes ids for a challenge description.
-func (v *view) evidenceList(ids []string) string {
-	return joinList(mapStrings(ids, v.describeEvidence))
-}
-
-// currentChallenges returns the challenges raised in round by roles other
-// than the arbiter, in transcript order, each id once.
-func (v *view) currentChallenges(round int) []raised {
-	return v.distinctChallenges(func(r raised) bool { return r.round == round && r.role != debate.RoleArbiter })
-}

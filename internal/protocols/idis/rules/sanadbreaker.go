@@ -116,11 +116,13 @@ func (v *view) unknownSource(c *claimView) (string, []string) {
 	return "", nil
 }
 
-// raiseNew turns the findings not yet raised in the transcript into
-// numbered challenges, at most maxChallenges, and returns them with their
-// findings.
+// raiseNew turns the findings not yet raised in the transcript (a role
+// never raises a claim and defect type pair again) into challenges on one
+// claim each, numbered by role, round and their number in the turn
+// ("sanad_breaker-r1-01"), at most maxChallenges, and returns them with
+// their findings.
 func (d *draft) raiseNew(v *view, fs []finding) []finding {
-	done := v.raisedPairs()
+	done := pairsOf(v.challenges())
 	var raisedNow []finding
 	for _, f := range fs {
 		p := pair{f.claim.id(), f.typ}
@@ -129,9 +131,16 @@ func (d *draft) raiseNew(v *view, fs []finding) []finding {
 		}
 		done[p] = true
 		raisedNow = append(raisedNow, f)
-		id := challengeID(v.role, v.round, len(raisedNow))
-		desc := fmt.Sprintf("%s: %s %s, %s. Evidence: %s", d.fact(f.claim), f.severity, f.typ, clip(f.detail, 600), v.evidenceList(f.refs))
-		d.challenges = append(d.challenges, newChallenge(id, f.claim, f.typ, f.severity, f.cure, f.refs, desc))
+		desc := fmt.Sprintf("%s: %s %s, %s. Evidence: %s", d.fact(f.claim), f.severity, f.typ, clip(f.detail, 600), joinList(mapStrings(f.refs, v.describeEvidence)))
+		d.challenges = append(d.challenges, debate.Challenge{
+			ChallengeID:  fmt.Sprintf("%s-r%d-%02d", v.role, v.round, len(raisedNow)),
+			ClaimRefs:    []string{f.claim.id()},
+			DefectType:   string(f.typ),
+			Severity:     string(f.severity),
+			CureProtocol: string(f.cure),
+			EvidenceRefs: f.refs,
+			Description:  sentence(clip(desc, 1500)),
+		})
 	}
 	return raisedNow
 }

@@ -475,10 +475,6 @@ func (v *view) challenges() []raised {
 	return out
 }
 
-// raisedPairs returns the (claim, defect type) pairs challenged anywhere
-// in the transcript: a role never raises one again.
-func (v *view) raisedPairs() map[pair]bool { return pairsOf(v.challenges()) }
-
 // pairsOf returns the (claim, defect type) pairs rs challenge.
 func pairsOf(rs []raised) map[pair]bool {
 	out := map[pair]bool{}
