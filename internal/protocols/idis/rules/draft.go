@@ -155,7 +155,7 @@ func (d *draft) output(role string, round int, calls []debate.ToolCall) *debate.
 	for i := range d.requests {
 		d.requests[i].Query = d.scrub(d.requests[i].Query)
 	}
-	conf := round2(clamp(d.confidence, 0, 1))
+	conf := round2(max(0, min(d.confidence, 1)))
 	unc := first(d.weakUncertainties(), maxUncertain)
 	if len(unc) == 0 {
 		unc = append(unc, debate.Uncertainty{

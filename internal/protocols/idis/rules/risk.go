@@ -159,7 +159,7 @@ func riskTurn(ctx context.Context, v *view) (*debate.AgentOutput, error) {
 	d.counter = "The figures may be conservative snapshots: a financing round in progress, seasonal burn or a pricing change could move runway, burn and margins beyond what the registry states."
 	for _, r := range risks {
 		if r.flagged {
-			d.counter = fmt.Sprintf("The %s figure may overstate the risk: it comes from a single snapshot in the registry, and a committed financing or a cost plan not yet registered could bring it within its limit", riskLabel(r.name))
+			d.counter = fmt.Sprintf("The %s figure may overstate the risk: it comes from a single snapshot in the registry, and a committed financing or a cost plan not yet registered could bring it within its limit", cmp.Or(riskLabels[r.name], r.name))
 			break
 		}
 	}
@@ -193,8 +193,6 @@ func (d *draft) riskShort(r risk) string {
 
 // riskLabels name the figures whose id does not read as text.
 var riskLabels = map[string]string{"burn_multiple": "burn multiple", "gross_margin": "gross margin", "nrr": "net revenue retention"}
-
-func riskLabel(name string) string { return cmp.Or(riskLabels[name], name) }
 
 // riskQuestion asks what would mitigate a flagged risk.
 func (d *draft) riskQuestion(r risk) {

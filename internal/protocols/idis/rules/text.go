@@ -44,8 +44,7 @@ func formatNumber(x float64) string {
 		return "n/a"
 	}
 	s := strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
+	s, neg := strings.CutPrefix(s, "-")
 	intPart, frac, _ := strings.Cut(s, ".")
 	var b strings.Builder
 	if neg {
@@ -121,8 +120,6 @@ func materialityText(c *claimView) string {
 func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
-
-func clamp(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }
 
 // plural writes "1 claim" / "2 claims".
 func plural(n int, word string) string {
