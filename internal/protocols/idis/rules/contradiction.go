@@ -102,7 +102,7 @@ func contradictionTurn(ctx context.Context, v *view) (*debate.AgentOutput, error
 	if len(fs) > 0 {
 		d.confidence = mean(fs, func(f finding) float64 { return f.strength })
 		d.justification = fmt.Sprintf("Confidence %s is the mean strength of the evidence showing %s (the best grade among the sources or calcs that disagree)",
-			f2(round2(d.confidence)), plural(len(fs), "mismatch"))
+			f2(round2(d.confidence)), pluralES(len(fs), "mismatch"))
 	} else {
 		crossChecked := func(c *claimView) bool { return c.grade.IndependentCount >= 2 }
 		share := weightedShare(mat, crossChecked)
