@@ -479,25 +479,14 @@ func TestListenSkipsOwnCommits(t *testing.T) {
 	bCtx, bTenant, bDebate := storetest.NewDebate(t, b)
 	mine := map[string]bool{aTenant: true, bTenant: true}
 	type note struct{ tenant, debate string }
-	listen := func(s *Store) (chan note, chan struct{}) {
-		notes, listening := make(chan note, 16), make(chan struct{}, 1)
-		lctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = s.listen(lctx, func(tenant, debateID string) {
-				if mine[tenant] {
-					notes <- note{tenant, debateID}
-				}
-			}, func() { listening <- struct{}{} })
-		}()
-		t.Cleanup(func() { stop(); <-done })
-		select {
-		case <-listening:
-		case <-ctx.Done():
-			t.Fatal("Listen never listened")
-		}
-		return notes, listening
+	listen := func(s *Store) chan note {
+		notes := make(chan note, 16)
+		startListening(ctx, t, s, func(tenant, debateID string) {
+			if mine[tenant] {
+				notes <- note{tenant, debateID}
+			}
+		})
+		return notes
 	}
 	wait := func(notes chan note) note {
 		t.Helper()
@@ -509,8 +498,8 @@ func TestListenSkipsOwnCommits(t *testing.T) {
 			return note{}
 		}
 	}
-	aNotes, _ := listen(a)
-	bNotes, _ := listen(b)
+	aNotes := listen(a)
+	bNotes := listen(b)
 
 	// A commits, then B: A's listener hears only B's commit (it would hear
 	// A's first, notifications arriving in commit order); B's hears A's.
@@ -616,4 +605,23 @@ func benchStore(b *testing.B, syncCommit string) *Store {
 	require.NoError(b, err)
 	b.Cleanup(s.Close)
 	return s
+}
+
+// startListening runs s's listener with fn until the test ends, and
+// returns once it listens.
+func startListening(ctx context.Context, t *testing.T, s *Store, fn func(tenant, debateID string)) {
+	t.Helper()
+	listening := make(chan struct{}, 1)
+	lctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.listen(lctx, fn, func() { listening <- struct{}{} })
+	}()
+	t.Cleanup(func() { stop(); <-done })
+	select {
+	case <-listening:
+	case <-ctx.Done():
+		t.Fatal("Listen never listened")
+	}
 }

@@ -23,23 +23,11 @@ func TestNotifyRetriesAfterAFailure(t *testing.T) {
 	aCtx, aTenant, aDebate := storetest.NewDebate(t, a)
 
 	heard := make(chan string, 16)
-	listening := make(chan struct{}, 1)
-	lctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = b.listen(lctx, func(tenant, debateID string) {
-			if tenant == aTenant {
-				heard <- debateID
-			}
-		}, func() { listening <- struct{}{} })
-	}()
-	t.Cleanup(func() { stop(); <-done })
-	select {
-	case <-listening:
-	case <-ctx.Done():
-		t.Fatal("Listen never listened")
-	}
+	startListening(ctx, t, b, func(tenant, debateID string) {
+		if tenant == aTenant {
+			heard <- debateID
+		}
+	})
 	hear := func(why string) {
 		t.Helper()
 		select {
