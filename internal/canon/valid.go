@@ -143,16 +143,8 @@ func (v *validator) object(depth int) bool {
 		if !v.value(depth + 1) {
 			return false
 		}
-		v.space()
-		switch {
-		case v.is(','):
-			v.i++
-			v.space()
-		case v.is('}'):
-			v.i++
-			return true
-		default:
-			return false
+		if more, ok := v.next('}'); !more {
+			return ok
 		}
 	}
 }
@@ -171,18 +163,27 @@ func (v *validator) array(depth int) bool {
 		if !v.value(depth + 1) {
 			return false
 		}
-		v.space()
-		switch {
-		case v.is(','):
-			v.i++
-			v.space()
-		case v.is(']'):
-			v.i++
-			return true
-		default:
-			return false
+		if more, ok := v.next(']'); !more {
+			return ok
 		}
 	}
+}
+
+// next reads what follows an object's member or an array's element: a
+// comma, and more to come, or the closing byte (more false, ok true);
+// anything else is not JSON (ok false).
+func (v *validator) next(closing byte) (more, ok bool) {
+	v.space()
+	switch {
+	case v.is(','):
+		v.i++
+		v.space()
+		return true, true
+	case v.is(closing):
+		v.i++
+		return false, true
+	}
+	return false, false
 }
 
 // plain marks the bytes a string holds as they are: not a control
