@@ -81,12 +81,7 @@ func TestMembers(t *testing.T) {
 }
 
 func BenchmarkValid(b *testing.B) {
-	payload, err := json.Marshal(map[string]any{
-		"role": "advocate", "round_number": 2, "content": strings.Repeat("The runway is 14 months at the current burn. ", 8),
-		"claim_refs": []string{"c-1", "c-2", "c-3"}, "confidence": 0.62,
-		"muhasabah": map[string]any{"supported_claim_ids": []string{"c-1"}, "falsifiability_tests": []map[string]any{{"test_description": "ARR below 2.1M", "required_evidence": "audited accounts"}}},
-	})
-	require.NoError(b, err)
+	payload := benchPayload(b)
 	b.Run("canon", func(b *testing.B) {
 		b.SetBytes(int64(len(payload)))
 		for b.Loop() {
