@@ -11,7 +11,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,20 +104,15 @@ func run() error {
 				// Writes of the run's mean message size, as gRPC writes a
 				// message at a time; once the server has settled (it closes
 				// the run's streams and collects their garbage, on the same
-				// cores), the median of three.
+				// cores).
 				time.Sleep(3 * time.Second)
-				var fls []watchload.FloorResult
-				for range 3 {
-					fl, err := watchload.Floor(ctx, n, res.Bytes, int(max(1, res.Bytes/max(1, res.Messages))))
-					if err != nil {
-						return err
-					}
-					fls = append(fls, fl)
+				write := int(max(1, res.Bytes/max(1, res.Messages)))
+				fl, err := watchload.MedianFloor(ctx, 3, n, res.Bytes, write)
+				if err != nil {
+					return err
 				}
-				slices.SortFunc(fls, func(a, b watchload.FloorResult) int { return cmp.Compare(a.CPU, b.CPU) })
-				fl := fls[1]
 				fmt.Printf("| floor | %d | %d | plain TCP, %d connections, %.0f MiB in %.0f KiB writes | | %s | | | | %.0f | | CPU %s |\n", d, n, fl.Conns,
-					float64(fl.Bytes)/(1<<20), float64(res.Bytes/max(1, res.Messages))/1024, secs(fl.Wall), float64(fl.Bytes)/(1<<20), secs(fl.CPU))
+					float64(fl.Bytes)/(1<<20), float64(write)/1024, secs(fl.Wall), float64(fl.Bytes)/(1<<20), secs(fl.CPU))
 			}
 		}
 	}

@@ -1,11 +1,13 @@
 package watchload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,4 +97,19 @@ func Floor(ctx context.Context, conns int, total int64, writeSize int) (FloorRes
 		return res, fmt.Errorf("watchload: floor: %w", err)
 	}
 	return res, nil
+}
+
+// MedianFloor runs Floor runs times (at least once) and returns the run
+// with the median CPU.
+func MedianFloor(ctx context.Context, runs, conns int, total int64, writeSize int) (FloorResult, error) {
+	var rs []FloorResult
+	for range max(1, runs) {
+		r, err := Floor(ctx, conns, total, writeSize)
+		if err != nil {
+			return r, err
+		}
+		rs = append(rs, r)
+	}
+	slices.SortFunc(rs, func(a, b FloorResult) int { return cmp.Compare(a.CPU, b.CPU) })
+	return rs[len(rs)/2], nil
 }

@@ -148,4 +148,8 @@ func TestFloorDeliversEveryByte(t *testing.T) {
 	if _, err := Floor(t.Context(), 0, 1, 1); err == nil {
 		t.Fatal("no connections: want an error")
 	}
+	med, err := MedianFloor(t.Context(), 3, 2, 2*50_000, 8<<10)
+	if err != nil || med.Bytes != 100_000 || med.Conns != 2 {
+		t.Fatalf("median floor: %+v, %v", med, err)
+	}
 }
