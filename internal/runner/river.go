@@ -207,9 +207,7 @@ func (rv *River) Run(ctx context.Context) error {
 	// rescuer would otherwise make their stuck jobs available again under
 	// their old ids, racing the sweeper that gives each debate exactly one
 	// live job.
-	if _, err := rv.sweep(ctx); err != nil && ctx.Err() == nil {
-		rv.log.Warn("sweeping for stuck debates", slog.String("error", err.Error()))
-	}
+	rv.sweepLogged(ctx)
 	if err := rv.client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("runner: start river: %w", err)
 	}
@@ -238,9 +236,14 @@ func (rv *River) sweepLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if _, err := rv.sweep(ctx); err != nil && ctx.Err() == nil {
-			rv.log.Warn("sweeping for stuck debates", slog.String("error", err.Error()))
-		}
+		rv.sweepLogged(ctx)
+	}
+}
+
+// sweepLogged sweeps once; a failure is logged (the next sweep tries again).
+func (rv *River) sweepLogged(ctx context.Context) {
+	if _, err := rv.sweep(ctx); err != nil && ctx.Err() == nil {
+		rv.log.Warn("sweeping for stuck debates", slog.String("error", err.Error()))
 	}
 }
 
