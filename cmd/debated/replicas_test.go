@@ -49,20 +49,24 @@ func TestTwoReplicas(t *testing.T) {
 
 	dcA, dcB := debatedv1.NewDebateServiceClient(connA), debatedv1.NewDebateServiceClient(connB)
 	var ids []string
-	for range 12 {
-		resp, err := dcA.CreateDebate(ctx, &debatedv1.CreateDebateRequest{DealId: "deal-r", Protocol: "synthetic.v1",
-			Options: mustStruct(t, map[string]any{"max_rounds": 5, "message_bytes": 300})})
-		require.NoError(t, err)
-		ids = append(ids, resp.GetDebate().GetDebateId())
+	create := func() {
+		for range 12 {
+			resp, err := dcA.CreateDebate(ctx, &debatedv1.CreateDebateRequest{DealId: "deal-r", Protocol: "synthetic.v1",
+				Options: mustStruct(t, map[string]any{"max_rounds": 5, "message_bytes": 300})})
+			require.NoError(t, err)
+			ids = append(ids, resp.GetDebate().GetDebateId())
+		}
 	}
+	create()
 	// A watcher on the survivor, attached before the kill.
 	type result struct {
 		msgs []*debatedv1.WatchDebateResponse
 	}
 	watched := make(chan result, 1)
+	last := ids[len(ids)-1]
 	go func() {
 		s := &stack{debate: dcB}
-		watched <- result{s.watch(t, ctx, ids[len(ids)-1], 0, nil)}
+		watched <- result{s.watch(t, ctx, last, 0, nil)}
 	}()
 	// Kill A once both replicas have taken debates (River records which
 	// client attempted each job).
@@ -75,9 +79,16 @@ func TestTwoReplicas(t *testing.T) {
 			`SELECT count(DISTINCT c) FROM river_job, unnest(attempted_by) AS c WHERE kind = 'debated.debate'`).Scan(&n))
 		return n
 	}
+	// A replica's workers start beside its gRPC server, not before it is
+	// healthy: on a loaded machine A can finish the first dozen before B
+	// fetches a job, so another dozen goes in each second until B has one.
 	deadline := time.Now().Add(20 * time.Second)
-	for spread() < 2 {
+	for next := time.Now().Add(time.Second); spread() < 2; {
 		require.True(t, time.Now().Before(deadline), "debates did not spread over both replicas")
+		if time.Now().After(next) {
+			create()
+			next = time.Now().Add(time.Second)
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	a.kill()
