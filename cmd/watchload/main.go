@@ -48,6 +48,8 @@ func run() error {
 	serverProfile := flag.String("server-profile", "", "write a CPU profile of the server's live part (2 s, from /debug/pprof on the metrics address; the server needs DEBATED_PPROF=true) to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write the client's CPU profile to this file")
 	floor := flag.Bool("floor", false, "after each run, push as many bytes over as many plain loopback TCP connections (no gRPC, no decoding) and print what that cost: the least CPU the run's delivery can take on this machine")
+	ideal := flag.Bool("ideal", false, "replace the server's fan-out with the cheapest there is: one gRPC watcher per debate relays its messages to the others over plain loopback TCP, so the run measures what the debate and its watchers would cost with a fan-out that costs only the kernel's copies")
+	idealPace := flag.Duration("ideal-pace", 0, "with --ideal: the least time between two writes to one TCP watcher (a write carries every message that came meanwhile)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -74,14 +76,14 @@ func run() error {
 		return err
 	}
 	if *header {
-		fmt.Println("| server | debates | watchers | live events/debate | delivery p50 / p95 / p99 / max | live part | vs 1 watcher | events/s delivered | messages | MiB received | server RSS peak | CPU server / client |")
+		fmt.Println("| server | debates | watchers | live events/debate | delivery p50 / p95 / p99 / max | live part | vs 1 watcher | events/s delivered | messages | MiB received | server RSS peak | CPU server / client / machine |")
 		fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	for _, d := range ds {
 		var base time.Duration
 		for _, n := range ns {
 			cfg := watchload.Config{Addr: *addr, APIKey: key, DealID: watchload.DealID, Watchers: n, Debates: d,
-				Rounds: *rounds, MessageBytes: *msgBytes, ThinkMS: *thinkMS, MetricsURL: *metricsURL, FullDecode: *fullDecode}
+				Rounds: *rounds, MessageBytes: *msgBytes, ThinkMS: *thinkMS, MetricsURL: *metricsURL, FullDecode: *fullDecode, Ideal: *ideal, IdealPace: *idealPace}
 			prof := newServerProfile(*metricsURL, *serverProfile)
 			if prof != nil {
 				cfg.OnLive, cfg.OnDone = prof.live, prof.done
@@ -97,9 +99,9 @@ func run() error {
 			if base == 0 {
 				base = res.Live
 			}
-			fmt.Printf("| %s | %d | %d | %d | %s / %s / %s / %s | %s | %.2f× | %.0f | %d | %.0f | %.0f MiB | %s / %s |\n", *label, d, n, res.LiveEvents,
+			fmt.Printf("| %s | %d | %d | %d | %s / %s / %s / %s | %s | %.2f× | %.0f | %d | %.0f | %.0f MiB | %s / %s / %s |\n", *label, d, n, res.LiveEvents,
 				ms(res.P50), ms(res.P95), ms(res.P99), ms(res.Max), secs(res.Live), float64(res.Live)/float64(base),
-				res.PerSecond, res.Messages, float64(res.Bytes)/(1<<20), res.RSSPeak/(1<<20), secs(res.ServerCPU), secs(res.ClientCPU))
+				res.PerSecond, res.Messages, float64(res.Bytes)/(1<<20), res.RSSPeak/(1<<20), secs(res.ServerCPU), secs(res.ClientCPU), secs(res.MachineCPU))
 			if *floor {
 				// Writes of the run's mean message size, as gRPC writes a
 				// message at a time; once the server has settled (it closes

@@ -14,7 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,6 +61,14 @@ type Config struct {
 	// the server, the client and PostgreSQL share this machine's cores, and
 	// a thousand clients decoding every field would measure the client.
 	FullDecode bool
+	// Ideal replaces the server's fan-out with the cheapest there is: one
+	// gRPC watcher per debate relays what it gets to the others over plain
+	// loopback TCP (see fanout). What the run then costs is a floor for
+	// any server on this machine.
+	Ideal bool
+	// IdealPace is the least time between two writes to one TCP watcher
+	// of the ideal fan-out: the longer, the more messages a write carries.
+	IdealPace time.Duration
 	// OnLive, if set, is called as the live part starts (every watcher has
 	// caught up; the gates are about to be approved), e.g. to start a
 	// profile of the server.
@@ -93,6 +103,12 @@ type Result struct {
 	// gates until every watcher had the debates' last events: the debates'
 	// own work plus delivering them.
 	ServerCPU, ClientCPU time.Duration
+	// MachineCPU is the busy time of all the machine's CPUs over the same
+	// span (from /proc/stat; 0 where there is none): the server, the
+	// client, PostgreSQL and anything else. Two cores over a live part of
+	// L give 2L; what the debate with one watcher leaves of that is what
+	// more watchers can use without slowing it.
+	MachineCPU time.Duration
 }
 
 // Run runs one measurement. It returns an error if any watcher failed or
@@ -100,6 +116,9 @@ type Result struct {
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Watchers < 1 || cfg.Debates < 1 {
 		return Result{}, errors.New("watchload: watchers and debates must be positive")
+	}
+	if cfg.Ideal && cfg.FullDecode {
+		return Result{}, errors.New("watchload: the ideal fan-out relays wire bytes; it does not decode in full")
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Minute
@@ -140,10 +159,43 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	ws := make([]*watcher, cfg.Watchers)
 	var wg sync.WaitGroup
 	ready := make(chan error, cfg.Watchers)
-	for i := range ws {
+	order := make([]int, cfg.Watchers)
+	for i := range order {
+		order[i] = i
+	}
+	var fanouts []*fanout
+	if cfg.Ideal {
+		// The relays (watchers 0 to Debates-1) start last.
+		order = append(order[cfg.Debates:], order[:cfg.Debates]...)
+		fanouts = make([]*fanout, cfg.Debates)
+		for d := range fanouts {
+			fanouts[d] = newFanout()
+		}
+	}
+	var ln net.Listener
+	if cfg.Ideal && cfg.Watchers > cfg.Debates {
+		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0"); err != nil {
+			return Result{}, err
+		}
+		defer func() { _ = ln.Close() }()
+	}
+	for _, i := range order {
 		d := i % cfg.Debates
 		w := &watcher{debate: ids[d], gate: gates[d]}
 		ws[i] = w
+		if cfg.Ideal && i >= cfg.Debates {
+			sender, receiver, err := tcpPair(ctx, ln)
+			if err != nil {
+				return Result{}, err
+			}
+			f := fanouts[d]
+			wg.Go(func() { _ = f.write(sender, cfg.IdealPace) })
+			wg.Go(func() { w.runTCP(receiver, ready) })
+			continue
+		}
+		if cfg.Ideal {
+			w.fan = fanouts[d]
+		}
 		conn, err := dial(cfg.Addr)
 		if err != nil {
 			return Result{}, err
@@ -152,6 +204,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if w.fan != nil {
+				defer w.fan.close()
+			}
 			if cfg.FullDecode {
 				w.run(ctx, debatedv1.NewDebateServiceClient(conn), ready)
 				return
@@ -172,7 +227,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.OnLive != nil {
 		cfg.OnLive()
 	}
-	serverCPU0, clientCPU0 := serverCPU(cfg.MetricsURL), processCPU()
+	serverCPU0, clientCPU0, machineCPU0 := serverCPU(cfg.MetricsURL), processCPU(), machineCPU()
 	start := time.Now()
 	for _, id := range ids {
 		got, err := dc.GetDebate(ctx, &debatedv1.GetDebateRequest{DebateId: id})
@@ -186,7 +241,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	wg.Wait()
 	res := Result{Watchers: cfg.Watchers, Debates: cfg.Debates,
-		ServerCPU: serverCPU(cfg.MetricsURL) - serverCPU0, ClientCPU: processCPU() - clientCPU0}
+		ServerCPU: serverCPU(cfg.MetricsURL) - serverCPU0, ClientCPU: processCPU() - clientCPU0, MachineCPU: machineCPU() - machineCPU0}
 	stopRSS()
 	res.RSSPeak = rss.peak
 	if cfg.OnDone != nil {
@@ -304,6 +359,7 @@ type watcher struct {
 	lat      []time.Duration // of the events after the gate
 	lastTime time.Time       // commit time of the last event
 	err      error
+	fan      *fanout // a relay's TCP watchers (Config.Ideal)
 }
 
 // saw records an event with the given seq and commit time t, received at
@@ -365,6 +421,9 @@ func (w *watcher) runLean(ctx context.Context, conn *grpc.ClientConn, ready chan
 	w.follow(ready, func() (int, error) {
 		if err := st.RecvMsg(&msg); err != nil {
 			return 0, err
+		}
+		if w.fan != nil {
+			w.fan.forward(msg.b)
 		}
 		return len(msg.b), nil
 	}, func(saw func(seq int64, t time.Time) error) error {
@@ -586,6 +645,37 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// machineCPU is how long the machine's CPUs have been busy (not idle or
+// waiting for I/O) since boot, from /proc/stat; 0 where it cannot be read.
+func machineCPU() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0
+		}
+		// user nice system idle iowait irq softirq steal guest guest_nice:
+		// guest time is already in user and nice.
+		if i != 3 && i != 4 && i < 8 {
+			busy += n
+		}
+	}
+	return time.Duration(busy) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/stat: 100 on every Linux
+// architecture Go runs on.
+const clockTicks = 100
 
 // metric reads a gauge or counter without labels from a Prometheus
 // endpoint.

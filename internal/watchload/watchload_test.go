@@ -3,10 +3,14 @@ package watchload
 import (
 	"errors"
 	"io"
+	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	debatedv1 "github.com/debated/debated/gen/debated/v1"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -151,5 +155,53 @@ func TestFloorDeliversEveryByte(t *testing.T) {
 	med, err := MedianFloor(t.Context(), 3, 2, 2*50_000, 8<<10)
 	if err != nil || med.Bytes != 100_000 || med.Conns != 2 {
 		t.Fatalf("median floor: %+v, %v", med, err)
+	}
+}
+
+// TestIdealFanoutRelaysEveryMessage: the ideal fan-out's TCP watchers get
+// every message their relay forwards, whole and in order, with writes
+// paced or not, and see the end when the relay closes the fan-out.
+func TestIdealFanoutRelaysEveryMessage(t *testing.T) {
+	t.Parallel()
+	at := time.Now()
+	var msgs [][]byte
+	for seq := int64(1); seq <= 40; seq += 4 {
+		var evs []*debatedv1.LedgerEvent
+		for s := seq; s < seq+4; s++ {
+			evs = append(evs, &debatedv1.LedgerEvent{Seq: s, Time: timestamppb.New(at), PayloadJson: strings.Repeat("x", 300)})
+		}
+		b, err := proto.Marshal(&debatedv1.WatchDebateResponse{Events: evs})
+		require.NoError(t, err)
+		msgs = append(msgs, b)
+	}
+	for _, pace := range []time.Duration{0, 5 * time.Millisecond} {
+		ctx := t.Context()
+		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		f := newFanout()
+		var ws []*watcher
+		var wg sync.WaitGroup
+		ready := make(chan error, 3)
+		for range 3 {
+			sender, receiver, err := tcpPair(ctx, ln)
+			require.NoError(t, err)
+			w := &watcher{gate: 4}
+			ws = append(ws, w)
+			wg.Go(func() { assert.NoError(t, f.write(sender, pace)) })
+			wg.Go(func() { w.runTCP(receiver, ready) })
+		}
+		for _, m := range msgs {
+			f.forward(m)
+		}
+		f.close()
+		wg.Wait()
+		require.NoError(t, ln.Close())
+		for i, w := range ws {
+			require.NoError(t, w.err, "watcher %d, pace %s", i, pace)
+			require.Equal(t, int64(40), w.last, "watcher %d, pace %s", i, pace)
+			require.Equal(t, int64(len(msgs)), w.msgs)
+			require.Len(t, w.lat, 36, "the events after the gate")
+			require.NoError(t, <-ready)
+		}
 	}
 }
