@@ -62,65 +62,93 @@ func (ds *debateService) WatchDebate(req *debatedv1.WatchDebateRequest, srv grpc
 // LedgerEvent is converted and marshalled once per debate (the entry's
 // memo) and a message's bytes assembled once per batch (the batch's shared
 // memo), by whichever watcher needs them first. For a stream that speaks
-// plain protobuf the message goes out as a grpc.PreparedMsg, so the
-// watcher does no encoding at all; any other stream (another codec) is sent
-// the message itself.
+// plain protobuf the message goes out as a grpc.PreparedMsg, prepared once
+// per batch for the watchers sent uncompressed and once for those sent
+// gzip (sendKey), so the watcher does no encoding or compressing at all;
+// any other stream (another codec or compressor) is sent the message
+// itself.
 type watchSender struct {
 	srv      grpc.ServerStreamingServer[debatedv1.WatchDebateResponse]
 	prepared bool
+	gzip     bool // the stream's messages are sent gzip-compressed
 }
 
 func newWatchSender(srv grpc.ServerStreamingServer[debatedv1.WatchDebateResponse]) *watchSender {
-	return &watchSender{srv: srv, prepared: plainProto(srv.Context())}
+	comp, ok := sendKey(srv.Context())
+	return &watchSender{srv: srv, prepared: ok, gzip: comp == gzipName}
 }
 
-// plainProto reports whether the stream's messages are encoded by the
-// default protobuf codec without compression: then a PreparedMsg encoded
-// on it is byte for byte what it would be on any other such stream, and is
-// shared. (PreparedMsg.Encode takes the codec and compressor from the
-// stream, and the server answers a client that compresses with its
-// compressor.) Streams it cannot tell are sent their own messages.
-func plainProto(ctx context.Context) bool {
+// gzipName is grpc's gzip compressor, which the server answers a client
+// that compresses with it (encoding/gzip is linked in).
+const gzipName = "gzip"
+
+// sendKey reports whether a PreparedMsg encoded on the stream is byte for
+// byte what it would be on any other stream with the same key, and the
+// key: the compressor its messages are sent with ("" for none). That holds
+// for the default protobuf codec, uncompressed or with grpc's gzip (the
+// same bytes at the same level; PreparedMsg.Encode takes the codec and
+// compressor from the stream). Streams it cannot tell are sent their own
+// messages.
+func sendKey(ctx context.Context) (string, bool) {
 	st, ok := grpc.ServerTransportStreamFromContext(ctx).(interface {
-		RecvCompress() string
+		SendCompress() string
 		ContentSubtype() string
 	})
 	if !ok {
-		return false
-	}
-	switch st.RecvCompress() {
-	case "", "identity":
-	default:
-		return false
+		return "", false
 	}
 	switch st.ContentSubtype() {
 	case "", "proto":
-		return true
+	default:
+		return "", false
 	}
-	return false
+	switch c := st.SendCompress(); c {
+	case "", "identity":
+		return "", true
+	case gzipName:
+		return c, true
+	}
+	return "", false
 }
 
-// preparedMsg is a batch's message, ready to send on any plain-protobuf
-// stream.
+// byCompression holds one of a batch's memos per compression a watcher can
+// be sent: none or gzip.
+type byCompression[T any] struct{ plain, gzip T }
+
+func (b *byCompression[T]) of(gzip bool) *T {
+	if gzip {
+		return &b.gzip
+	}
+	return &b.plain
+}
+
+// preparedMsg is a batch's message, ready to send on a stream of its
+// compression; prepared once.
 type preparedMsg struct {
-	msg *grpc.PreparedMsg
+	once sync.Once
+	msg  *grpc.PreparedMsg
+	err  error
 }
 
 func (w *watchSender) send(b stream.Batch) error {
 	if !w.prepared {
 		return w.srv.Send(watchResponse(b))
 	}
-	v, err := b.Shared(func() (any, error) {
-		m := &grpc.PreparedMsg{}
-		if err := m.Encode(w.srv, rawMessage(b)); err != nil {
-			return nil, err
-		}
-		return preparedMsg{m}, nil
-	})
+	v, err := b.Shared(func() (any, error) { return &byCompression[preparedMsg]{}, nil })
 	if err != nil {
 		return err
 	}
-	return w.srv.SendMsg(v.(preparedMsg).msg)
+	p := v.(*byCompression[preparedMsg]).of(w.gzip)
+	p.once.Do(func() {
+		m := &grpc.PreparedMsg{}
+		if p.err = m.Encode(w.srv, rawMessage(b)); p.err == nil {
+			p.msg = m
+		}
+	})
+	if p.err != nil {
+		return p.err
+	}
+	return w.srv.SendMsg(p.msg)
 }
 
 // lastMsg is a terminal batch's memo: its message prepared with the
@@ -137,11 +165,12 @@ type lastMsg struct {
 // prepared message: without it each encoded its own, up to a 64 KiB batch.
 func (w *watchSender) sendLast(b stream.Batch, cp *debatedv1.Checkpoint) error {
 	if w.prepared {
-		v, err := b.Shared(func() (any, error) { return &lastMsg{}, nil })
+		v, err := b.Shared(func() (any, error) { return &byCompression[lastMsg]{}, nil })
 		if err != nil {
 			return err
 		}
-		if last, ok := v.(*lastMsg); ok {
+		if set, ok := v.(*byCompression[lastMsg]); ok {
+			last := set.of(w.gzip)
 			last.mu.Lock()
 			if last.cp != cp || last.msg == nil {
 				m := rawMessage(b)

@@ -28,6 +28,7 @@ import (
 	"github.com/debated/debated/internal/apiconv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	_ "google.golang.org/grpc/encoding/gzip" // Config.Compressor "gzip"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -66,6 +67,9 @@ type Config struct {
 	// loopback TCP (see fanout). What the run then costs is a floor for
 	// any server on this machine.
 	Ideal bool
+	// Compressor, if set, is the compressor the watchers ask for
+	// ("gzip"): the server then compresses what it sends them.
+	Compressor string
 	// IdealPace is the least time between two writes to one TCP watcher
 	// of the ideal fan-out: the longer, the more messages a write carries.
 	IdealPace time.Duration
@@ -181,7 +185,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	for _, i := range order {
 		d := i % cfg.Debates
-		w := &watcher{debate: ids[d], gate: gates[d]}
+		w := &watcher{debate: ids[d], gate: gates[d], compressor: cfg.Compressor}
 		ws[i] = w
 		if cfg.Ideal && i >= cfg.Debates {
 			sender, receiver, err := tcpPair(ctx, ln)
@@ -360,6 +364,8 @@ type watcher struct {
 	lastTime time.Time       // commit time of the last event
 	err      error
 	fan      *fanout // a relay's TCP watchers (Config.Ideal)
+	// compressor is the one the watcher asks for (Config.Compressor).
+	compressor string
 }
 
 // saw records an event with the given seq and commit time t, received at
@@ -380,7 +386,11 @@ func (w *watcher) saw(seq int64, t, now time.Time) error {
 // run watches from seq 0, says ready once it has the gate, and checks
 // that seqs come exactly once and in order.
 func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, ready chan<- error) {
-	st, err := dc.WatchDebate(ctx, &debatedv1.WatchDebateRequest{DebateId: w.debate})
+	var opts []grpc.CallOption
+	if w.compressor != "" {
+		opts = append(opts, grpc.UseCompressor(w.compressor))
+	}
+	st, err := dc.WatchDebate(ctx, &debatedv1.WatchDebateRequest{DebateId: w.debate}, opts...)
 	if err != nil {
 		ready <- err
 		return
@@ -406,7 +416,11 @@ func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, rea
 // the stream's messages are received as bytes (rawCodec) and scanned.
 func (w *watcher) runLean(ctx context.Context, conn *grpc.ClientConn, ready chan<- error) {
 	desc := &grpc.StreamDesc{StreamName: "WatchDebate", ServerStreams: true}
-	st, err := conn.NewStream(ctx, desc, debatedv1.DebateService_WatchDebate_FullMethodName, grpc.ForceCodecV2(rawCodec{}))
+	opts := []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})}
+	if w.compressor != "" {
+		opts = append(opts, grpc.UseCompressor(w.compressor))
+	}
+	st, err := conn.NewStream(ctx, desc, debatedv1.DebateService_WatchDebate_FullMethodName, opts...)
 	if err == nil {
 		err = st.SendMsg(&debatedv1.WatchDebateRequest{DebateId: w.debate})
 	}
