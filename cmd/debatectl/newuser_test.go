@@ -57,6 +57,22 @@ func TestHelpShowsFlagTypes(t *testing.T) {
 	require.Regexp(t, `--timeout duration`, help("deal", "list"))
 }
 
+// TestHelpNeverPrintsSecrets: the API key and the admin token taken from
+// the environment are used but never shown, by any help.
+func TestHelpNeverPrintsSecrets(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DEBATECTL_API_KEY": "dbk_secret-key", "DEBATECTL_ADMIN_TOKEN": "admin-secret-token",
+		"DEBATECTL_ADDR": "db.example:50051"}
+	for _, args := range [][]string{{"--help"}, {"deal", "list", "--help"}, {"tenant", "--help"}, {"key", "create", "--help"}, {}} {
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), args, func(k string) string { return env[k] }, &out, &out))
+		require.Contains(t, out.String(), "--api-key", "%v", args)
+		require.NotContains(t, out.String(), env["DEBATECTL_API_KEY"], "%v", args)
+		require.NotContains(t, out.String(), env["DEBATECTL_ADMIN_TOKEN"], "%v", args)
+		require.Contains(t, out.String(), "db.example:50051", "%v: the address is no secret", args)
+	}
+}
+
 // TestRequiredFlagsAreNamed: a command missing its required flags says
 // which, as the command line spells them (not the server's field names),
 // before anything is sent; a flags-only command refuses an argument it

@@ -176,8 +176,11 @@ func (c *cli) rootCommand(ctx context.Context, getenv func(string) string) *cobr
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&c.addr, "addr", addr, "server address HOST:PORT (DEBATECTL_ADDR)")
-	pf.StringVar(&c.apiKey, "api-key", getenv("DEBATECTL_API_KEY"), "tenant API key (DEBATECTL_API_KEY)")
-	pf.StringVar(&c.adminToken, "admin-token", getenv("DEBATECTL_ADMIN_TOKEN"), "admin token for tenant and key commands (DEBATECTL_ADMIN_TOKEN)")
+	// The secrets' defaults come from the environment but are set after
+	// the flags are defined, so that help never prints them.
+	pf.StringVar(&c.apiKey, "api-key", "", "tenant API key (DEBATECTL_API_KEY)")
+	pf.StringVar(&c.adminToken, "admin-token", "", "admin token for tenant and key commands (DEBATECTL_ADMIN_TOKEN)")
+	c.apiKey, c.adminToken = getenv("DEBATECTL_API_KEY"), getenv("DEBATECTL_ADMIN_TOKEN")
 	pf.BoolVar(&c.json, "json", false, "print machine-readable JSON")
 	pf.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline of each call")
 
