@@ -208,7 +208,7 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		envVar(f, fs.DurationVar, time.ParseDuration, p, name, envName, def, usage)
 	}
 	var cfg config
-	str(&cfg.databaseURL, "database-url", "DEBATED_DATABASE_URL", "", "PostgreSQL URL; empty runs on the embedded SQLite store")
+	f.secret(&cfg.databaseURL, "database-url", "DEBATED_DATABASE_URL", "PostgreSQL URL (its password is a secret); empty runs on the embedded SQLite store")
 	str(&cfg.logLevel, "log-level", "DEBATED_LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&cfg.logFormat, "log-format", "DEBATED_LOG_FORMAT", "json", "json or text")
 	if cmd == "serve" {
@@ -220,11 +220,11 @@ func parseConfig(cmd string, args []string, getenv func(string) string, stderr i
 		})
 		cfg.corsOrigins = splitList(getenv("DEBATED_CORS_ORIGINS"))
 		str(&cfg.dataDir, "data-dir", "DEBATED_DATA_DIR", ".data", "folder of the embedded store's database file")
-		str(&cfg.server.AdminToken, "admin-token", "DEBATED_ADMIN_TOKEN", "", "bootstrap token for AdminService; empty disables it")
+		f.secret(&cfg.server.AdminToken, "admin-token", "DEBATED_ADMIN_TOKEN", "bootstrap token for AdminService; empty disables it")
 		envVar(f, fs.BoolVar, strconv.ParseBool, &cfg.migrateOnStart, "migrate", "DEBATED_MIGRATE_ON_START", "true", "apply PostgreSQL migrations at start-up")
 		dur(&cfg.shutdownTimeout, "shutdown-timeout", "DEBATED_SHUTDOWN_TIMEOUT", "25s", "how long SIGTERM waits for running calls")
 		num(&cfg.server.MaxRecvMsgSize, "max-recv-msg-bytes", "DEBATED_MAX_RECV_MSG_BYTES", strconv.Itoa(16<<20), "largest request accepted")
-		str(&cfg.signingKeys, "signing-keys", "DEBATED_SIGNING_KEYS", "", "ledger signing secrets VERSION:BASE64[,...]; required with PostgreSQL")
+		f.secret(&cfg.signingKeys, "signing-keys", "DEBATED_SIGNING_KEYS", "ledger signing secrets VERSION:BASE64[,...]; required with PostgreSQL")
 		str(&cfg.signingKeyCurrent, "signing-key-current", "DEBATED_SIGNING_KEY_CURRENT", "", "the version that signs; default the last")
 		num(&cfg.workers, "workers", "DEBATED_WORKERS", "16", "debates this replica runs at once")
 		dur(&cfg.jobSlice, "job-slice", "DEBATED_JOB_SLICE", "20s", "how long a job runs a debate before handing it back (PostgreSQL)")
@@ -281,6 +281,14 @@ func envVar[T any](f *envFlags, declare func(*T, string, T, string), parse func(
 		f.err = fmt.Errorf("%s: %w", envName, err)
 	}
 	declare(p, name, v, usage+" ("+envName+")")
+}
+
+// secret declares a string flag whose default is the variable envName,
+// like envVar, but whose help (also printed after a bad flag, into the
+// logs) never shows that value.
+func (f *envFlags) secret(p *string, name, envName, usage string) {
+	f.fs.StringVar(p, name, "", usage+" ("+envName+")")
+	*p = f.getenv(envName)
 }
 
 func parseString(s string) (string, error) { return s, nil }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -318,4 +319,43 @@ func testTenantKeysMaskedBeforeUse(t *testing.T, kind string) {
 	for _, v := range append(visible, logs.String(), stored) {
 		require.NotContains(t, v, tenantKey)
 	}
+}
+
+// TestUsageNeverPrintsSecrets: the secrets configured in the environment
+// (the admin token, the ledger and checkpoint keys, the database URL with
+// its password) are in effect but never in the usage that help prints,
+// nor in the one a mistyped flag prints to the logs.
+func TestUsageNeverPrintsSecrets(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"DEBATED_ADMIN_TOKEN":     "admin-token-Zq81",
+		"DEBATED_SIGNING_KEYS":    "v1:" + base64.StdEncoding.EncodeToString([]byte("signing-secret-of-32-bytes-Zq81!")),
+		"DEBATED_CHECKPOINT_KEYS": "v1:" + base64.StdEncoding.EncodeToString([]byte("checkpoint-secret-32-bytes-Zq81!")),
+		"DEBATED_DATABASE_URL":    "postgres://debated:db-password-Zq81@db.internal:5432/debated",
+		"DEBATED_LISTEN":          "0.0.0.0:50051",
+	}
+	getenv := func(k string) string { return env[k] }
+	for _, args := range [][]string{{"serve", "--help"}, {"serve", "--lisen", ":1"}, {"migrate", "-h"}, {"migrate", "--typo"}} {
+		var out strings.Builder
+		_ = run(t.Context(), args, getenv, &out, &out, nil)
+		require.Contains(t, out.String(), "-database-url", "%v printed the usage", args)
+		require.NotContains(t, out.String(), "Zq81", "%v", args)
+		for k, v := range env {
+			if k != "DEBATED_LISTEN" {
+				require.NotContains(t, out.String(), v, "%v shows %s", args, k)
+			}
+		}
+		if args[0] == "serve" {
+			require.Contains(t, out.String(), `"0.0.0.0:50051"`, "%v: the listen address is no secret and shows", args)
+		}
+	}
+	cfg, err := parseConfig("serve", nil, getenv, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, env["DEBATED_ADMIN_TOKEN"], cfg.server.AdminToken, "the variables still configure the server")
+	require.Equal(t, env["DEBATED_SIGNING_KEYS"], cfg.signingKeys)
+	require.Equal(t, env["DEBATED_CHECKPOINT_KEYS"], cfg.tlog.keys)
+	require.Equal(t, env["DEBATED_DATABASE_URL"], cfg.databaseURL)
+	cfg, err = parseConfig("serve", []string{"--admin-token", "from-the-flag"}, getenv, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "from-the-flag", cfg.server.AdminToken, "a flag still wins")
 }

@@ -33,7 +33,7 @@ func logFlags(f *envFlags, c *logConfig) {
 	str := func(p *string, name, envName, def, usage string) {
 		envVar(f, f.fs.StringVar, parseString, p, name, envName, def, usage)
 	}
-	str(&c.keys, "checkpoint-keys", "DEBATED_CHECKPOINT_KEYS", "", "checkpoint signing secrets VERSION:BASE64[,...]; required with PostgreSQL")
+	f.secret(&c.keys, "checkpoint-keys", "DEBATED_CHECKPOINT_KEYS", "checkpoint signing secrets VERSION:BASE64[,...]; required with PostgreSQL")
 	str(&c.current, "checkpoint-key-current", "DEBATED_CHECKPOINT_KEY_CURRENT", "", "the checkpoint key version that signs; default the last")
 	str(&c.origin, "log-origin", "DEBATED_LOG_ORIGIN", defaultLogOrigin, "the deployment's name in checkpoint origins and the checkpoint key's name")
 	envVar(f, f.fs.DurationVar, time.ParseDuration, &c.interval, "log-integrate-interval", "DEBATED_LOG_INTEGRATE_INTERVAL", "1s",
