@@ -10,25 +10,33 @@ import (
 	"github.com/debated/debated/internal/runner"
 	"github.com/debated/debated/internal/secretbox"
 	"github.com/debated/debated/internal/server"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // configuredSecrets returns the Redactor that masks every secret the
 // process was configured with (the deployment's model key, the admin token,
-// the encryption and signing secrets, the database password) in logs and in
+// the encryption, signing and checkpoint secrets, the database password) in logs and in
 // the error texts sealed into ledgers. serve adds every tenant's model key
 // at start-up (learnTenantKeys) and each model backend adds its own key when
 // it is built; credential shapes are masked whatever the Redactor knows
 // (see package redact).
 func configuredSecrets(cfg config) *redact.Redactor {
 	r := redact.New(cfg.llmAPIKey, cfg.server.AdminToken, cfg.encryptionKey)
-	for _, part := range splitList(cfg.signingKeys) {
+	for _, part := range append(splitList(cfg.signingKeys), splitList(cfg.tlog.keys)...) {
 		if _, b64, ok := strings.Cut(part, ":"); ok {
 			r.Add(b64)
 		}
 	}
-	if u, err := url.Parse(cfg.databaseURL); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			r.Add(pw)
+	if cfg.databaseURL != "" {
+		// A URL or a key=value connection string; pgconn reads both (and
+		// PGPASSWORD) as the store will.
+		if pc, err := pgconn.ParseConfig(cfg.databaseURL); err == nil {
+			r.Add(pc.Password)
+		}
+		if u, err := url.Parse(cfg.databaseURL); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok {
+				r.Add(pw)
+			}
 		}
 	}
 	return r

@@ -359,3 +359,28 @@ func TestUsageNeverPrintsSecrets(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "from-the-flag", cfg.server.AdminToken, "a flag still wins")
 }
+
+// TestConfiguredSecretsAreMasked: every secret the process is configured
+// with is masked in what it logs: the checkpoint keys as well as the
+// signing keys, and the database password in a key=value connection string
+// as well as in a URL.
+func TestConfiguredSecretsAreMasked(t *testing.T) {
+	t.Parallel()
+	for _, dsn := range []string{
+		"host=db.internal user=debated password=dsn-password-Zq81 dbname=debated",
+		"postgres://debated:url-password-Zq81@db.internal:5432/debated",
+	} {
+		var cfg config
+		cfg.databaseURL = dsn
+		cfg.signingKeys = "v1:c2lnbmluZy1zZWNyZXQtb2YtMzItYnl0ZXMtWnE4MSE="
+		cfg.tlog.keys = "v1:Y2hlY2twb2ludC1zZWNyZXQtMzItYnl0ZXMtWnE4MSE=,v2:Y2hlY2twb2ludC1zZWNyZXQtMzItYnl0ZXMtdjIhIQ=="
+		r := configuredSecrets(cfg)
+		msg := "connect " + dsn + " with " + cfg.signingKeys + " and " + cfg.tlog.keys
+		got := r.Secrets(msg)
+		require.NotContains(t, got, "password-Zq81", dsn)
+		require.NotContains(t, got, "c2lnbmluZy1zZWNyZXQtb2YtMzItYnl0ZXMtWnE4MSE=")
+		require.NotContains(t, got, "Y2hlY2twb2ludC1zZWNyZXQtMzItYnl0ZXMtWnE4MSE=")
+		require.NotContains(t, got, "Y2hlY2twb2ludC1zZWNyZXQtMzItYnl0ZXMtdjIhIQ==")
+		require.Contains(t, got, "db.internal", "what is no secret stays")
+	}
+}
