@@ -305,6 +305,15 @@ func TestErrorsNameNoInternals(t *testing.T) {
 			require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
 			requireClean(t, "CreateDebate on an unknown deal", err)
 
+			// An option of the wrong type, for every built-in protocol.
+			for _, p := range []string{"synthetic.v1", "idis.vc.v1", "legal.adat.v1", "stratmaster.v1", "agent.protocol.v1"} {
+				bad, err := structpb.NewStruct(map[string]any{"max_rounds": "abc"})
+				require.NoError(t, err)
+				_, err = s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: p, Options: bad})
+				require.Equal(t, codes.InvalidArgument, status.Code(err), "%s: %v", p, err)
+				requireClean(t, "CreateDebate with a wrongly typed option of "+p, err)
+			}
+
 			_, err = s.debate.CreateDebate(s.a, &debatedv1.CreateDebateRequest{DealId: "deal-a", Protocol: "synthetic.v1", Options: opts, IdempotencyKey: "k1"})
 			require.NoError(t, err)
 			opts2, err := structpb.NewStruct(map[string]any{"max_rounds": 2})

@@ -152,6 +152,20 @@ func TestParseOptionsNamesUnknownMembers(t *testing.T) {
 	_, err = protocol.ParseOptions[protocol.None](json.RawMessage(`{"x":1}`), nil, nil)
 	require.Equal(t, `unknown member "options.x" (there are none)`, detail(t, err))
 
-	_, err = protocol.ParseOptions[opts](json.RawMessage(`{"rounds":"two"}`), nil, nil)
-	require.Contains(t, detail(t, err), "rounds", "a wrong type is the decoder's message")
+	// A wrong type names the member and what it takes, not Go's types.
+	for raw, want := range map[string]string{
+		`{"rounds":"two"}`: "must be a whole number, not a JSON string",
+		`{"rounds":1.5}`:   "must be a whole number, not a JSON number 1.5",
+		`{"mode":7}`:       "must be a string, not a JSON number",
+	} {
+		_, err = protocol.ParseOptions[opts](json.RawMessage(raw), nil, nil)
+		ve, ok := errorsAs[*debate.ValidationError](err)
+		require.True(t, ok, raw)
+		require.Len(t, ve.Violations, 1, raw)
+		require.Contains(t, []string{"options.rounds", "options.mode"}, ve.Violations[0].Field, raw)
+		require.Equal(t, want, ve.Violations[0].Description, raw)
+		require.NotContains(t, ve.Violations[0].Description, "Go struct", raw)
+	}
+	_, err = protocol.ParseOptions[opts](json.RawMessage(`{"rounds":2} {}`), nil, nil)
+	require.Equal(t, "trailing data after the JSON value", detail(t, err), "other decoding errors keep their words")
 }

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"reflect"
@@ -262,6 +263,8 @@ func ParseOptions[O any](raw json.RawMessage, defaults func() O, check func(*O, 
 					members = "the members are " + strings.Join(known, ", ")
 				}
 				v.Add("options", "%s %s (%s)", what, strings.Join(unknown, ", "), members)
+			} else if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field != "" {
+				v.Add("options."+te.Field, "must be %s, not a JSON %s", jsonKind(te.Type), te.Value)
 			} else {
 				v.Add("options", "%v", err)
 			}
@@ -275,6 +278,29 @@ func ParseOptions[O any](raw json.RawMessage, defaults func() O, check func(*O, 
 		return nil, err
 	}
 	return o, nil
+}
+
+// jsonKind says what JSON value decodes into t, as a person would.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
 }
 
 func newState[O, S any](spec *Spec[O, S]) *S {
