@@ -184,9 +184,11 @@ func (c *cli) debateTable(ds []*debatedv1.Debate) error {
 	rows := make([][]string, 0, len(ds))
 	for _, d := range ds {
 		rows = append(rows, []string{d.GetDebateId(), d.GetProtocol(), d.GetDealId(), trim(d.GetStatus(), "DEBATE_STATUS_"),
-			d.GetStopReason(), fmt.Sprint(d.GetRound()), fmt.Sprint(d.GetLastSeq())})
+			d.GetStopReason(), fmt.Sprint(d.GetRoundsCompleted()), fmt.Sprint(d.GetLastSeq())})
 	}
-	return c.table("DEBATE_ID\tPROTOCOL\tDEAL\tSTATUS\tSTOP_REASON\tROUND\tEVENTS", rows)
+	// ROUNDS are the rounds completed: an ended debate's round can be one
+	// more (what follows its last round runs in the next).
+	return c.table("DEBATE_ID\tPROTOCOL\tDEAL\tSTATUS\tSTOP_REASON\tROUNDS\tEVENTS", rows)
 }
 
 // debateWatch streams the ledger and checks the hash chain as it reads:
@@ -210,16 +212,11 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 	prevHash := ""
 	seen := false // whether any event came: only then is --after worth suggesting
 	var last debatedv1.DebateStatus
-	// The rounds the debate completed, when the watch saw its whole ledger.
-	rounds := -1
-	if *after == 0 {
-		rounds = 0
-	}
 	for {
 		msg, err := st.Recv()
 		if errors.Is(err, io.EOF) {
 			if !c.json && last != debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED {
-				fmt.Fprintf(c.out, "outcome: %s\n", c.outcome(base, id, last, rounds))
+				fmt.Fprintf(c.out, "outcome: %s\n", c.outcome(base, id, last))
 			}
 			return nil
 		}
@@ -243,9 +240,6 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 			}
 			prevHash = e.Hash
 			*after = e.Seq
-			if e.Type == "round.completed" && rounds >= 0 {
-				rounds++
-			}
 			status := debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED
 			if i == len(evs)-1 {
 				status = msg.GetStatus()
@@ -560,10 +554,9 @@ func resumable(err error) bool {
 }
 
 // outcome is the last line of a watch: the final status, why it stopped,
-// how many rounds it completed (rounds, counted by a watch of the whole
-// ledger; -1 when it saw only a part, 0 for a protocol without rounds: then
-// the round it ended in), and any human gate still open.
-func (c *cli) outcome(ctx context.Context, id string, last debatedv1.DebateStatus, rounds int) string {
+// how many rounds it completed (for a protocol without rounds, the round it
+// ended in), and any human gate still open.
+func (c *cli) outcome(ctx context.Context, id string, last debatedv1.DebateStatus) string {
 	out := strings.ToLower(trim(last, "DEBATE_STATUS_"))
 	ctx, cancel, err := c.tenantCtx(ctx)
 	if err != nil {
@@ -579,7 +572,7 @@ func (c *cli) outcome(ctx context.Context, id string, last debatedv1.DebateStatu
 	if r := d.GetStopReason(); r != "" {
 		out += " (" + r + ")"
 	}
-	if rounds > 0 {
+	if rounds := d.GetRoundsCompleted(); rounds > 0 {
 		out += fmt.Sprintf(" after %d round(s), %d events", rounds, d.GetLastSeq())
 	} else {
 		out += fmt.Sprintf(" in round %d, %d events", d.GetRound(), d.GetLastSeq())

@@ -92,6 +92,12 @@ func TestDebateCommands(t *testing.T) {
 	out, err = ctl(t, addr, env, "debate", "list", "--status", "completed")
 	require.NoError(t, err, out)
 	require.Contains(t, out, id)
+	require.Regexp(t, `STOP_REASON\s+ROUNDS\s+EVENTS`, out)
+	require.Regexp(t, id+`\s+synthetic\.v1\s+deal-ctl\s+COMPLETED\s+MAX_ROUNDS\s+2\s`, out, "the rounds it completed, not the round its finaliser ran in")
+	// A watch from the middle says the rounds too: the server counts them.
+	out, err = ctl(t, addr, env, "debate", "watch", id, "--after", "5")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "outcome: completed (MAX_ROUNDS) after 2 round(s)")
 	out, err = ctl(t, addr, env, "debate", "verify", id)
 	require.NoError(t, err, out)
 	require.Contains(t, out, "verifies")

@@ -244,6 +244,17 @@ func TestDashboardInChromium(t *testing.T) {
 	require.Contains(t, text("#view"), "approved")
 	require.Contains(t, text("#view"), "completed")
 
+	// The list of debates gives the rounds each completed, as the header
+	// does: 2 for the IDIS debate of 2 rounds, whose finaliser ran in a 3rd.
+	var idisRow string
+	wait(
+		chromedp.Navigate(base+"/#/debates"),
+		chromedp.WaitVisible(`a[href="#/debates/`+idisID+`"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelector("a[href='#/debates/`+idisID+`']").closest("tr").cells].map((c) => c.textContent.trim()).join("|")`, &idisRow),
+	)
+	require.Contains(t, text("thead"), "Rounds")
+	require.Regexp(t, `^[0-9a-f]+\|idis\.vc\.v1\|completed\|2\|MAX_ROUNDS\|`, idisRow)
+
 	// The narrow layout.
 	wait(
 		chromedp.EmulateViewport(390, 844),

@@ -23,19 +23,20 @@ func DebateStatusFromProto(s debatedv1.DebateStatus) debate.DebateStatus {
 // service never stores such) are left out.
 func DebateToProto(d debate.Debate) *debatedv1.Debate {
 	out := &debatedv1.Debate{
-		DebateId:       d.ID,
-		DealId:         d.DealID,
-		Protocol:       d.Protocol,
-		IdempotencyKey: d.IdempotencyKey,
-		Status:         DebateStatusToProto(d.Status),
-		StopReason:     d.StopReason,
-		Error:          d.Error,
-		Round:          int32(d.Round),
-		NextNode:       d.NextNode,
-		LastSeq:        d.LastSeq,
-		HeadHash:       d.HeadHash,
-		CreateTime:     ts(d.CreatedAt),
-		UpdateTime:     ts(d.UpdatedAt),
+		DebateId:        d.ID,
+		DealId:          d.DealID,
+		Protocol:        d.Protocol,
+		IdempotencyKey:  d.IdempotencyKey,
+		Status:          DebateStatusToProto(d.Status),
+		StopReason:      d.StopReason,
+		Error:           d.Error,
+		Round:           int32(d.Round),
+		RoundsCompleted: int32(d.RoundsCompleted),
+		NextNode:        d.NextNode,
+		LastSeq:         d.LastSeq,
+		HeadHash:        d.HeadHash,
+		CreateTime:      ts(d.CreatedAt),
+		UpdateTime:      ts(d.UpdatedAt),
 	}
 	if len(d.Options) > 0 {
 		var m map[string]any

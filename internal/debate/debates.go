@@ -53,8 +53,12 @@ type Debate struct {
 	Status         DebateStatus
 	StopReason     string
 	Error          string
-	// Round is the current round (1-based; 0 before the first).
+	// Round is the current round (1-based; 0 before the first). Nodes after
+	// the last round (a finaliser) run in the next one, so an ended debate's
+	// round can be one more than the rounds it completed.
 	Round int
+	// RoundsCompleted counts the debate's round.completed events.
+	RoundsCompleted int
 	// NextNode is the node the engine runs next ("" when terminal).
 	NextNode string
 	// Attempt counts the failed attempts of NextNode so far.
@@ -164,6 +168,21 @@ type StepCommit struct {
 	// gate is resolved, or when a worker hands the debate back).
 	Enqueue bool
 	At      time.Time
+}
+
+// EventRoundCompleted is the type of the event the engine appends when a
+// round ends; a debate's RoundsCompleted counts them.
+const EventRoundCompleted = "round.completed"
+
+// RoundsCompleted is how many rounds the commit's events complete.
+func (c *StepCommit) RoundsCompleted() int {
+	n := 0
+	for i := range c.Events {
+		if c.Events[i].Type == EventRoundCompleted {
+			n++
+		}
+	}
+	return n
 }
 
 // DebateFilter narrows DebateList. Zero values do not filter.

@@ -24,7 +24,7 @@ const (
 	// EventNodeFailed records the last failed attempt of a node that gave up.
 	EventNodeFailed = "node.failed"
 	// EventRoundCompleted follows a node that ends a round.
-	EventRoundCompleted = "round.completed"
+	EventRoundCompleted = debate.EventRoundCompleted
 	// EventGateCreated records a human gate a node asked for.
 	EventGateCreated = "human_gate.created"
 	// EventGateResolved records an operator's approval or rejection.

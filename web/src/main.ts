@@ -338,7 +338,7 @@ async function debatesView(): Promise<void> {
       h(
         "table",
         {},
-        h("thead", {}, h("tr", {}, ...["Debate", "Protocol", "Status", "Round", "Stop reason", "Updated"].map((c) => h("th", { scope: "col" }, c)))),
+        h("thead", {}, h("tr", {}, ...["Debate", "Protocol", "Status", "Rounds", "Stop reason", "Updated"].map((c) => h("th", { scope: "col" }, c)))),
         h(
           "tbody",
           {},
@@ -349,7 +349,7 @@ async function debatesView(): Promise<void> {
               h("td", {}, h("a", { href: `#/debates/${d.debateId}` }, short(d.debateId))),
               h("td", {}, d.protocol),
               h("td", {}, h("span", { class: "status s-" + DebateStatus[d.status] }, statusName(d.status))),
-              h("td", {}, d.round),
+              h("td", {}, d.roundsCompleted),
               h("td", {}, d.stopReason),
               h("td", {}, when(d.updateTime)),
             ),

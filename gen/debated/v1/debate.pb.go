@@ -107,18 +107,19 @@ type Debate struct {
 	Error          string           `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
 	// The round the debate is in (1-based). Nodes that follow the last round
 	// (a finaliser) run in the next one, so an ended debate's round can be one
-	// more than the rounds it completed; its round.completed events count
-	// those.
+	// more than the rounds it completed: rounds_completed says those.
 	Round int32 `protobuf:"varint,9,opt,name=round,proto3" json:"round,omitempty"`
 	// The node the engine runs next; empty when the debate has ended.
 	NextNode string `protobuf:"bytes,10,opt,name=next_node,json=nextNode,proto3" json:"next_node,omitempty"`
 	// The ledger's head.
-	LastSeq       int64                  `protobuf:"varint,11,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
-	HeadHash      string                 `protobuf:"bytes,12,opt,name=head_hash,json=headHash,proto3" json:"head_hash,omitempty"`
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LastSeq    int64                  `protobuf:"varint,11,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	HeadHash   string                 `protobuf:"bytes,12,opt,name=head_hash,json=headHash,proto3" json:"head_hash,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// How many rounds the debate has completed: its round.completed events.
+	RoundsCompleted int32 `protobuf:"varint,15,opt,name=rounds_completed,json=roundsCompleted,proto3" json:"rounds_completed,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Debate) Reset() {
@@ -247,6 +248,13 @@ func (x *Debate) GetUpdateTime() *timestamppb.Timestamp {
 		return x.UpdateTime
 	}
 	return nil
+}
+
+func (x *Debate) GetRoundsCompleted() int32 {
+	if x != nil {
+		return x.RoundsCompleted
+	}
+	return 0
 }
 
 // HumanGate is a pause a person must resolve.
@@ -2173,7 +2181,7 @@ var File_debated_v1_debate_proto protoreflect.FileDescriptor
 const file_debated_v1_debate_proto_rawDesc = "" +
 	"\n" +
 	"\x17debated/v1/debate.proto\x12\n" +
-	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x14debated/v1/log.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x84\x04\n" +
+	"debated.v1\x1a\x1bbuf/validate/validate.proto\x1a\x14debated/v1/log.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaf\x04\n" +
 	"\x06Debate\x12\x1b\n" +
 	"\tdebate_id\x18\x01 \x01(\tR\bdebateId\x12\x17\n" +
 	"\adeal_id\x18\x02 \x01(\tR\x06dealId\x12\x1a\n" +
@@ -2192,7 +2200,8 @@ const file_debated_v1_debate_proto_rawDesc = "" +
 	"\vcreate_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xc2\x02\n" +
+	"updateTime\x12)\n" +
+	"\x10rounds_completed\x18\x0f \x01(\x05R\x0froundsCompleted\"\xc2\x02\n" +
 	"\tHumanGate\x12\x17\n" +
 	"\agate_id\x18\x01 \x01(\tR\x06gateId\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x16\n" +

@@ -28,14 +28,14 @@ type debateHooks struct {
 const notifyChannel = "debated_events"
 
 const debateColumns = `debate_id, deal_id, protocol, options, coalesce(idempotency_key, ''), request_hash,
-	status, stop_reason, error, round, next_node, attempt, last_seq, head_hash, created_at, updated_at`
+	status, stop_reason, error, round, rounds_completed, next_node, attempt, last_seq, head_hash, created_at, updated_at`
 
 func scanDebate(tenant string, row pgx.Row) (debate.Debate, error) {
 	d := debate.Debate{TenantID: tenant}
 	var options []byte
 	var status string
 	if err := row.Scan(&d.ID, &d.DealID, &d.Protocol, &options, &d.IdempotencyKey, &d.RequestHash,
-		&status, &d.StopReason, &d.Error, &d.Round, &d.NextNode, &d.Attempt, &d.LastSeq, &d.HeadHash,
+		&status, &d.StopReason, &d.Error, &d.Round, &d.RoundsCompleted, &d.NextNode, &d.Attempt, &d.LastSeq, &d.HeadHash,
 		&d.CreatedAt, &d.UpdatedAt); err != nil {
 		return debate.Debate{}, err
 	}
@@ -381,6 +381,7 @@ func queueStep(b *pgx.Batch, tenant string, st *rows.Step) {
 	lastSeq, headHash := arg(st.LastSeq), arg(st.HeadHash)
 	ctes := []string{`debate AS (UPDATE debates SET status = ` + arg(string(st.Status)) + `,
 			stop_reason = ` + arg(st.StopReason) + `, error = ` + arg(st.Error) + `, round = ` + arg(st.Round) + `,
+			rounds_completed = rounds_completed + ` + arg(st.CompletesRounds) + `,
 			next_node = ` + arg(st.NextNode) + `, attempt = ` + arg(st.Attempt) + `, last_seq = ` + lastSeq + `,
 			head_hash = ` + headHash + `, updated_at = ` + arg(st.At) + `
 		WHERE tenant_id = $1 AND debate_id = $2 AND last_seq = ` + arg(st.ExpectSeq) + `::bigint

@@ -625,3 +625,57 @@ func startListening(ctx context.Context, t *testing.T, s *Store, fn func(tenant,
 		t.Fatal("Listen never listened")
 	}
 }
+
+// TestRoundsCompletedMigration: migration 0014 counts the round.completed
+// events of the debates already stored, every tenant's (row security is
+// forced on the owner too), and leaves row security forced.
+func TestRoundsCompletedMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := newDatabase(t)
+	require.NoError(t, Migrate(ctx, dbURL))
+	s, err := New(ctx, Config{URL: dbURL})
+	require.NoError(t, err)
+	type stored struct {
+		ctx    context.Context //nolint:containedctx // the debate's tenant, for reading it back
+		id     string
+		rounds int
+	}
+	var debates []stored
+	for _, rounds := range []int{2, 0, 3} { // each debate of its own tenant
+		dctx, tenant, d := storetest.NewDebate(t, s)
+		l := storetest.NewLedger(tenant, d, stepAt)
+		c := l.Next(rounds + 2)
+		for i := range rounds {
+			c.Events[i+1].Type = debate.EventRoundCompleted
+		}
+		require.NoError(t, s.StepCommit(dctx, c))
+		debates = append(debates, stored{dctx, d.ID, rounds})
+	}
+	s.Close()
+
+	// The schema as it was before 0014, with the debates stored.
+	owner, err := pgx.Connect(ctx, dbURL)
+	require.NoError(t, err)
+	defer owner.Close(ctx)
+	_, err = owner.Exec(ctx, `ALTER TABLE debates DROP COLUMN rounds_completed`)
+	require.NoError(t, err)
+	_, err = owner.Exec(ctx, `DELETE FROM schema_migrations WHERE version = 14`)
+	require.NoError(t, err)
+
+	require.NoError(t, Migrate(ctx, dbURL))
+	for _, table := range []string{"debates", "debate_events"} {
+		var forced bool
+		require.NoError(t, owner.QueryRow(ctx, `SELECT relforcerowsecurity FROM pg_class WHERE oid = $1::regclass`, table).Scan(&forced))
+		require.True(t, forced, "row security is forced on %s's owner again", table)
+	}
+
+	s, err = New(ctx, Config{URL: dbURL})
+	require.NoError(t, err)
+	defer s.Close()
+	for _, d := range debates {
+		got, err := s.DebateGet(d.ctx, d.id)
+		require.NoError(t, err)
+		require.Equal(t, d.rounds, got.RoundsCompleted, d.id)
+	}
+}

@@ -295,10 +295,12 @@ func (s *Store) commitOne(ctx context.Context, tenant string, st *rows.Step) err
 // measured slower (docs/decisions.md).
 const stepGroupSQL = `WITH h AS (
 	SELECT * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::integer[],
-		$9::text[], $10::integer[], $11::bigint[], $12::text[], $13::timestamptz[])
-		AS h (debate_id, expect_seq, expect_hash, status, stop_reason, error, round, next_node, attempt, last_seq, head_hash, updated_at)
+		$9::text[], $10::integer[], $11::bigint[], $12::text[], $13::timestamptz[], $36::integer[])
+		AS h (debate_id, expect_seq, expect_hash, status, stop_reason, error, round, next_node, attempt, last_seq, head_hash, updated_at,
+			completes)
 ), debate AS (
 	UPDATE debates d SET status = h.status, stop_reason = h.stop_reason, error = h.error, round = h.round,
+		rounds_completed = d.rounds_completed + h.completes,
 		next_node = h.next_node, attempt = h.attempt, last_seq = h.last_seq, head_hash = h.head_hash, updated_at = h.updated_at
 	FROM h
 	WHERE d.tenant_id = $1 AND d.debate_id = h.debate_id AND d.last_seq = h.expect_seq AND d.head_hash = h.expect_hash
@@ -345,6 +347,7 @@ func (s *Store) stepGroup(ctx context.Context, tenant string, steps []*rows.Step
 			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		expectSeqs, lastSeqs = make([]int64, n), make([]int64, n)
 		roundsH, attempts    = make([]int32, n), make([]int32, n)
+		completes            = make([]int32, n)
 		at                   = make([]time.Time, n)
 		ev                   rows.EventColumns
 		evIDs                []string
@@ -359,7 +362,7 @@ func (s *Store) stepGroup(ctx context.Context, tenant string, steps []*rows.Step
 	for i, st := range steps {
 		ids[i], expectSeqs[i], expectHashes[i] = st.DebateID, st.ExpectSeq, st.ExpectHash
 		statuses[i], stopReasons[i], errs[i] = string(st.Status), st.StopReason, st.Error
-		roundsH[i], nextNodes[i], attempts[i] = st.Round, st.NextNode, st.Attempt
+		roundsH[i], nextNodes[i], attempts[i], completes[i] = st.Round, st.NextNode, st.Attempt, st.CompletesRounds
 		lastSeqs[i], heads[i], at[i] = st.LastSeq, st.HeadHash, st.At
 		for range st.Events.Len() {
 			evIDs = append(evIDs, st.DebateID)
@@ -397,7 +400,7 @@ func (s *Store) stepGroup(ctx context.Context, tenant string, steps []*rows.Step
 	b.Queue(stepGroupSQL, tenant,
 		presized{ids, size}, expectSeqs, expectHashes, statuses, stopReasons, errs, roundsH, nextNodes, attempts, lastSeqs, heads, at,
 		evIDs, ev.Seqs, ev.Types, ev.Actors, ev.Nodes, ev.Rounds, ev.Payloads, ev.Times, ev.PrevHashes, ev.Hashes, ev.KeyIDs, ev.Signatures,
-		cpIDs, cpSteps, cpSeqs, cpNodes, cpNext, cpRounds, cpStates, cpIn, cpOut, cpAt,
+		cpIDs, cpSteps, cpSeqs, cpNodes, cpNext, cpRounds, cpStates, cpIn, cpOut, cpAt, completes,
 	).Query(func(rs pgx.Rows) error {
 		var id string
 		_, err := pgx.ForEachRow(rs, []any{&id}, func() error {

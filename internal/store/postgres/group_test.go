@@ -129,6 +129,9 @@ func TestStepCommitGroup(t *testing.T) {
 	doneA := f.commitAsync(stepA) // takes the only slot and waits for the row lock
 	f.waitQueued(t, 0)
 	stepB, stepD := b.Next(3), d.Next(1)
+	// Rounds completed in a group count as alone: b completes two, d one.
+	stepB.Events[0].Type, stepB.Events[2].Type = debate.EventRoundCompleted, debate.EventRoundCompleted
+	stepD.Events[0].Type = debate.EventRoundCompleted
 	staleC := *c
 	staleC.Seq, staleC.Hash = 7, "0000000000000000000000000000000000000000000000000000000000000000"
 	stepC := staleC.Next(2)
@@ -162,6 +165,7 @@ func TestStepCommitGroup(t *testing.T) {
 		require.Equal(t, step.c.Events[len(step.c.Events)-1].Seq, dd.LastSeq)
 		require.Equal(t, step.c.Events[len(step.c.Events)-1].Hash, dd.HeadHash)
 		require.Equal(t, step.c.NextNode, dd.NextNode)
+		require.Equal(t, step.c.RoundsCompleted(), dd.RoundsCompleted)
 		cp, err := f.s.CheckpointLatest(f.ctx, step.l.DebateID)
 		require.NoError(t, err)
 		require.Equal(t, step.c.Checkpoint.Step, cp.Step)
@@ -339,7 +343,7 @@ func TestStepCommitGroupPlan(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tx.Exec(context.Background(), `PREPARE grp AS `+stepGroupSQL)
 	require.NoError(t, err)
-	rs, err := tx.Query(context.Background(), `EXPLAIN EXECUTE grp(`+placeholders(35)+`)`, append([]any{pgx.QueryExecModeSimpleProtocol}, groupArgs(tenant)...)...)
+	rs, err := tx.Query(context.Background(), `EXPLAIN EXECUTE grp(`+placeholders(36)+`)`, append([]any{pgx.QueryExecModeSimpleProtocol}, groupArgs(tenant)...)...)
 	require.NoError(t, err)
 	lines, err := pgx.CollectRows(rs, pgx.RowTo[string])
 	require.NoError(t, err)
@@ -366,7 +370,8 @@ func groupArgs(tenant string) []any {
 	return []any{tenant,
 		ids, []int64{1, 1}, two("h"), two("running"), two(""), two(""), []int32{1, 1}, two("n"), []int32{0, 0}, []int64{2, 2}, two("h2"), at,
 		ids, []int64{2, 2}, two("t"), two("a"), two("n"), []int32{1, 1}, two("{}"), at, two("h"), two("h2"), two("k"), two("s"),
-		ids, []int64{1, 1}, []int64{2, 2}, two("n"), two("m"), []int32{1, 1}, two("{}"), two("i"), two("o"), at}
+		ids, []int64{1, 1}, []int64{2, 2}, two("n"), two("m"), []int32{1, 1}, two("{}"), two("i"), two("o"), at,
+		[]int32{0, 1}}
 }
 
 // TestStepCommitGroupCallerGone: a caller whose context ends while its

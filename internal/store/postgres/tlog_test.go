@@ -24,7 +24,9 @@ func TestLogMigrationLogsExistingHeads(t *testing.T) {
 	entries, err := fs.ReadDir(migrations.Postgres, ".")
 	require.NoError(t, err)
 	for _, e := range entries {
-		if e.Name() < "0010" {
+		// The schema before the log, with the one later column this
+		// binary's debates need (0014 touches nothing the log does).
+		if e.Name() < "0010" || strings.HasPrefix(e.Name(), "0014_") {
 			data, err := fs.ReadFile(migrations.Postgres, e.Name())
 			require.NoError(t, err)
 			before[e.Name()] = &fstest.MapFile{Data: data}

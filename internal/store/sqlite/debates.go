@@ -46,14 +46,14 @@ func callHook(p *atomic.Pointer[func(tenantID, debateID string)], tenantID, deba
 func (s *Store) SetOnEvents(fn func(tenantID, debateID string)) { setHook(&s.hooks.onEvents, fn) }
 
 const debateColumns = `tenant_id, debate_id, deal_id, protocol, options, coalesce(idempotency_key, ''), request_hash,
-	status, stop_reason, error, round, next_node, attempt, last_seq, head_hash, created_at, updated_at`
+	status, stop_reason, error, round, rounds_completed, next_node, attempt, last_seq, head_hash, created_at, updated_at`
 
 func scanDebate(row scanner) (debate.Debate, error) {
 	var d debate.Debate
 	var options []byte
 	var status, created, updated string
 	if err := row.Scan(&d.TenantID, &d.ID, &d.DealID, &d.Protocol, &options, &d.IdempotencyKey, &d.RequestHash,
-		&status, &d.StopReason, &d.Error, &d.Round, &d.NextNode, &d.Attempt, &d.LastSeq, &d.HeadHash,
+		&status, &d.StopReason, &d.Error, &d.Round, &d.RoundsCompleted, &d.NextNode, &d.Attempt, &d.LastSeq, &d.HeadHash,
 		&created, &updated); err != nil {
 		return debate.Debate{}, err
 	}
@@ -220,7 +220,7 @@ const (
 	stepCachedEvents  = 8
 	stepCheckpointSQL = `INSERT INTO debate_checkpoints (tenant_id, debate_id, step, seq, node, next_node, round, state,
 		input_hash, output_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	stepDebateSQL = `UPDATE debates SET status = ?, stop_reason = ?, error = ?, round = ?, next_node = ?,
+	stepDebateSQL = `UPDATE debates SET status = ?, stop_reason = ?, error = ?, round = ?, rounds_completed = rounds_completed + ?, next_node = ?,
 		attempt = ?, last_seq = ?, head_hash = ?, updated_at = ? WHERE tenant_id = ? AND debate_id = ?`
 )
 
@@ -376,7 +376,7 @@ func (s *Store) StepCommit(ctx context.Context, c debate.StepCommit) error {
 				return err
 			}
 		}
-		return exec(tx, stepDebateSQL, string(st.Status), st.StopReason, st.Error, st.Round, st.NextNode, st.Attempt,
+		return exec(tx, stepDebateSQL, string(st.Status), st.StopReason, st.Error, st.Round, st.CompletesRounds, st.NextNode, st.Attempt,
 			st.LastSeq, st.HeadHash, rows.TimeText(st.At), tenant, st.DebateID)
 	})
 	if err != nil {

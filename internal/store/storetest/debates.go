@@ -663,6 +663,7 @@ func testStepCommitRoundTrip(t *testing.T, s Store) {
 	l.State = json.RawMessage(`{"transcript_seq":[` + strings.Repeat(`1,`, 2000) + `1],"z":"` + strings.Repeat("é", 500) + `"}`)
 	second := l.Next(2)
 	second.Events[0].Payload = json.RawMessage(`{"n":12345678901234567890,"f":0.1,"neg":-0.0,"e":1E-7,"u":"\ud83d\ude00😀"}`)
+	second.Events[1].Type = debate.EventRoundCompleted // the debate's rounds_completed counts it
 	require.NoError(t, s.StepCommit(ctx, second))
 	l.Commit(second)
 
@@ -677,6 +678,7 @@ func testStepCommitRoundTrip(t *testing.T, s Store) {
 	got, err = s.DebateGet(ctx, d.ID)
 	require.NoError(t, err)
 	want.Status, want.StopReason, want.NextNode, want.Error, want.Round, want.Attempt = debate.DebateCompleted, "CONSENSUS", "", "", noEvents.Round, 0
+	want.RoundsCompleted = 1
 	want.LastSeq, want.HeadHash, want.UpdatedAt = 5, second.Events[1].Hash, usec(noEvents.At)
 	require.Equal(t, want, got)
 	events, err = s.EventList(ctx, d.ID, 0, 0)

@@ -150,10 +150,13 @@ type Step struct {
 	StopReason  string
 	Error       string
 	Round       int32
-	NextNode    string
-	Attempt     int32
-	At          time.Time // Time(c.At)
-	Enqueue     bool
+	// CompletesRounds is how many rounds the step completes (its
+	// round.completed events): the debate's rounds_completed grows by it.
+	CompletesRounds int32
+	NextNode        string
+	Attempt         int32
+	At              time.Time // Time(c.At)
+	Enqueue         bool
 }
 
 // NewStep checks c, committed by tenant, and turns it into a Step. It
@@ -201,6 +204,7 @@ func NewStep(tenant string, c debate.StepCommit) (*Step, error) {
 		LastSeq: c.ExpectSeq, HeadHash: c.ExpectHash,
 		Status: c.Status, StopReason: c.StopReason, Error: c.Error, Round: int32(c.Round), NextNode: c.NextNode,
 		Attempt: int32(c.Attempt), At: at, Enqueue: c.Enqueue,
+		CompletesRounds: int32(c.RoundsCompleted()), //nolint:gosec // at most MaxStepEvents, checked above
 	}
 
 	ev := &s.Events
