@@ -142,7 +142,7 @@ load: build ## Start a local debated (embedded store, or LOAD_DATABASE_URL) and 
 WATCHLOAD_WATCHERS ?= 1,100,1000
 WATCHLOAD_DEBATES  ?= 1,10
 WATCHLOAD_ROUNDS   ?= 50
-# Extra watchload flags, e.g. --full-decode, --floor, --ideal --ideal-pace=20ms, --think-ms=20, --compressor=gzip or --server-profile FILE.
+# Extra watchload flags, e.g. --full-decode, --floor, --ideal --ideal-pace=20ms, --think-ms=20, --compressor=gzip, --connect or --server-profile FILE.
 WATCHLOAD_FLAGS    ?=
 
 .PHONY: watchload

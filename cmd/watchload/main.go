@@ -51,6 +51,7 @@ func run() error {
 	ideal := flag.Bool("ideal", false, "replace the server's fan-out with the cheapest there is: one gRPC watcher per debate relays its messages to the others over plain loopback TCP, so the run measures what the debate and its watchers would cost with a fan-out that costs only the kernel's copies")
 	idealPace := flag.Duration("ideal-pace", 0, "with --ideal: the least time between two writes to one TCP watcher (a write carries every message that came meanwhile)")
 	compressor := flag.String("compressor", "", `the compressor the watchers ask for ("gzip"; default none): the server compresses what it sends them`)
+	connect := flag.Bool("connect", false, "the watchers speak Connect (binary) over HTTP/1.1, as the dashboard does, instead of gRPC")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -84,7 +85,7 @@ func run() error {
 		var base time.Duration
 		for _, n := range ns {
 			cfg := watchload.Config{Addr: *addr, APIKey: key, DealID: watchload.DealID, Watchers: n, Debates: d,
-				Rounds: *rounds, MessageBytes: *msgBytes, ThinkMS: *thinkMS, MetricsURL: *metricsURL, FullDecode: *fullDecode, Ideal: *ideal, IdealPace: *idealPace, Compressor: *compressor}
+				Rounds: *rounds, MessageBytes: *msgBytes, ThinkMS: *thinkMS, MetricsURL: *metricsURL, FullDecode: *fullDecode, Ideal: *ideal, IdealPace: *idealPace, Compressor: *compressor, Connect: *connect}
 			prof := newServerProfile(*metricsURL, *serverProfile)
 			if prof != nil {
 				cfg.OnLive, cfg.OnDone = prof.live, prof.done

@@ -67,6 +67,9 @@ type Config struct {
 	// loopback TCP (see fanout). What the run then costs is a floor for
 	// any server on this machine.
 	Ideal bool
+	// Connect makes the watchers speak Connect (binary) over HTTP/1.1, as
+	// the dashboard does, each on a connection of its own, instead of gRPC.
+	Connect bool
 	// Compressor, if set, is the compressor the watchers ask for
 	// ("gzip"): the server then compresses what it sends them.
 	Compressor string
@@ -123,6 +126,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	if cfg.Ideal && cfg.FullDecode {
 		return Result{}, errors.New("watchload: the ideal fan-out relays wire bytes; it does not decode in full")
+	}
+	if cfg.Connect && (cfg.Ideal || cfg.FullDecode || cfg.Compressor != "") {
+		return Result{}, errors.New("watchload: Connect watchers read wire bytes, uncompressed, from the server")
+	}
+	var httpClient *http.Client
+	if cfg.Connect {
+		httpClient = connectClient(cfg.Watchers)
+		defer httpClient.CloseIdleConnections()
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Minute
@@ -199,6 +210,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		if cfg.Ideal {
 			w.fan = fanouts[d]
+		}
+		if cfg.Connect {
+			wg.Go(func() { w.runConnect(ctx, httpClient, cfg.Addr, cfg.APIKey, ready) })
+			continue
 		}
 		conn, err := dial(cfg.Addr)
 		if err != nil {

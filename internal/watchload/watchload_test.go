@@ -1,9 +1,12 @@
 package watchload
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -203,5 +206,62 @@ func TestIdealFanoutRelaysEveryMessage(t *testing.T) {
 			require.Len(t, w.lat, 36, "the events after the gate")
 			require.NoError(t, <-ready)
 		}
+	}
+}
+
+// TestConnectWatcherReadsEnvelopes: a Connect watcher sends the request as
+// one binary envelope with the Connect headers, reads each message
+// envelope's events in order, ends cleanly at an empty end-of-stream
+// envelope, and reports the error of one that carries it.
+func TestConnectWatcherReadsEnvelopes(t *testing.T) {
+	t.Parallel()
+	at := time.Now()
+	envelope := func(flags byte, b []byte) []byte {
+		return append(binary.BigEndian.AppendUint32([]byte{flags}, uint32(len(b))), b...)
+	}
+	message := func(seqs ...int64) []byte {
+		var evs []*debatedv1.LedgerEvent
+		for _, s := range seqs {
+			evs = append(evs, &debatedv1.LedgerEvent{Seq: s, Time: timestamppb.New(at)})
+		}
+		b, err := proto.Marshal(&debatedv1.WatchDebateResponse{Events: evs})
+		require.NoError(t, err)
+		return b
+	}
+	for _, tc := range []struct {
+		name, end, err string
+	}{
+		{name: "clean end", end: `{}`},
+		{name: "an error at the end", end: `{"error":{"code":"unavailable","message":"server shutting down"}}`, err: "connect watch: unavailable: server shutting down"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				assert.Equal(t, "/debated.v1.DebateService/WatchDebate", r.URL.Path)
+				assert.Equal(t, "application/connect+proto", r.Header.Get("Content-Type"))
+				assert.Equal(t, "1", r.Header.Get("Connect-Protocol-Version"))
+				assert.Equal(t, "Bearer k", r.Header.Get("Authorization"))
+				body, _ := io.ReadAll(r.Body)
+				var req debatedv1.WatchDebateRequest
+				assert.NoError(t, proto.Unmarshal(body[5:], &req))
+				assert.Equal(t, "d-1", req.GetDebateId())
+				rw.Header().Set("Content-Type", "application/connect+proto")
+				_, _ = rw.Write(envelope(0, message(1, 2)))
+				_, _ = rw.Write(envelope(0, message(3)))
+				_, _ = rw.Write(envelope(2, []byte(tc.end)))
+			}))
+			t.Cleanup(srv.Close)
+			w := &watcher{debate: "d-1", gate: 1}
+			ready := make(chan error, 1)
+			w.runConnect(t.Context(), connectClient(1), strings.TrimPrefix(srv.URL, "http://"), "k", ready)
+			require.NoError(t, <-ready, "ready at the gate")
+			require.Equal(t, int64(3), w.last)
+			require.Equal(t, int64(2), w.msgs)
+			if tc.err == "" {
+				require.NoError(t, w.err)
+			} else {
+				require.EqualError(t, w.err, tc.err)
+			}
+		})
 	}
 }
