@@ -174,14 +174,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	ws := make([]*watcher, cfg.Watchers)
 	var wg sync.WaitGroup
 	ready := make(chan error, cfg.Watchers)
-	order := make([]int, cfg.Watchers)
-	for i := range order {
-		order[i] = i
-	}
-	var fanouts []*fanout
+	var fanouts []*fanout // the relays are watchers 0 to Debates-1
 	if cfg.Ideal {
-		// The relays (watchers 0 to Debates-1) start last.
-		order = append(order[cfg.Debates:], order[:cfg.Debates]...)
 		fanouts = make([]*fanout, cfg.Debates)
 		for d := range fanouts {
 			fanouts[d] = newFanout()
@@ -194,7 +188,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		defer func() { _ = ln.Close() }()
 	}
-	for _, i := range order {
+	for i := range ws {
 		d := i % cfg.Debates
 		w := &watcher{debate: ids[d], gate: gates[d], compressor: cfg.Compressor}
 		ws[i] = w
