@@ -166,6 +166,27 @@ func TestRESTRoutes(t *testing.T) {
 	code, body = a.do("GET", "/v1/deals?page_size=-1", nil)
 	require.Equal(t, 400, code)
 	require.Contains(t, body["message"], "page_size")
+	// A query parameter the call does not have, or whose value does not
+	// parse, is a bad request naming it, like any other.
+	for query, want := range map[string]string{
+		"pagesize=5":                   "is not a parameter of this call (its parameters: status, deal_id, page_size, page_token)",
+		"page_size=1.5":                `must be a whole number, not "1.5"`,
+		"page_size=ten":                "cannot be read: ",
+		"status=bogus":                 "cannot be read: ",
+		"status=DEBATE_STATUS_RUNNING": "",
+	} {
+		code, body = a.do("GET", "/v1/debates?"+query, nil)
+		if want == "" {
+			require.Equal(t, 200, code, "%s: %v", query, body)
+			continue
+		}
+		require.Equal(t, 400, code, "%s: %v", query, body)
+		require.EqualValues(t, 3, body["code"], query)
+		field, _, _ := strings.Cut(query, "=")
+		violations := body["details"].([]any)[0].(map[string]any)["fieldViolations"].([]any)
+		require.Equal(t, field, violations[0].(map[string]any)["field"], query)
+		require.Contains(t, violations[0].(map[string]any)["description"], want, query)
+	}
 	code, body = a.do("POST", "/v1/debates", map[string]any{"dealId": "", "protocol": "synthetic.v1"})
 	require.Equal(t, 400, code)
 	require.Contains(t, body["message"], "deal_id")

@@ -51,7 +51,7 @@ func (s *Server) HTTPHandler(cfg HTTPConfig) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: transcoder: %w", err)
 	}
-	var h http.Handler = t
+	h := restQueryErrors(t)
 	if len(cfg.CORSOrigins) > 0 {
 		h = cors.New(cors.Options{
 			AllowedOrigins: cfg.CORSOrigins,
