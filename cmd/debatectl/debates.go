@@ -215,7 +215,11 @@ func (c *cli) debateWatch(ctx context.Context, args []string) error {
 	for {
 		msg, err := st.Recv()
 		if errors.Is(err, io.EOF) {
-			if !c.json && last != debatedv1.DebateStatus_DEBATE_STATUS_UNSPECIFIED {
+			if !c.json {
+				if !seen {
+					// An ended debate watched from its head, or past it.
+					fmt.Fprintf(c.out, "no events after seq %d\n", *after)
+				}
 				fmt.Fprintf(c.out, "outcome: %s\n", c.outcome(base, id, last))
 			}
 			return nil

@@ -98,6 +98,10 @@ func TestDebateCommands(t *testing.T) {
 	out, err = ctl(t, addr, env, "debate", "watch", id, "--after", "5")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "outcome: completed (MAX_ROUNDS) after 2 round(s)")
+	// Watched from past its end, it says so rather than nothing.
+	out, err = ctl(t, addr, env, "debate", "watch", id, "--after", "9999")
+	require.NoError(t, err, out)
+	require.Regexp(t, `^no events after seq 9999\noutcome: completed \(MAX_ROUNDS\) after 2 round\(s\), \d+ events\n$`, out)
 	out, err = ctl(t, addr, env, "debate", "verify", id)
 	require.NoError(t, err, out)
 	require.Contains(t, out, "verifies")
