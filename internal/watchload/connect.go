@@ -1,7 +1,6 @@
 package watchload
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -28,14 +27,14 @@ func connectClient(watchers int) *http.Client {
 // bytes and scans it; the end-of-stream envelope ends the watch, with its
 // error if it carries one.
 func (w *watcher) runConnect(ctx context.Context, client *http.Client, addr, apiKey string, ready chan<- error) {
-	msg, err := proto.Marshal(&debatedv1.WatchDebateRequest{DebateId: w.debate})
+	reqMsg, err := proto.Marshal(&debatedv1.WatchDebateRequest{DebateId: w.debate})
 	if err != nil {
 		ready <- err
 		return
 	}
-	body := binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg))) //nolint:gosec // a request of a few bytes
+	body := binary.BigEndian.AppendUint32([]byte{0}, uint32(len(reqMsg))) //nolint:gosec // a request of a few bytes
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/"+debatedv1.DebateService_ServiceDesc.ServiceName+"/WatchDebate",
-		bytes.NewReader(append(body, msg...)))
+		bytes.NewReader(append(body, reqMsg...)))
 	if err != nil {
 		ready <- err
 		return
@@ -54,33 +53,23 @@ func (w *watcher) runConnect(ctx context.Context, client *http.Client, addr, api
 		ready <- fmt.Errorf("connect watch: HTTP %d: %s", resp.StatusCode, b)
 		return
 	}
-	r := bufio.NewReaderSize(resp.Body, 64<<10)
-	var hdr [5]byte
-	var buf []byte
+	f := newFrames(resp.Body, 5) // flags, then the length
+	var msg []byte
 	w.follow(ready, func() (int, error) {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				return 0, io.ErrUnexpectedEOF // a Connect stream ends with its end-of-stream message
-			}
+		var err error
+		switch msg, err = f.next(); {
+		case errors.Is(err, io.EOF):
+			return 0, io.ErrUnexpectedEOF // a Connect stream ends with its end-of-stream message
+		case err != nil:
 			return 0, err
-		}
-		n := int(binary.BigEndian.Uint32(hdr[1:]))
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return 0, err
-		}
-		switch {
-		case hdr[0]&0x02 != 0:
-			return 0, endOfStream(buf)
-		case hdr[0]&0x01 != 0:
+		case f.hdr[0]&0x02 != 0:
+			return 0, endOfStream(msg)
+		case f.hdr[0]&0x01 != 0:
 			return 0, errors.New("connect watch: a compressed message, which was not asked for")
 		}
-		return n, nil
+		return len(msg), nil
 	}, func(saw func(seq int64, t time.Time) error) error {
-		return scanEvents(buf, saw)
+		return scanEvents(msg, saw)
 	})
 }
 

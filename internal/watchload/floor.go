@@ -44,18 +44,12 @@ func Floor(ctx context.Context, conns int, total int64, writeSize int) (FloorRes
 			_ = c.Close()
 		}
 	}()
-	var d net.Dialer
 	for range conns {
-		c, err := d.DialContext(ctx, "tcp", ln.Addr().String())
+		s, r, err := tcpPair(ctx, ln)
 		if err != nil {
 			return FloorResult{}, err
 		}
-		receivers = append(receivers, c)
-		s, err := ln.Accept()
-		if err != nil {
-			return FloorResult{}, err
-		}
-		senders = append(senders, s)
+		senders, receivers = append(senders, s), append(receivers, r)
 	}
 	per := total / int64(conns)
 	buf := make([]byte, writeSize)

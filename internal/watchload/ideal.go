@@ -100,23 +100,43 @@ func tcpPair(ctx context.Context, ln net.Listener) (sender, receiver net.Conn, e
 // runTCP is run for a TCP watcher: it reads the relay's messages from conn.
 func (w *watcher) runTCP(conn net.Conn, ready chan<- error) {
 	defer func() { _ = conn.Close() }()
-	r := bufio.NewReaderSize(conn, 64<<10)
-	var hdr [4]byte
-	var buf []byte
+	f := newFrames(conn, 4)
+	var msg []byte
 	w.follow(ready, func() (int, error) {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return 0, err // io.EOF: the relay's stream ended
-		}
-		n := int(binary.BigEndian.Uint32(hdr[:]))
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return 0, err
-		}
-		return n, nil
+		var err error
+		msg, err = f.next() // io.EOF: the relay's stream ended
+		return len(msg), err
 	}, func(saw func(seq int64, t time.Time) error) error {
-		return scanEvents(buf, saw)
+		return scanEvents(msg, saw)
 	})
+}
+
+// frames reads length-prefixed messages into one reused buffer: a header
+// of a fixed size whose last 4 bytes are the message's length (big
+// endian), then the message.
+type frames struct {
+	r   *bufio.Reader
+	hdr []byte
+	buf []byte
+}
+
+func newFrames(r io.Reader, hdrLen int) *frames {
+	return &frames{r: bufio.NewReaderSize(r, 64<<10), hdr: make([]byte, hdrLen)}
+}
+
+// next reads the next message (valid until the next call); io.EOF if the
+// stream ends before a header.
+func (f *frames) next() ([]byte, error) {
+	if _, err := io.ReadFull(f.r, f.hdr); err != nil {
+		return nil, err
+	}
+	n := int(binary.BigEndian.Uint32(f.hdr[len(f.hdr)-4:]))
+	if cap(f.buf) < n {
+		f.buf = make([]byte, n)
+	}
+	f.buf = f.buf[:n]
+	if _, err := io.ReadFull(f.r, f.buf); err != nil {
+		return nil, err
+	}
+	return f.buf, nil
 }

@@ -392,14 +392,18 @@ func (w *watcher) saw(seq int64, t, now time.Time) error {
 	return nil
 }
 
-// run watches from seq 0, says ready once it has the gate, and checks
-// that seqs come exactly once and in order.
-func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, ready chan<- error) {
-	var opts []grpc.CallOption
+// callOptions are opts and the watcher's compressor, if it asks for one.
+func (w *watcher) callOptions(opts ...grpc.CallOption) []grpc.CallOption {
 	if w.compressor != "" {
 		opts = append(opts, grpc.UseCompressor(w.compressor))
 	}
-	st, err := dc.WatchDebate(ctx, &debatedv1.WatchDebateRequest{DebateId: w.debate}, opts...)
+	return opts
+}
+
+// run watches from seq 0, says ready once it has the gate, and checks
+// that seqs come exactly once and in order.
+func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, ready chan<- error) {
+	st, err := dc.WatchDebate(ctx, &debatedv1.WatchDebateRequest{DebateId: w.debate}, w.callOptions()...)
 	if err != nil {
 		ready <- err
 		return
@@ -425,11 +429,7 @@ func (w *watcher) run(ctx context.Context, dc debatedv1.DebateServiceClient, rea
 // the stream's messages are received as bytes (rawCodec) and scanned.
 func (w *watcher) runLean(ctx context.Context, conn *grpc.ClientConn, ready chan<- error) {
 	desc := &grpc.StreamDesc{StreamName: "WatchDebate", ServerStreams: true}
-	opts := []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})}
-	if w.compressor != "" {
-		opts = append(opts, grpc.UseCompressor(w.compressor))
-	}
-	st, err := conn.NewStream(ctx, desc, debatedv1.DebateService_WatchDebate_FullMethodName, opts...)
+	st, err := conn.NewStream(ctx, desc, debatedv1.DebateService_WatchDebate_FullMethodName, w.callOptions(grpc.ForceCodecV2(rawCodec{}))...)
 	if err == nil {
 		err = st.SendMsg(&debatedv1.WatchDebateRequest{DebateId: w.debate})
 	}
