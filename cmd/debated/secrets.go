@@ -29,11 +29,11 @@ func configuredSecrets(cfg config) *redact.Redactor {
 	}
 	if cfg.databaseURL != "" {
 		// A URL or a key=value connection string; pgconn reads both (and
-		// PGPASSWORD) as the store will.
+		// PGPASSWORD) as the store will. A URL it refuses may still carry
+		// a password.
 		if pc, err := pgconn.ParseConfig(cfg.databaseURL); err == nil {
 			r.Add(pc.Password)
-		}
-		if u, err := url.Parse(cfg.databaseURL); err == nil && u.User != nil {
+		} else if u, err := url.Parse(cfg.databaseURL); err == nil && u.User != nil {
 			if pw, ok := u.User.Password(); ok {
 				r.Add(pw)
 			}

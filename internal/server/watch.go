@@ -64,9 +64,9 @@ func (ds *debateService) WatchDebate(req *debatedv1.WatchDebateRequest, srv grpc
 // memo), by whichever watcher needs them first. For a stream that speaks
 // plain protobuf the message goes out as a grpc.PreparedMsg, prepared once
 // per batch for the watchers sent uncompressed and once for those sent
-// gzip (sendKey), so the watcher does no encoding or compressing at all;
-// any other stream (another codec or compressor) is sent the message
-// itself.
+// gzip (sharedEncoding), so the watcher does no encoding or compressing
+// at all; any other stream (another codec or compressor) is sent the
+// message itself.
 type watchSender struct {
 	srv      grpc.ServerStreamingServer[debatedv1.WatchDebateResponse]
 	prepared bool
@@ -74,41 +74,37 @@ type watchSender struct {
 }
 
 func newWatchSender(srv grpc.ServerStreamingServer[debatedv1.WatchDebateResponse]) *watchSender {
-	comp, ok := sendKey(srv.Context())
-	return &watchSender{srv: srv, prepared: ok, gzip: comp == gzipName}
+	prepared, gzip := sharedEncoding(srv.Context())
+	return &watchSender{srv: srv, prepared: prepared, gzip: gzip}
 }
 
-// gzipName is grpc's gzip compressor, which the server answers a client
-// that compresses with it (encoding/gzip is linked in).
-const gzipName = "gzip"
-
-// sendKey reports whether a PreparedMsg encoded on the stream is byte for
-// byte what it would be on any other stream with the same key, and the
-// key: the compressor its messages are sent with ("" for none). That holds
-// for the default protobuf codec, uncompressed or with grpc's gzip (the
-// same bytes at the same level; PreparedMsg.Encode takes the codec and
-// compressor from the stream). Streams it cannot tell are sent their own
-// messages.
-func sendKey(ctx context.Context) (string, bool) {
+// sharedEncoding reports whether a PreparedMsg encoded on the stream is
+// byte for byte what it would be on any other stream sent the same way,
+// and whether that way is gzip. It is for the default protobuf codec,
+// uncompressed or with grpc's gzip (the server answers a client that
+// compresses with its compressor, and gzip writes the same bytes at the
+// same level; PreparedMsg.Encode takes the codec and compressor from the
+// stream). Streams it cannot tell are sent their own messages.
+func sharedEncoding(ctx context.Context) (shared, gzip bool) {
 	st, ok := grpc.ServerTransportStreamFromContext(ctx).(interface {
 		SendCompress() string
 		ContentSubtype() string
 	})
 	if !ok {
-		return "", false
+		return false, false
 	}
 	switch st.ContentSubtype() {
 	case "", "proto":
 	default:
-		return "", false
+		return false, false
 	}
-	switch c := st.SendCompress(); c {
+	switch st.SendCompress() {
 	case "", "identity":
-		return "", true
-	case gzipName:
-		return c, true
+		return true, false
+	case "gzip":
+		return true, true
 	}
-	return "", false
+	return false, false
 }
 
 // byCompression holds one of a batch's memos per compression a watcher can
