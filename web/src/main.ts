@@ -467,11 +467,12 @@ async function debateView(id: string): Promise<void> {
   const conn = h("span", { class: "muted", role: "status" });
 
   // A debate that has ended or waits for a human says how many rounds it
-  // completed (its round.completed events): its round can be one more, since
-  // what follows a round (a finaliser, or the next round once the gate opens)
-  // runs in the next one. A running debate says the round it is in.
+  // completed: its round can be one more, since what follows a round (a
+  // finaliser, or the next round once the gate opens) runs in the next one.
+  // A running debate says the round it is in. (The header is drawn from a
+  // fresh GetDebate whenever a gate or the debate's status changes.)
   const roundText = () => {
-    const done = rows.filter((r) => r.ev.type === "round.completed").length;
+    const done = debate.roundsCompleted;
     const paused = terminal.has(debate.status) || debate.status === DebateStatus.AWAITING_REVIEW;
     if (!paused || done === 0) return `round ${debate.round}`; // running, or a protocol without rounds
     return done === 1 ? "1 round" : `${done} rounds`;
@@ -528,16 +529,16 @@ async function debateView(id: string): Promise<void> {
     }
   };
 
+  // The events checked as they arrived (the live seal's counts).
+  const checked = { ok: 0, bad: 0 };
   // The virtualised list: only the rows in view (and a few beyond) exist.
   const render = () => {
     if (seal.classList.contains("pending")) {
       // Until the debate ends, each event is checked as it arrives; the
       // whole ledger and its log proof are checked at the end (debateSeal).
-      const ok = rows.filter((r) => r.seal?.ok).length;
-      const bad = rows.filter((r) => r.seal && !r.seal.ok).length;
       seal.textContent =
-        `Checking each event as it arrives: ${ok} of ${rows.length} verified (hash chain and Ed25519 signature)` +
-        (bad ? `, ${bad} failed` : "") +
+        `Checking each event as it arrives: ${checked.ok} of ${rows.length} verified (hash chain and Ed25519 signature)` +
+        (checked.bad ? `, ${checked.bad} failed` : "") +
         ". The whole ledger and its transparency-log proof are checked when the debate ends.";
     }
     spacer.style.height = rows.length * ROW + "px";
@@ -687,6 +688,8 @@ async function debateView(id: string): Promise<void> {
           }
           tail = tail.then(() => verifyEvent(be, prev, bundle.tenant_id, keys)).then((sl) => {
             row.seal = sl;
+            if (sl.ok) checked.ok++;
+            else checked.bad++;
             scheduleRender();
             return sl;
           });
